@@ -1,0 +1,35 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { Knex } from 'knex';
+import { errorMiddleware, type ErrorLogger } from './http/error-middleware.ts';
+import { OrderService, type Clock } from './orders/order-service.ts';
+import { orderRoutes } from './orders/order-routes.ts';
+import { PageCache } from './pets/page-cache.ts';
+import { PetRepository } from './pets/pet-repository.ts';
+import type { RenderedPage } from './http/pagination.ts';
+import { petRoutes } from './pets/pet-routes.ts';
+
+export interface AppOptions {
+  db: Knex;
+  clock?: Clock;
+  logError?: ErrorLogger;
+  /** Keep GET /pets pages in memory between writes; defaults to on for SQLite, off otherwise. */
+  cachePetPages?: boolean;
+}
+
+/** The backend's HTTP application: pets and store orders, paths without the public /v1 prefix. */
+export function createApp({ db, clock, logError, cachePetPages }: AppOptions): Koa {
+  const app = new Koa();
+  // Pages are cached in memory only where this process is the single writer (SQLite).
+  const pages = (cachePetPages ?? db.client.config.client === 'sqlite3') ? new PageCache<RenderedPage>() : undefined;
+  const pets = new PetRepository(db, pages);
+  const orders = new OrderService(db, pets, clock);
+
+  app.use(errorMiddleware(logError));
+  const router = new Router();
+  petRoutes(router, pets, pages);
+  orderRoutes(router, orders);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

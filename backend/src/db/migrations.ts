@@ -1,0 +1,49 @@
+import type { Knex } from 'knex';
+
+interface Migration {
+  up(db: Knex): Promise<void>;
+  down(db: Knex): Promise<void>;
+}
+
+/**
+ * Migrations live in code (not a directory scan) so they run the same under tsx, in tests and in
+ * a built image. Append only; never edit one that has shipped.
+ */
+const all: Record<string, Migration> = {
+  '001_pets_and_orders': {
+    async up(db) {
+      await db.schema.createTable('pets', (table) => {
+        table.bigIncrements('id').primary();
+        table.string('name', 200).notNullable();
+        table.bigInteger('category_id').notNullable();
+        table.string('status', 16).notNullable();
+        table.index(['status', 'id'], 'pets_status_id');
+      });
+      await db.schema.createTable('orders', (table) => {
+        table.bigIncrements('id').primary();
+        table.bigInteger('pet_id').notNullable().references('id').inTable('pets');
+        table.string('status', 16).notNullable();
+        table.string('created_at', 32).notNullable();
+        table.string('updated_at', 32).notNullable();
+        table.index(['status', 'id'], 'orders_status_id');
+        table.index(['pet_id'], 'orders_pet_id');
+      });
+    },
+    async down(db) {
+      await db.schema.dropTable('orders');
+      await db.schema.dropTable('pets');
+    },
+  },
+};
+
+export const migrations: Knex.MigrationSource<string> = {
+  async getMigrations() {
+    return Object.keys(all).sort();
+  },
+  getMigrationName(name) {
+    return name;
+  },
+  async getMigration(name) {
+    return all[name]!;
+  },
+};

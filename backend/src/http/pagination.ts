@@ -1,0 +1,77 @@
+import type { Context } from 'koa';
+import { ApiError, ErrorCode } from './errors.ts';
+
+/**
+ * Keyset pagination on ascending id. The cursor is opaque to clients: base64url of "id:<last id>",
+ * so its format can change without breaking anyone who follows Link headers.
+ */
+const CURSOR_PATTERN = /^id:([1-9][0-9]{0,15})$/;
+
+export function encodeCursor(lastId: number): string {
+  return Buffer.from(`id:${lastId}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined;
+  const match = /^[A-Za-z0-9_-]+$/.test(cursor)
+    ? CURSOR_PATTERN.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
+    : null;
+  const id = match ? Number(match[1]) : NaN;
+  if (!Number.isSafeInteger(id)) {
+    throw new ApiError(400, ErrorCode.invalidCursor, 'The cursor is not valid; follow the Link header of a previous page.');
+  }
+  return id;
+}
+
+/**
+ * The public path prefix the gateway stripped (Kong sends it as X-Forwarded-Prefix), so that links
+ * point at the public address. Only a plain path is accepted.
+ */
+export function publicPrefix(ctx: Context): string {
+  const prefix = ctx.get('X-Forwarded-Prefix');
+  if (!/^\/[A-Za-z0-9._~\/-]*$/.test(prefix)) return '';
+  return prefix.replace(/\/+$/, '');
+}
+
+export function publicPath(ctx: Context, path: string): string {
+  return `${publicPrefix(ctx)}${path}`;
+}
+
+/** One page: `limit` items, plus the id to continue after when there is more. */
+export interface Page<T> {
+  items: readonly T[];
+  nextAfterId?: number;
+}
+
+/** Query `limit + 1` rows, then cut: the extra row only tells whether a next page exists. */
+export function toPage<T extends { id: number }>(rows: readonly T[], limit: number): Page<T> {
+  if (rows.length <= limit) return { items: rows };
+  const items = rows.slice(0, limit);
+  return { items, nextAfterId: items[items.length - 1]!.id };
+}
+
+/**
+ * The `Link: <...>; rel="next"` value when another page exists (the body stays a plain array),
+ * pointing at the public path of the current request.
+ */
+export function nextLink(ctx: Context, page: Page<unknown>, query: Record<string, string | number | undefined>): string | undefined {
+  if (page.nextAfterId === undefined) return undefined;
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined) params.set(key, String(value));
+  }
+  params.set('cursor', encodeCursor(page.nextAfterId));
+  return `<${publicPath(ctx, ctx.path)}?${params}>; rel="next"`;
+}
+
+/** A list response ready to send: the JSON array and its Link header. */
+export interface RenderedPage {
+  json: string;
+  link?: string;
+}
+
+export function sendPage(ctx: Context, page: RenderedPage): void {
+  ctx.type = 'application/json';
+  ctx.body = page.json;
+  if (page.link) ctx.set('Link', page.link);
+}

@@ -1,0 +1,32 @@
+import { coerce, define, integer, refine, size, string } from 'superstruct';
+
+/** A positive int64 that JavaScript represents exactly; larger values are rejected, never rounded. */
+export const PositiveId = refine(integer(), 'PositiveId', (value) =>
+  Number.isSafeInteger(value) && value >= 1
+    ? true
+    : `Expected an integer from 1 to ${Number.MAX_SAFE_INTEGER} (larger values cannot be kept exact)`,
+);
+
+const DIGITS = /^[0-9]+$/;
+
+/** A path or query parameter that must be a positive integer written in plain digits. */
+export const IdParam = coerce(PositiveId, string(), (text) => (DIGITS.test(text) ? Number(text) : text));
+
+/** A non-blank string of 1..max characters. */
+export function nonBlankString(max: number) {
+  return refine(size(string(), 1, max), 'NonBlank', (value) =>
+    value.trim().length > 0 ? true : 'Expected a string that is not blank',
+  );
+}
+
+/** Query parameter `limit`: optional, integer 1..100, default 20. */
+export const PAGE_LIMIT = { default: 20, min: 1, max: 100 } as const;
+export const PageLimitParam = coerce(
+  define<number>('PageLimit', (value) =>
+    Number.isInteger(value) && (value as number) >= PAGE_LIMIT.min && (value as number) <= PAGE_LIMIT.max
+      ? true
+      : `Expected an integer from ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max}, but received: ${JSON.stringify(value)}`,
+  ),
+  string(),
+  (text) => (DIGITS.test(text) ? Number(text) : text),
+);

@@ -1,0 +1,45 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Knex } from 'knex';
+import { createApp, type AppOptions } from './app.ts';
+import type { BackendConfig } from './config.ts';
+import { openDatabase } from './db/connect.ts';
+
+export interface RunningBackend {
+  server: Server;
+  db: Knex;
+  url: string;
+  /** Stops accepting, lets in-flight requests finish, then closes the database. */
+  close(): Promise<void>;
+}
+
+export async function startBackend(
+  config: BackendConfig,
+  appOptions: Omit<AppOptions, 'db'> = {},
+): Promise<RunningBackend> {
+  const db = await openDatabase({ dataDir: config.dataDir, url: config.databaseUrl });
+  const server = createServer(createApp({ db, ...appOptions }).callback());
+  server.keepAliveTimeout = 65_000; // longer than the gateway's idle upstream keep-alive
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  const { address, port } = server.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  let closing: Promise<void> | undefined;
+  return {
+    server,
+    db,
+    url: `http://${host}:${port}`,
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await db.destroy();
+      })();
+      return closing;
+    },
+  };
+}

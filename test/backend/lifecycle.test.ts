@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { request } from '../helpers/backend.ts';
+import { spawnTs } from '../helpers/process.ts';
+
+const startProcess = (dataDir: string) => spawnTs('backend/src/main.ts', [], { BACKEND_PORT: '0', DATA_DIR: dataDir });
+
+test('an acknowledged write survives kill -9 of the backend', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'animal-store-kill-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  const first = startProcess(dataDir);
+  const [, url] = await first.waitFor(/listening on (http:\/\/\S+)/);
+  const created = await request(`${url}/pets`, { method: 'POST', json: { name: 'Survivor', categoryId: 7 } });
+  t.is(created.status, 201);
+  first.child.kill('SIGKILL');
+  t.is((await first.exited).signal, 'SIGKILL');
+
+  const second = startProcess(dataDir);
+  t.teardown(() => second.child.kill('SIGKILL'));
+  const [, url2] = await second.waitFor(/listening on (http:\/\/\S+)/);
+  const fetched = await request(`${url2}/pets/${created.body.id}`);
+  t.deepEqual(fetched.body, created.body);
+});
+
+test('SIGTERM lets an in-flight request finish, then exits cleanly', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'animal-store-term-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const backend = startProcess(dataDir);
+  t.teardown(() => backend.child.kill('SIGKILL'));
+  const [, url] = await backend.waitFor(/listening on (http:\/\/\S+)/);
+
+  // Expect: 100-continue makes the server confirm it is handling the request before the body is
+  // sent: SIGTERM then arrives while the request is in flight.
+  const body = JSON.stringify({ name: 'Late', categoryId: 1 });
+  const { hostname, port } = new URL(url!);
+  const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = httpRequest(
+      { hostname, port, path: '/pets', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' } },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+      },
+    );
+    req.on('error', reject);
+    req.on('continue', () => {
+      backend.child.kill('SIGTERM');
+      void backend.waitFor(/SIGTERM/).then(() => req.end(body));
+    });
+    req.flushHeaders();
+  });
+
+  const { status, text } = await response;
+  t.is(status, 201);
+  t.is(JSON.parse(text).name, 'Late');
+  t.deepEqual(await backend.exited, { code: 0, signal: null });
+});

@@ -1,0 +1,52 @@
+import autocannon from 'autocannon';
+
+export interface LoadResult {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+export interface LoadOptions {
+  name: string;
+  url: string;
+  headers?: Record<string, string>;
+  connections?: number;
+  durationSeconds?: number;
+  /** Paths to rotate through (autocannon requests), relative to url's origin. */
+  paths?: string[];
+}
+
+export function progress(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+/** One autocannon run; latencies in milliseconds. */
+export async function load(options: LoadOptions): Promise<LoadResult> {
+  const { name, url, headers = {}, connections = 10, durationSeconds = 5, paths } = options;
+  progress(`${name}: ${connections} connections for ${durationSeconds}s`);
+  const result = await autocannon({
+    url,
+    connections,
+    duration: durationSeconds,
+    headers,
+    requests: paths?.map((path) => ({ method: 'GET', path })),
+    workers: 1,
+  });
+  const outcome: LoadResult = {
+    name,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+  progress(`${name}: ${outcome.rps} req/s, p50 ${outcome.p50} ms, p99 ${outcome.p99} ms`);
+  return outcome;
+}
+
+export function ratio(a: number, b: number): number {
+  return b === 0 ? 0 : Math.round((a / b) * 100) / 100;
+}

@@ -1,0 +1,31 @@
+import { benchBackend } from './backend-bench.ts';
+import type { LoadResult } from './load.ts';
+
+/**
+ * `npm run bench [-- --json] [--quick] [--only backend|gateway]`
+ * Runs every scenario side by side in one process and prints a table; with --json the same
+ * figures follow as one JSON object on the last line.
+ */
+const args = new Set(process.argv.slice(2));
+const quick = args.has('--quick');
+const durationSeconds = quick ? 2 : 5;
+
+const backend = await benchBackend({ durationSeconds, deepPets: quick ? 100_000 : 1_000_000 });
+
+const runs: LoadResult[] = [...backend.runs];
+const ratios = { ...backend.ratios };
+
+const pad = (value: string | number, width: number) => String(value).padStart(width);
+console.log('');
+console.log(`${'scenario'.padEnd(44)} ${pad('req/s', 8)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('errors', 7)}`);
+for (const run of runs) {
+  console.log(`${run.name.padEnd(44)} ${pad(run.rps, 8)} ${pad(run.p50, 7)} ${pad(run.p99, 7)} ${pad(run.errors + run.non2xx, 7)}`);
+}
+console.log('');
+console.log(`${'ratio'.padEnd(44)} ${pad('value', 8)} ${pad('target', 8)}  ok`);
+for (const [name, { value, target, ok }] of Object.entries(ratios)) {
+  console.log(`${name.padEnd(44)} ${pad(value, 8)} ${pad(target, 8)}  ${ok ? 'yes' : 'NO'}`);
+}
+if (args.has('--json')) {
+  console.log(JSON.stringify({ date: new Date().toISOString(), node: process.version, runs, ratios }));
+}
