@@ -1,0 +1,62 @@
+import { KongValidationError } from '../config/entity-schemas.ts';
+
+/** Kong's list endpoints: `size` (1..1000, default 100), opaque `offset`, `tags` (a,b AND / a/b OR). */
+export interface Page<T> {
+  data: T[];
+  offset?: string;
+  next: string | null;
+}
+
+function invalid(name: string, message: string): never {
+  throw new KongValidationError({ code: name === 'invalid offset' ? 7 : 9, name, message, fields: {} });
+}
+
+export function parseTags(tags: unknown): ((entityTags: string[] | null) => boolean) | undefined {
+  if (tags === undefined) return undefined;
+  const text = String(Array.isArray(tags) ? tags[0] : tags);
+  if (text.includes(',') && text.includes('/')) invalid('invalid filter', "invalid filter: tags: cannot mix ',' and '/'");
+  if (text.includes('/')) {
+    const any = text.split('/');
+    return (entityTags) => any.some((t) => entityTags?.includes(t));
+  }
+  const all = text.split(',');
+  return (entityTags) => all.every((t) => entityTags?.includes(t));
+}
+
+/** Entities ordered by id (as Kong's PostgreSQL strategy pages them), filtered, then sliced. */
+export function paginate<T extends { id: string; tags: string[] | null }>(
+  items: T[],
+  query: Record<string, unknown>,
+  basePath: string,
+  render: (item: T) => unknown = (item) => item,
+): Page<unknown> {
+  let size = 100;
+  if (query.size !== undefined) {
+    size = Number(query.size);
+    if (!Number.isFinite(size)) invalid('invalid size', 'size must be a number');
+    if (!Number.isInteger(size) || size < 1 || size > 1000) invalid('invalid size', 'size must be an integer between 1 and 1000');
+  }
+  let after: string | undefined;
+  if (query.offset !== undefined) {
+    try {
+      const decoded = JSON.parse(Buffer.from(String(query.offset), 'base64').toString('utf8')) as unknown;
+      if (!Array.isArray(decoded) || typeof decoded[0] !== 'string') throw new Error('bad offset');
+      after = decoded[0];
+    } catch {
+      invalid('invalid offset', `'${String(query.offset)}' is not a valid offset: bad base64 encoding`);
+    }
+  }
+  const matches = parseTags(query.tags);
+  const sorted = items.filter((item) => !matches || matches(item.tags)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const start = after === undefined ? 0 : sorted.findIndex((item) => item.id > after!);
+  const slice = start === -1 ? [] : sorted.slice(start, start + size);
+  const more = start !== -1 && start + size < sorted.length;
+  const page: Page<unknown> = { data: slice.map(render), next: null };
+  if (more) {
+    const offset = Buffer.from(JSON.stringify([slice[slice.length - 1]!.id])).toString('base64');
+    page.offset = offset;
+    const extras = `${query.tags !== undefined ? `&tags=${encodeURIComponent(String(query.tags))}` : ''}${query.size !== undefined ? `&size=${String(query.size)}` : ''}`;
+    page.next = `${basePath}?offset=${encodeURIComponent(offset)}${extras}`;
+  }
+  return page;
+}

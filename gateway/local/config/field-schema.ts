@@ -1,0 +1,129 @@
+/**
+ * A small reading of Kong's schema DSL (kong/db/schema/init.lua): enough to validate and default
+ * plugin configurations the way the Admin API and declarative loader do. Native plugins write their
+ * schemas in it; custom Lua plugins' schema.lua tables are converted into it.
+ */
+export type FieldType = 'string' | 'boolean' | 'integer' | 'number' | 'array' | 'set' | 'record' | 'map';
+
+export interface FieldSchema {
+  type: FieldType;
+  required?: boolean;
+  default?: unknown;
+  one_of?: readonly (string | number)[];
+  between?: readonly [number, number];
+  gt?: number;
+  len_min?: number;
+  /** Lua pattern-free subset: a JS regular expression the string must match. */
+  match?: RegExp;
+  elements?: FieldSchema;
+  fields?: ReadonlyArray<Readonly<Record<string, FieldSchema>>>;
+  keys?: FieldSchema;
+  values?: FieldSchema;
+}
+
+/** `{ "config.minute": "expected a number" }`-style errors, flattened with dotted paths. */
+export type FieldErrors = Record<string, string>;
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function typeError(schema: FieldSchema, value: unknown): string | undefined {
+  switch (schema.type) {
+    case 'string':
+      return typeof value === 'string' ? undefined : 'expected a string';
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : 'expected a boolean';
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value) ? undefined : 'expected an integer';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? undefined : 'expected a number';
+    case 'array':
+    case 'set':
+      return Array.isArray(value) ? undefined : schema.type === 'set' ? 'expected a set' : 'expected an array';
+    case 'record':
+    case 'map':
+      return isPlainObject(value) ? undefined : schema.type === 'map' ? 'expected a map' : 'expected a record';
+  }
+}
+
+function clone<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+/**
+ * Validates `value` against a record schema, returning the value with defaults filled in and
+ * the errors found (empty when valid). `null` is kept for optional fields, like Kong's ngx.null.
+ */
+export function validateRecord(
+  fields: FieldSchema['fields'],
+  value: unknown,
+  path: string,
+  errors: FieldErrors,
+): Record<string, unknown> {
+  const input = value === undefined || value === null ? {} : value;
+  if (!isPlainObject(input)) {
+    errors[path] = 'expected a record';
+    return {};
+  }
+  const known = new Set<string>();
+  const output: Record<string, unknown> = {};
+  for (const entry of fields ?? []) {
+    for (const [name, schema] of Object.entries(entry)) {
+      known.add(name);
+      output[name] = validateField(schema, input[name], path ? `${path}.${name}` : name, errors);
+    }
+  }
+  for (const name of Object.keys(input)) {
+    if (!known.has(name)) errors[path ? `${path}.${name}` : name] = 'unknown field';
+  }
+  return output;
+}
+
+export function validateField(schema: FieldSchema, value: unknown, path: string, errors: FieldErrors): unknown {
+  if (value === undefined) {
+    if (schema.default !== undefined) value = clone(schema.default);
+    // An absent record is filled with its fields' defaults, as Kong does (e.g. config.redis).
+    else if (schema.type === 'record') return validateRecord(schema.fields, {}, path, errors);
+  }
+  if (value === undefined || value === null) {
+    if (schema.required) errors[path] = 'required field missing';
+    return null;
+  }
+  const problem = typeError(schema, value);
+  if (problem) {
+    errors[path] = problem;
+    return value;
+  }
+  if (schema.type === 'record') return validateRecord(schema.fields, value, path, errors);
+  if (schema.type === 'array' || schema.type === 'set') {
+    const items = value as unknown[];
+    if (schema.len_min !== undefined && items.length < schema.len_min) {
+      errors[path] = `length must be at least ${schema.len_min}`;
+    }
+    const result = schema.elements ? items.map((item, i) => validateField(schema.elements!, item, `${path}.${i + 1}`, errors)) : items;
+    return schema.type === 'set' ? [...new Set(result)] : result;
+  }
+  if (schema.type === 'map') {
+    const result: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+      if (schema.keys) validateField(schema.keys, key, `${path}.${key}`, errors);
+      result[key] = schema.values ? validateField(schema.values, item, `${path}.${key}`, errors) : item;
+    }
+    return result;
+  }
+  if (schema.one_of && !schema.one_of.includes(value as string | number)) {
+    errors[path] = `expected one of: ${schema.one_of.join(', ')}`;
+  } else if (schema.between && ((value as number) < schema.between[0] || (value as number) > schema.between[1])) {
+    errors[path] = `value should be between ${schema.between[0]} and ${schema.between[1]}`;
+  } else if (schema.gt !== undefined && (value as number) <= schema.gt) {
+    errors[path] = `value must be greater than ${schema.gt}`;
+  } else if (schema.len_min !== undefined && (value as string).length < schema.len_min) {
+    errors[path] = `length must be at least ${schema.len_min}`;
+  } else if (schema.match && !schema.match.test(value as string)) {
+    errors[path] = `invalid value: ${String(value)}`;
+  }
+  return value;
+}
+
+/** Kong's header_name typedef: letters, digits, dash and underscore. */
+export const headerName: FieldSchema = { type: 'string', match: /^[A-Za-z0-9_-]+$/ };

@@ -1,0 +1,259 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LuaFactory, type LuaEngine } from 'wasmoon';
+import type { FieldSchema } from '../config/field-schema.ts';
+import { KONG_VERSION } from '../kong/version.ts';
+import type { RequestContext } from '../proxy/request-context.ts';
+import type { Phase, PluginConfig, PluginDefinition, PluginEnvironment } from '../plugins/plugin.ts';
+import { fieldsFromLuaSchema } from './lua-schema.ts';
+
+const FS = '\x1f';
+const RS = '\x1e';
+const PRELUDE_DIR = new URL('./', import.meta.url);
+
+type LuaFunction = (...args: unknown[]) => unknown;
+
+interface PhaseCall {
+  ctx: RequestContext;
+  env: PluginEnvironment;
+  body?: Buffer;
+  pendingBody?: string;
+}
+
+/** The error a Lua handler raised (not kong.response.exit): Kong logs it and answers 500. */
+export class LuaPluginError extends Error {}
+
+/**
+ * Runs custom Kong plugins (gateway/plugins/<name>/handler.lua + schema.lua, unchanged) in one
+ * Lua 5.4 VM (wasmoon) against the PDK subset in pdk.lua. Each phase is one call into Lua; the
+ * changes it makes come back as one string (see pdk.lua for the format).
+ */
+export class LuaPluginHost {
+  private current: PhaseCall | undefined;
+  private readonly phaseFn: LuaFunction;
+  private readonly setConfigFn: LuaFunction;
+  private readonly releaseFn: LuaFunction;
+  private readonly registerFn: LuaFunction;
+  private readonly initWorkerFn: LuaFunction;
+  private readonly configIds = new Set<string>();
+
+  private constructor(private readonly engine: LuaEngine) {
+    this.phaseFn = engine.global.get('__kong_phase') as LuaFunction;
+    this.setConfigFn = engine.global.get('__kong_set_config') as LuaFunction;
+    this.releaseFn = engine.global.get('__kong_release') as LuaFunction;
+    this.registerFn = engine.global.get('__kong_register') as LuaFunction;
+    this.initWorkerFn = engine.global.get('__kong_init_worker') as LuaFunction;
+  }
+
+  static async create(options: { sharedDicts: readonly string[]; nodeId: string }): Promise<LuaPluginHost> {
+    const engine = await new LuaFactory().createEngine({ enableProxy: false, injectObjects: false, openStandardLibs: true });
+    let host: LuaPluginHost | undefined;
+    const call = () => {
+      if (!host?.current) throw new Error('PDK function called outside of a plugin phase');
+      return host.current;
+    };
+    // wasmoon cannot return null to Lua: every function below returns a string or undefined.
+    engine.global.set('__js_req', (what: string, arg?: string) => host!.read(call(), what, arg, options.nodeId));
+    engine.global.set('__js_error_body', (status: number, message?: string) => {
+      const response = call().ctx.errorResponse(status, message ?? undefined);
+      return `${String(response.headers!['Content-Type'])}${FS}${String(response.body)}`;
+    });
+    engine.global.set('__js_set_body', (body: string) => {
+      call().pendingBody = body;
+    });
+    engine.global.set('__js_log', (level: string, message: string) => {
+      const env = call().env;
+      env.log(level === 'notice' ? 'info' : (level as 'debug' | 'info' | 'warn' | 'err'), message);
+    });
+    engine.global.set('__kong_version', KONG_VERSION);
+    engine.global.set('__shared_dicts', [...options.sharedDicts]);
+    await engine.doString(`package.loaded["cjson"] = (function() ${readFileSync(new URL('json.lua', PRELUDE_DIR), 'utf8')} end)()`);
+    await engine.doString(readFileSync(new URL('pdk.lua', PRELUDE_DIR), 'utf8'));
+    host = new LuaPluginHost(engine);
+    return host;
+  }
+
+  /** Loads gateway/plugins/<name>/{handler,schema}.lua as Kong would require them. */
+  loadPlugin(pluginsDir: string, name: string): PluginDefinition {
+    const dir = join(pluginsDir, name);
+    const handlerSource = readFileSync(join(dir, 'handler.lua'), 'utf8');
+    const schemaSource = readFileSync(join(dir, 'schema.lua'), 'utf8');
+    let registered: { schema: string; priority: unknown; version: string; phases: string };
+    try {
+      registered = this.registerFn(name, handlerSource, schemaSource) as typeof registered;
+    } catch (error) {
+      throw new Error(`plugin ${name}: ${(error as Error).message}`);
+    }
+    if (typeof registered.priority !== 'number') throw new Error(`plugin ${name}: handler.lua has no numeric PRIORITY`);
+    const schema = JSON.parse(registered.schema) as { name?: string; fields?: unknown };
+    if (schema.name !== name) throw new Error(`plugin ${name}: schema.lua names itself '${String(schema.name)}'`);
+    const { config, noConsumer, noRoute, noService } = fieldsFromLuaSchema(name, schema.fields);
+    const phases = new Set(registered.phases.split(',').filter(Boolean));
+    if (phases.has('init_worker')) this.initWorkerFn(name);
+
+    const definition: PluginDefinition = {
+      name,
+      priority: registered.priority,
+      version: registered.version,
+      noConsumer,
+      noRoute,
+      noService,
+      configFields: config as FieldSchema['fields'],
+    };
+    for (const phase of ['rewrite', 'access', 'header_filter', 'log'] as const) {
+      if (phases.has(phase)) {
+        definition[phase] = (ctx, conf, env) => this.runPhase(name, phase, ctx, conf, env);
+      }
+    }
+    if (phases.has('body_filter')) {
+      definition.body_filter = (ctx, conf, env, body) => this.runPhase(name, 'body_filter', ctx, conf, env, body);
+    }
+    return definition;
+  }
+
+  /** Hands a plugin instance's config to the VM once, so phases pass only its id. */
+  setConfig(config: PluginConfig): void {
+    const { __plugin_id, ...rest } = config;
+    this.setConfigFn(__plugin_id, JSON.stringify(rest, (_key, value) => (value === null ? undefined : value)));
+    this.configIds.add(__plugin_id);
+  }
+
+  /** Forgets configs no longer in the running configuration. */
+  retainConfigs(ids: ReadonlySet<string>): void {
+    for (const id of this.configIds) {
+      if (!ids.has(id)) {
+        this.setConfigFn(id);
+        this.configIds.delete(id);
+      }
+    }
+  }
+
+  /** Drops the VM's per-request state (kong.ctx.*) when the request ends before its last phase. */
+  release(ctx: RequestContext): void {
+    this.releaseFn(ctx.id);
+  }
+
+  private runPhase(name: string, phase: Phase, ctx: RequestContext, config: PluginConfig, env: PluginEnvironment, body?: Buffer): void {
+    const call: PhaseCall = { ctx, env, body };
+    this.current = call;
+    ctx.usedLua = true;
+    let ops: string;
+    try {
+      ops = this.phaseFn(name, phase, config.__plugin_id, ctx.id, env.now(), ctx.status, false) as string;
+    } finally {
+      this.current = undefined;
+    }
+    if (ops) this.apply(name, phase, call, ops);
+  }
+
+  private read(call: PhaseCall, what: string, arg: string | undefined, nodeId: string): string | undefined {
+    const { ctx } = call;
+    switch (what) {
+      case 'header':
+        return ctx.getHeader(arg!);
+      case 'headers':
+        return serializeHeaders(ctx.requestHeaders);
+      case 'method':
+        return ctx.method;
+      case 'path':
+        return ctx.path;
+      case 'scheme':
+        return ctx.scheme;
+      case 'host':
+        return ctx.host;
+      case 'port':
+        return String(ctx.port);
+      case 'query':
+        return ctx.upstreamQuery;
+      case 'ip':
+        return ctx.clientIp;
+      case 'status':
+        return String(ctx.status);
+      case 'source':
+        return ctx.source;
+      case 'resp_header':
+        return ctx.getResponseHeader(arg!);
+      case 'resp_headers':
+        return serializeHeaders(ctx.responseHeaders);
+      case 'body':
+        return call.body?.toString('utf8');
+      case 'consumer':
+        return ctx.consumer ? [ctx.consumer.id, ctx.consumer.username ?? '', ctx.consumer.custom_id ?? ''].join(FS) : undefined;
+      case 'credential':
+        return ctx.credential ? [ctx.credential.id, ctx.credential.consumer.id].join(FS) : undefined;
+      case 'route':
+        return ctx.route ? [ctx.route.id, ctx.route.name ?? ''].join(FS) : undefined;
+      case 'service':
+        return ctx.service ? [ctx.service.id, ctx.service.name ?? ''].join(FS) : undefined;
+      case 'node_id':
+        return nodeId;
+      default:
+        throw new Error(`unknown PDK read: ${what}`);
+    }
+  }
+
+  private apply(name: string, phase: Phase, call: PhaseCall, encoded: string): void {
+    const { ctx } = call;
+    let exit: { status: number; headers: Record<string, string | string[]> } | undefined;
+    for (const record of encoded.split(RS)) {
+      const [op, a = '', b = ''] = record.split(FS);
+      switch (op) {
+        case 'sh':
+          ctx.setServiceHeader(a, b);
+          break;
+        case 'ah': {
+          const existing = ctx.requestHeaders.get(a.toLowerCase());
+          ctx.requestHeaders.set(a.toLowerCase(), existing === undefined ? b : [...(Array.isArray(existing) ? existing : [existing]), b]);
+          break;
+        }
+        case 'ch':
+          ctx.clearServiceHeader(a);
+          break;
+        case 'sp':
+          ctx.upstreamPath = a;
+          break;
+        case 'sq':
+          ctx.upstreamQuery = a;
+          break;
+        case 'cq':
+          ctx.clearQueryArg(a);
+          break;
+        case 'rsh':
+          ctx.setResponseHeader(a, b);
+          break;
+        case 'rah':
+          ctx.addResponseHeader(a, b);
+          break;
+        case 'rch':
+          ctx.clearResponseHeader(a);
+          break;
+        case 'st':
+          ctx.status = Number(a);
+          break;
+        case 'exit':
+          exit = { status: Number(a), headers: {} };
+          break;
+        case 'xh': {
+          const existing = exit!.headers[a];
+          exit!.headers[a] = existing === undefined ? b : [...(Array.isArray(existing) ? existing : [existing]), b];
+          break;
+        }
+        case 'body':
+          ctx.replacementBody = call.pendingBody ?? '';
+          break;
+        case 'fail':
+          throw new LuaPluginError(`plugin ${name} failed in ${phase}: ${a}`);
+      }
+    }
+    if (exit) ctx.exit(exit.status, call.pendingBody, exit.headers);
+  }
+}
+
+function serializeHeaders(headers: Map<string, string | string[]>): string {
+  const parts: string[] = [];
+  for (const [name, value] of headers) {
+    if (Array.isArray(value)) for (const v of value) parts.push(name, v);
+    else parts.push(name, value);
+  }
+  return parts.join(FS);
+}

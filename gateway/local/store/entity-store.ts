@@ -1,0 +1,136 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import knex, { type Knex } from 'knex';
+import { ENTITY_TYPES, type EntityType, type EntityTypes } from './entities.ts';
+
+type AnyEntity = EntityTypes[EntityType];
+export type EntityMaps = { [T in EntityType]: ReadonlyMap<string, EntityTypes[T]> };
+
+/** An immutable view of every entity; replaced as a whole on each committed write. */
+export class Snapshot {
+  constructor(readonly entities: EntityMaps, readonly version: number) {}
+
+  get<T extends EntityType>(type: T, id: string): EntityTypes[T] | undefined {
+    return this.entities[type].get(id) as EntityTypes[T] | undefined;
+  }
+
+  list<T extends EntityType>(type: T): EntityTypes[T][] {
+    return [...this.entities[type].values()] as EntityTypes[T][];
+  }
+}
+
+/** A write in progress: changes apply to copies of the maps and become visible only on commit. */
+export class Draft {
+  readonly maps: { [T in EntityType]: Map<string, EntityTypes[T]> };
+  readonly changed = new Map<string, { type: EntityType; id: string; entity?: AnyEntity }>();
+
+  constructor(base: Snapshot) {
+    this.maps = Object.fromEntries(
+      ENTITY_TYPES.map((type) => [type, new Map(base.entities[type] as ReadonlyMap<string, AnyEntity>)]),
+    ) as unknown as Draft['maps'];
+  }
+
+  get<T extends EntityType>(type: T, id: string): EntityTypes[T] | undefined {
+    return this.maps[type].get(id) as EntityTypes[T] | undefined;
+  }
+
+  list<T extends EntityType>(type: T): EntityTypes[T][] {
+    return [...this.maps[type].values()] as EntityTypes[T][];
+  }
+
+  put<T extends EntityType>(type: T, entity: EntityTypes[T]): void {
+    (this.maps[type] as Map<string, EntityTypes[T]>).set(entity.id, entity);
+    this.changed.set(`${type}:${entity.id}`, { type, id: entity.id, entity });
+  }
+
+  delete(type: EntityType, id: string): void {
+    this.maps[type].delete(id);
+    this.changed.set(`${type}:${id}`, { type, id });
+  }
+}
+
+/**
+ * Kong's database, locally: every entity in one SQLite file (data/gateway.sqlite), loaded into
+ * memory at start. Writes are serialised, persisted in one SQLite transaction, and only then
+ * published as a new Snapshot, so readers never see a half-applied change.
+ */
+export class EntityStore {
+  private current: Snapshot;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly listeners = new Set<(snapshot: Snapshot) => void>();
+
+  private constructor(private readonly db: Knex, initial: Snapshot) {
+    this.current = initial;
+  }
+
+  static async open(file: string): Promise<EntityStore> {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    const db = knex({
+      client: 'sqlite3',
+      connection: { filename: file },
+      useNullAsDefault: true,
+      pool: {
+        min: 1,
+        max: 1,
+        afterCreate(connection: { exec(sql: string, done: (error: Error | null) => void): void }, done: (error: Error | null, connection: unknown) => void) {
+          connection.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;', (error) => done(error, connection));
+        },
+      },
+    });
+    if (!(await db.schema.hasTable('entities'))) {
+      await db.schema.createTable('entities', (table) => {
+        table.string('type', 32).notNullable();
+        table.string('id', 36).notNullable();
+        table.text('body').notNullable();
+        table.primary(['type', 'id']);
+      });
+    }
+    const maps = Object.fromEntries(ENTITY_TYPES.map((type) => [type, new Map()])) as { [T in EntityType]: Map<string, AnyEntity> };
+    for (const row of await db<{ type: EntityType; id: string; body: string }>('entities').select()) {
+      maps[row.type]?.set(row.id, JSON.parse(row.body) as AnyEntity);
+    }
+    return new EntityStore(db, new Snapshot(maps as unknown as EntityMaps, 1));
+  }
+
+  get snapshot(): Snapshot {
+    return this.current;
+  }
+
+  onChange(listener: (snapshot: Snapshot) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Runs `change` on a draft of the current state; if it returns without throwing, persists what
+   * it changed atomically and publishes the result. Writes run one at a time.
+   */
+  write<R>(change: (draft: Draft) => R): Promise<R> {
+    const run = async () => {
+      const draft = new Draft(this.current);
+      const result = change(draft);
+      if (draft.changed.size > 0) {
+        await this.db.transaction(async (trx) => {
+          for (const { type, id, entity } of draft.changed.values()) {
+            if (entity) {
+              await trx('entities').insert({ type, id, body: JSON.stringify(entity) }).onConflict(['type', 'id']).merge();
+            } else {
+              await trx('entities').where({ type, id }).delete();
+            }
+          }
+        });
+        this.current = new Snapshot(draft.maps as unknown as EntityMaps, this.current.version + 1);
+        for (const listener of this.listeners) listener(this.current);
+      }
+      return result;
+    };
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async close(): Promise<void> {
+    await this.queue;
+    await this.db.destroy();
+  }
+}
