@@ -1,0 +1,173 @@
+-- animal-store-edge: what Kong's bundled plugins do not do for the Animal Store API.
+--   access        Authorization: Bearer <key> -> the key-auth header; bans.
+--   header_filter X-RateLimit-* from rate-limiting's RateLimit-*; Error-shaped gateway errors.
+--   body_filter   the Error body for responses Kong itself produced.
+-- Kong 3.9 PDK only; runs on LuaJIT (production) and Lua 5.4 (the local gateway).
+local cjson = require "cjson.safe"
+
+local kong = kong
+local ngx = ngx
+local floor = math.floor
+local ceil = math.ceil
+local fmt = string.format
+local lower = string.lower
+local tonumber = tonumber
+
+local Edge = {
+  PRIORITY = 1300, -- above key-auth (1250): the key must be in place before it runs
+  VERSION = "1.0.0",
+}
+
+-- Error codes of Kong-produced responses, by status (documented in gateway/openapi.yaml).
+local CODES = {
+  [400] = { "bad_request", "The request is malformed." },
+  [404] = { "not_found", "No resource at this path." },
+  [405] = { "method_not_allowed", "This method is not allowed here." },
+  [408] = { "request_timeout", "The request took too long to arrive." },
+  [413] = { "payload_too_large", "The request body is too large." },
+  [414] = { "uri_too_long", "The request URI is too long." },
+  [500] = { "internal_error", "An unexpected error occurred." },
+  [502] = { "bad_gateway", "The service behind the gateway could not be reached." },
+  [503] = { "service_unavailable", "The service is temporarily unavailable." },
+  [504] = { "gateway_timeout", "The service did not answer in time." },
+}
+
+local function int(n)
+  return fmt("%d", n)
+end
+
+--- The token of `Authorization: Bearer <token>` (RFC 6750 2.1: scheme case-insensitive, one
+--- token of b64token characters), or nil for any other form.
+local function bearer_token(authorization)
+  if not authorization then
+    return nil
+  end
+  local scheme, token = authorization:match("^%s*(%S+)%s+([%w%-%._~%+/]+=*)%s*$")
+  if scheme and lower(scheme) == "bearer" then
+    return token
+  end
+  return nil
+end
+
+local function ban_key(token)
+  return "ban:" .. token
+end
+
+function Edge:access(conf)
+  local authorization = kong.request.get_header("authorization")
+  local token = bearer_token(authorization)
+
+  -- The key only ever arrives as a bearer token: whatever the client put in key-auth's header
+  -- is dropped, and the backend never sees Authorization.
+  kong.service.request.clear_header(conf.key_header)
+  kong.service.request.clear_header("authorization")
+
+  local state = kong.ctx.plugin
+  state.auth = token and "bearer" or (authorization and "malformed" or "missing")
+  if not token then
+    return
+  end
+  state.token = token
+
+  local dict = ngx.shared[conf.dict_name]
+  local ban = dict and dict:get(ban_key(token))
+  if ban then
+    local until_s, limit = ban:match("^(%d+):(%d+)$")
+    local left = tonumber(until_s) - ngx.now()
+    if left > 0 then
+      state.banned = { until_s = tonumber(until_s), limit = tonumber(limit), left = ceil(left) }
+      return kong.response.exit(429, nil, { ["Retry-After"] = int(ceil(left)) })
+    end
+  end
+
+  kong.service.request.set_header(conf.key_header, token)
+end
+
+--- Counts a 429 against the key; past the threshold the key is banned.
+local function strike(conf, token, limit)
+  local dict = ngx.shared[conf.dict_name]
+  if not dict then
+    kong.log.err("lua_shared_dict '", conf.dict_name, "' is not declared; bans are disabled")
+    return
+  end
+  local strikes, err = dict:incr("strikes:" .. token, 1, 0, conf.ban_window)
+  if not strikes then
+    kong.log.err("could not count a 429: ", err)
+    return
+  end
+  if strikes > conf.ban_threshold then
+    local until_s = floor(ngx.now()) + conf.ban_duration
+    dict:set(ban_key(token), int(until_s) .. ":" .. int(limit or 0), conf.ban_duration)
+    dict:delete("strikes:" .. token)
+    kong.log.notice("API key banned for ", conf.ban_duration, " s after repeated 429s")
+  end
+end
+
+local function error_for(conf, status, state)
+  if status == 401 then
+    if state.auth == "bearer" then
+      return "invalid_api_key", "The API key is invalid, revoked or expired.",
+             fmt('Bearer realm="%s", error="invalid_token", error_description="The API key is invalid, revoked or expired"', conf.realm)
+    end
+    return "missing_api_key", "An API key is required: send 'Authorization: Bearer <API_KEY>'.",
+           fmt('Bearer realm="%s"', conf.realm)
+  end
+  if status == 429 then
+    local retry = kong.response.get_header("Retry-After")
+    if state.banned then
+      return "api_key_banned",
+             fmt("This API key is temporarily banned after repeated rate-limit violations; retry after %s seconds.", retry)
+    end
+    return "rate_limit_exceeded", fmt("Rate limit exceeded; retry after %s seconds.", retry or "a few")
+  end
+  local known = CODES[status]
+  if known then
+    return known[1], known[2]
+  end
+  return "gateway_error", fmt("The gateway could not complete the request (HTTP %d).", status)
+end
+
+function Edge:header_filter(conf)
+  local state = kong.ctx.plugin
+  local now = ngx.time()
+
+  -- X-RateLimit-*: rate-limiting reports the most constraining window as RateLimit-*.
+  local limit = tonumber(kong.response.get_header("RateLimit-Limit"))
+  if limit then
+    kong.response.set_header("X-RateLimit-Limit", int(limit))
+    kong.response.set_header("X-RateLimit-Remaining", kong.response.get_header("RateLimit-Remaining"))
+    kong.response.set_header("X-RateLimit-Reset", int(now + (tonumber(kong.response.get_header("RateLimit-Reset")) or 0)))
+  elseif state.banned then
+    kong.response.set_header("X-RateLimit-Limit", int(state.banned.limit))
+    kong.response.set_header("X-RateLimit-Remaining", "0")
+    kong.response.set_header("X-RateLimit-Reset", int(state.banned.until_s))
+  end
+
+  local status = kong.response.get_status()
+  if status == 429 and state.token and not state.banned and kong.client.get_credential() then
+    strike(conf, state.token, limit)
+  end
+
+  if status < 400 or kong.response.get_source() == "service" then
+    return
+  end
+  local code, message, www_authenticate = error_for(conf, status, state)
+  state.error_body = cjson.encode({ code = code, message = message, status = status })
+  kong.response.set_header("Content-Type", "application/json; charset=utf-8")
+  kong.response.clear_header("Content-Length")
+  if www_authenticate then
+    kong.response.set_header("WWW-Authenticate", www_authenticate)
+  end
+end
+
+function Edge:body_filter(conf)
+  local error_body = kong.ctx.plugin.error_body
+  if not error_body then
+    return
+  end
+  if kong.response.get_raw_body() then
+    kong.response.set_raw_body(error_body)
+  end
+end
+
+return Edge

@@ -1,0 +1,25 @@
+-- Configuration of the animal-store-edge plugin (Kong 3.9 schema DSL).
+local typedefs = require "kong.db.schema.typedefs"
+
+return {
+  name = "animal-store-edge",
+  fields = {
+    { consumer = typedefs.no_consumer },
+    { protocols = typedefs.protocols_http },
+    { config = {
+        type = "record",
+        fields = {
+          -- The header key-auth reads (its key_names); the bearer token is handed over in it.
+          { key_header = { type = "string", required = true, default = "apikey", match = "^[%w_-]+$" } },
+          { realm = { type = "string", required = true, default = "animal-store" } },
+          -- Temporary ban: more than ban_threshold 429 responses within ban_window seconds ban
+          -- the key for ban_duration seconds.
+          { ban_threshold = { type = "integer", required = true, default = 20, gt = 0 } },
+          { ban_window = { type = "integer", required = true, default = 60, gt = 0 } },
+          { ban_duration = { type = "integer", required = true, default = 900, gt = 0 } },
+          -- lua_shared_dict holding strikes and bans (KONG_NGINX_HTTP_LUA_SHARED_DICT).
+          { dict_name = { type = "string", required = true, default = "animal_store_edge" } },
+        },
+    } },
+  },
+}
