@@ -135,7 +135,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       ]);
       proxyServer.closeAllConnections();
       adminServer.closeAllConnections();
-      upstreams.close();
+      await upstreams.close();
       await store.close();
     },
   };

@@ -53,7 +53,7 @@ export class LuaPluginHost {
       return host.current;
     };
     // wasmoon cannot return null to Lua: every function below returns a string or undefined.
-    engine.global.set('__js_req', (what: string, arg?: string) => host!.read(call(), what, arg, options.nodeId));
+    engine.global.set('__js_req', (what: string) => host!.read(call(), what, options.nodeId));
     engine.global.set('__js_error_body', (status: number, message?: string) => {
       const response = call().ctx.errorResponse(status, message ?? undefined);
       return `${String(response.headers!['Content-Type'])}${FS}${String(response.body)}`;
@@ -95,6 +95,7 @@ export class LuaPluginHost {
       name,
       priority: registered.priority,
       version: registered.version,
+      lua: true,
       noConsumer,
       noRoute,
       noService,
@@ -128,29 +129,28 @@ export class LuaPluginHost {
     }
   }
 
-  /** Drops the VM's per-request state (kong.ctx.*) when the request ends before its last phase. */
+  /** Drops the VM's per-request state (kong.ctx.*) unless its final phase call already did. */
   release(ctx: RequestContext): void {
-    this.releaseFn(ctx.id);
+    if (ctx.usedLua && !ctx.luaReleased) this.releaseFn(ctx.id);
   }
 
   private runPhase(name: string, phase: Phase, ctx: RequestContext, config: PluginConfig, env: PluginEnvironment, body?: Buffer): void {
     const call: PhaseCall = { ctx, env, body };
     this.current = call;
     ctx.usedLua = true;
+    if (ctx.finalLuaCall?.plugin === name && ctx.finalLuaCall.phase === phase) ctx.luaReleased = true;
     let ops: string;
     try {
-      ops = this.phaseFn(name, phase, config.__plugin_id, ctx.id, env.now(), ctx.status, false) as string;
+      ops = this.phaseFn(packPhase(name, phase, config.__plugin_id, ctx, env.now())) as string;
     } finally {
       this.current = undefined;
     }
     if (ops) this.apply(name, phase, call, ops);
   }
 
-  private read(call: PhaseCall, what: string, arg: string | undefined, nodeId: string): string | undefined {
+  private read(call: PhaseCall, what: string, nodeId: string): string | undefined {
     const { ctx } = call;
     switch (what) {
-      case 'header':
-        return ctx.getHeader(arg!);
       case 'headers':
         return serializeHeaders(ctx.requestHeaders);
       case 'method':
@@ -167,20 +167,10 @@ export class LuaPluginHost {
         return ctx.upstreamQuery;
       case 'ip':
         return ctx.clientIp;
-      case 'status':
-        return String(ctx.status);
-      case 'source':
-        return ctx.source;
-      case 'resp_header':
-        return ctx.getResponseHeader(arg!);
       case 'resp_headers':
         return serializeHeaders(ctx.responseHeaders);
       case 'body':
         return call.body?.toString('utf8');
-      case 'consumer':
-        return ctx.consumer ? [ctx.consumer.id, ctx.consumer.username ?? '', ctx.consumer.custom_id ?? ''].join(FS) : undefined;
-      case 'credential':
-        return ctx.credential ? [ctx.credential.id, ctx.credential.consumer.id].join(FS) : undefined;
       case 'route':
         return ctx.route ? [ctx.route.id, ctx.route.name ?? ''].join(FS) : undefined;
       case 'service':
@@ -247,6 +237,21 @@ export class LuaPluginHost {
     }
     if (exit) ctx.exit(exit.status, call.pendingBody, exit.headers);
   }
+}
+
+/** The one argument of __kong_phase (its layout is documented in pdk.lua). */
+function packPhase(name: string, phase: Phase, configId: string, ctx: RequestContext, now: number): string {
+  const { consumer, credential } = ctx;
+  const done = ctx.finalLuaCall?.plugin === name && ctx.finalLuaCall.phase === phase;
+  let packed = [
+    name, phase, configId, ctx.id, String(now), String(ctx.status), ctx.source,
+    consumer?.id ?? '', consumer?.username ?? '', consumer?.custom_id ?? '',
+    credential?.id ?? '', credential?.consumer.id ?? '',
+    done ? '1' : '0',
+  ].join(FS);
+  const headers = phase === 'header_filter' ? ctx.responseHeaders : phase === 'access' || phase === 'rewrite' ? ctx.requestHeaders : undefined;
+  if (headers && headers.size > 0) packed += FS + serializeHeaders(headers);
+  return packed;
 }
 
 function serializeHeaders(headers: Map<string, string | string[]>): string {

@@ -4,7 +4,7 @@
 -- handed back as one string when the phase ends. Crossings per phase: one call in, one return,
 -- plus one per first read of request data the plugin asks for.
 --
--- Host-provided globals: __js_req(what, arg) -> string|nil, __js_error_body(status, message),
+-- Host-provided globals: __js_req(what) -> string|nil, __js_error_body(status, message),
 -- __js_set_body(body), __js_log(level, message). __kong_version, __shared_dicts set at startup.
 
 local FS, RS = "\31", "\30"      -- field and record separators of the ops string (never in headers)
@@ -81,6 +81,20 @@ local function to_header_value(value)
   error("invalid header value: expected a string, number or boolean, got " .. t, 3)
 end
 
+-- Header names as ngx looks them up: lower case, `_` as `-` (memoised: plugins ask for the
+-- same few names on every request).
+local normalized = setmetatable({}, { __mode = "k", __index = function(self, name)
+  local n = lower(name):gsub("_", "-")
+  rawset(self, name, n)
+  return n
+end })
+
+-- ngx.req.get_headers() tables answer any spelling.
+local HEADERS_MT = { __index = function(self, k)
+  if type(k) ~= "string" then return nil end
+  return rawget(self, normalized[k])
+end }
+
 local function headers_from(serialized)
   local t = {}
   local fields = split(serialized, FS)
@@ -95,12 +109,7 @@ local function headers_from(serialized)
       t[name] = { existing, value }
     end
   end
-  -- ngx.req.get_headers() tables answer any spelling: lower case, `_` as `-`
-  return setmetatable(t, { __index = function(self, k)
-    if type(k) ~= "string" then return nil end
-    local n = lower(k):gsub("_", "-")
-    return rawget(self, n)
-  end })
+  return setmetatable(t, HEADERS_MT)
 end
 
 local function apply_overlay(t, overlay)
@@ -141,15 +150,41 @@ setmetatable(kong.ctx, { __index = function(_, k)
 end })
 
 -- kong.request
+-- All request (or response) headers come over in one crossing, the first time a phase asks.
+local function request_headers()
+  local t = cache.req_headers
+  if not t then
+    t = headers_from(read("headers"))
+    cache.req_headers = t
+  end
+  return t
+end
+
+local function response_headers()
+  local t = cache.resp_headers
+  if not t then
+    t = headers_from(read("resp_headers"))
+    cache.resp_headers = t
+  end
+  return t
+end
+
+local function first(v)
+  if type(v) == "table" then return v[1] end
+  return v
+end
+
 function kong.request.get_header(name)
-  local key = lower(name):gsub("_", "-")
+  local key = normalized[name]
   local v = req_overlay[key]
   if v ~= nil then return v or nil end
-  return read("header", key)
+  return first(rawget(request_headers(), key))
 end
 
 function kong.request.get_headers()
-  return apply_overlay(headers_from(read("headers")), req_overlay)
+  local copy = {}
+  for k, v in pairs(request_headers()) do copy[k] = v end
+  return apply_overlay(setmetatable(copy, getmetatable(request_headers())), req_overlay)
 end
 
 function kong.request.get_method() return read("method") end
@@ -199,7 +234,7 @@ function kong.service.request.add_header(name, value)
   check_phase(REWRITE_ACCESS, "kong.service.request.add_header")
   local v = to_header_value(value)
   req_overlay[lower(name)] = nil
-  cache["header" .. FS .. lower(name)] = nil
+  cache.req_headers = nil
   op("ah", name, v)
 end
 
@@ -234,19 +269,8 @@ end
 function kong.client.get_ip() return read("ip") end
 function kong.client.get_forwarded_ip() return read("ip") end
 
-function kong.client.get_consumer()
-  local s = read("consumer")
-  if not s then return nil end
-  local f = split(s, FS)
-  return { id = f[1], username = f[2] ~= "" and f[2] or nil, custom_id = f[3] ~= "" and f[3] or nil }
-end
-
-function kong.client.get_credential()
-  local s = read("credential")
-  if not s then return nil end
-  local f = split(s, FS)
-  return { id = f[1], consumer = { id = f[2] } }
-end
+function kong.client.get_consumer() return cache.consumer end
+function kong.client.get_credential() return cache.credential end
 
 -- kong.router
 function kong.router.get_route()
@@ -276,14 +300,16 @@ function kong.response.get_source()
 end
 
 function kong.response.get_header(name)
-  local key = lower(name):gsub("_", "-")
+  local key = normalized[name]
   local v = resp_overlay[key]
   if v ~= nil then return v or nil end
-  return read("resp_header", key)
+  return first(rawget(response_headers(), key))
 end
 
 function kong.response.get_headers()
-  return apply_overlay(headers_from(read("resp_headers")), resp_overlay)
+  local copy = {}
+  for k, v in pairs(response_headers()) do copy[k] = v end
+  return apply_overlay(setmetatable(copy, getmetatable(response_headers())), resp_overlay)
 end
 
 function kong.response.set_header(name, value)
@@ -297,7 +323,7 @@ function kong.response.add_header(name, value)
   check_phase(REWRITE_ACCESS_HEADER, "kong.response.add_header")
   local v = to_header_value(value)
   resp_overlay[lower(name)] = nil
-  cache["resp_header" .. FS .. lower(name)] = nil
+  cache.resp_headers = nil
   op("rah", name, v)
 end
 
@@ -547,13 +573,33 @@ function __kong_set_config(id, config_json)
   configs[id] = config_json and json.decode(config_json) or nil
 end
 
---- Runs one phase of one plugin for one request and returns the ops it produced.
-function __kong_phase(name, phase, config_id, request_id, now, status, done)
-  now_ms = now
+--- Runs one phase of one plugin for one request and returns the ops it produced. Everything
+--- most plugins read arrives packed in the one argument (see lua-plugin-host.ts packPhase):
+--- name, phase, config id, request id, now (ms), status, source, consumer id, username,
+--- custom_id, credential id, credential's consumer id, done, then the phase's headers as
+--- name/value pairs (request headers for rewrite/access, response headers for header_filter).
+function __kong_phase(packed)
+  local f = split(packed, FS)
+  local name, phase, config_id, request_id = f[1], f[2], f[3], f[4]
+  now_ms = tonumber(f[5])
   phase_name = phase
   current_plugin = name
   ops = {}
-  cache = { status = status and string.format("%d", status) or false }
+  cache = { status = f[6], source = f[7] }
+  if f[8] ~= "" then cache.consumer = { id = f[8], username = f[9] ~= "" and f[9] or nil, custom_id = f[10] ~= "" and f[10] or nil } end
+  if f[11] ~= "" then cache.credential = { id = f[11], consumer = { id = f[12] } } end
+  if #f > 13 then
+    local headers = {}
+    for i = 14, #f - 1, 2 do
+      local k, v = f[i], f[i + 1]
+      local existing = headers[k]
+      if existing == nil then headers[k] = v
+      elseif type(existing) == "table" then existing[#existing + 1] = v
+      else headers[k] = { existing, v } end
+    end
+    setmetatable(headers, HEADERS_MT)
+    if phase == "header_filter" then cache.resp_headers = headers else cache.req_headers = headers end
+  end
   req_overlay = {}
   resp_overlay = {}
   status_override = nil
@@ -573,7 +619,7 @@ function __kong_phase(name, phase, config_id, request_id, now, status, done)
     js_set_body(body_override)
     op("body")
   end
-  if done then requests[request_id] = nil end
+  if f[13] == "1" then requests[request_id] = nil end
   return concat(ops, RS)
 end
 

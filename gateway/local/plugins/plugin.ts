@@ -37,6 +37,8 @@ export interface PluginDefinition {
   name: string;
   priority: number;
   version: string;
+  /** A custom plugin run by the Lua VM. */
+  lua?: boolean;
   /** typedefs.no_consumer / no_route / no_service in the plugin schema. */
   noConsumer?: boolean;
   noRoute?: boolean;

@@ -7,7 +7,7 @@ import { DOWNSTREAM_PHASES, type PluginConfig, type PluginDefinition } from '../
 import type { GatewayRuntime } from '../runtime/gateway-runtime.ts';
 import { ExitSignal, RequestContext, type ExitResponse } from './request-context.ts';
 import { escapeUri, normalizePath, upstreamPath } from './uri.ts';
-import { UpstreamError, sendWithRetries, type UpstreamPool } from './upstream.ts';
+import { UpstreamError, sendWithRetries, type UpstreamPool, type UpstreamResponse } from './upstream.ts';
 
 type Step = readonly [PluginDefinition, PluginConfig];
 type Collected = Record<(typeof DOWNSTREAM_PHASES)[number], Step[]>;
@@ -32,13 +32,10 @@ function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
-function readAll(stream: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
-  });
+async function readAll(stream: AsyncIterable<Buffer>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  return Buffer.concat(chunks);
 }
 
 /**
@@ -122,6 +119,7 @@ export class ProxyHandler {
       }
     }
     const downstream = collected ?? this.globalSteps();
+    markFinalLuaCall(ctx, downstream);
 
     if (exit) {
       await this.respond(req, res, ctx, downstream, started, this.exitBody(ctx, exit), undefined);
@@ -150,7 +148,7 @@ export class ProxyHandler {
     if (body) headers['content-length'] = String(body.length);
 
     const upstreamStarted = performance.now();
-    let upstream: IncomingMessage;
+    let upstream: UpstreamResponse;
     try {
       upstream = await sendWithRetries(this.upstreams, {
         service,
@@ -170,18 +168,15 @@ export class ProxyHandler {
     }
 
     ctx.proxied = true;
-    ctx.status = upstream.statusCode ?? 502;
-    const raw = upstream.rawHeaders;
+    ctx.status = upstream.status;
     let upstreamVia: string | undefined;
-    for (let i = 0; i < raw.length; i += 2) {
-      const name = raw[i]!;
-      const lower = name.toLowerCase();
-      if (HOP_BY_HOP_RESPONSE.has(lower)) continue;
-      if (lower === 'via') {
-        upstreamVia = raw[i + 1];
+    for (const [name, value] of Object.entries(upstream.headers)) {
+      if (value === undefined || HOP_BY_HOP_RESPONSE.has(name)) continue;
+      if (name === 'via') {
+        upstreamVia = Array.isArray(value) ? value.join(', ') : value;
         continue;
       }
-      ctx.addResponseHeader(name, raw[i + 1]!);
+      ctx.setResponseHeader(name, value);
     }
     const upstreamLatency = Math.round(performance.now() - upstreamStarted);
     await this.respond(req, res, ctx, downstream, started, undefined, upstream, { upstreamLatency, upstreamVia });
@@ -232,7 +227,7 @@ export class ProxyHandler {
     steps: Collected,
     started: number,
     generatedBody: Buffer | undefined,
-    upstream: IncomingMessage | undefined,
+    upstream: UpstreamResponse | undefined,
     timing?: { upstreamLatency: number; upstreamVia: string | undefined },
   ): Promise<void> {
     const { env } = this.runtime;
@@ -244,7 +239,7 @@ export class ProxyHandler {
       } catch (error) {
         if (error instanceof ExitSignal) {
           // kong.response.exit in header_filter: ngx.exit(ngx.OK) ends the whole header filter.
-          upstream?.resume();
+          upstream?.body.resume();
           upstream = undefined;
           body = this.exitBody(ctx, error.response);
           headerFilterExited = true;
@@ -268,7 +263,7 @@ export class ProxyHandler {
 
     const isHead = ctx.method === 'HEAD';
     if (steps.body_filter.length > 0 || !upstream) {
-      if (upstream) body = await readAll(upstream);
+      if (upstream) body = await readAll(upstream.body);
       for (const [definition, config] of steps.body_filter) {
         try {
           const pending = definition.body_filter!(ctx, config, env, ctx.replacementBody !== undefined ? Buffer.from(ctx.replacementBody) : body ?? Buffer.alloc(0));
@@ -284,7 +279,7 @@ export class ProxyHandler {
       res.end(isHead ? undefined : body);
     } else {
       this.writeHead(res, ctx);
-      upstream.pipe(res);
+      upstream.body.pipe(res);
     }
 
     res.once('finish', () => this.log(ctx, steps));
@@ -310,6 +305,20 @@ export class ProxyHandler {
         this.runtime.log('err', `${definition.name} (log): ${(error as Error).message}`);
       }
     }
-    if (ctx.usedLua) this.runtime.lua.release(ctx);
+    this.runtime.lua.release(ctx);
+  }
+}
+
+/** The last Lua phase of the request releases the VM's per-request state in the same call. */
+function markFinalLuaCall(ctx: RequestContext, steps: Collected): void {
+  for (const phase of ['log', 'body_filter', 'header_filter'] as const) {
+    const list = steps[phase];
+    for (let i = list.length - 1; i >= 0; i--) {
+      const definition = list[i]![0];
+      if (definition.lua) {
+        ctx.finalLuaCall = { plugin: definition.name, phase };
+        return;
+      }
+    }
   }
 }

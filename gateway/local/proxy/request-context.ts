@@ -43,6 +43,9 @@ export class RequestContext {
   proxied = false;
   /** A Lua plugin ran for this request: the VM holds kong.ctx state to release at the end. */
   usedLua = false;
+  /** The last Lua phase call the request will make; it releases the VM's state itself. */
+  finalLuaCall?: { plugin: string; phase: string };
+  luaReleased = false;
   unexpected = false;
   /** Replaces the response body (kong.response.set_raw_body / exit from header_filter). */
   replacementBody?: string;

@@ -1,5 +1,4 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Pool, errors } from 'undici';
 import type { Service } from '../store/entities.ts';
 
 /** Why an upstream call failed, and the status Kong answers with for it. */
@@ -24,80 +23,73 @@ export interface UpstreamRequest {
   body?: Buffer;
 }
 
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: AsyncIterable<Buffer> & { resume(): unknown; pipe<T extends NodeJS.WritableStream>(destination: T): T };
+}
+
 /**
- * Keep-alive pools to services (nginx `upstream_keepalive_pool_size` 512, 60 s idle), with Kong's
- * per-service timeouts: connect_timeout to establish the connection, write/read_timeout as idle
- * time between writes or reads.
+ * Keep-alive connection pools to services (undici, Node's own HTTP client), one per service
+ * address and timeouts, with Kong's per-service timeouts: connect_timeout to establish a
+ * connection, read_timeout for the response to start and between reads.
  */
 export class UpstreamPool {
-  private readonly http = new HttpAgent({ keepAlive: true, keepAliveMsecs: 60_000, maxSockets: 512, maxFreeSockets: 512, timeout: 60_000 });
-  private readonly https = new HttpsAgent({ keepAlive: true, keepAliveMsecs: 60_000, maxSockets: 512, maxFreeSockets: 512, timeout: 60_000 });
+  private readonly pools = new Map<string, Pool>();
 
-  send(request: UpstreamRequest): Promise<IncomingMessage> {
-    const { service } = request;
-    return new Promise((resolve, reject) => {
-      const send = service.protocol === 'https' ? httpsRequest : httpRequest;
-      const req = send({
-        agent: service.protocol === 'https' ? this.https : this.http,
-        host: service.host,
-        port: service.port,
-        method: request.method,
-        path: request.path,
-        headers: request.headers,
-        servername: service.protocol === 'https' ? service.host : undefined,
+  private poolFor(service: Service): Pool {
+    const key = `${service.protocol}://${service.host}:${service.port}|${service.connect_timeout}|${service.read_timeout}`;
+    let pool = this.pools.get(key);
+    if (!pool) {
+      pool = new Pool(`${service.protocol}://${service.host.includes(':') ? `[${service.host}]` : service.host}:${service.port}`, {
+        connections: 512,
+        connectTimeout: service.connect_timeout,
+        headersTimeout: service.read_timeout,
+        bodyTimeout: service.read_timeout,
+        keepAliveTimeout: 60_000,
+        keepAliveMaxTimeout: 60_000,
       });
-      let sent = false;
-      let settled = false;
-      const fail = (error: UpstreamError) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(connectTimer);
-        req.destroy();
-        reject(error);
-      };
-      let connectTimer: NodeJS.Timeout | undefined;
-      req.on('socket', (socket) => {
-        if ((socket as { connecting?: boolean }).connecting) {
-          connectTimer = setTimeout(() => fail(new UpstreamError(504, 'upstream connect timed out', true)), service.connect_timeout);
-          socket.once('connect', () => clearTimeout(connectTimer));
-        }
-        socket.setTimeout(Math.max(service.read_timeout, service.write_timeout));
-      });
-      req.setTimeout(Math.max(service.read_timeout, service.write_timeout), () =>
-        fail(new UpstreamError(504, 'upstream timed out', !sent)),
-      );
-      req.on('error', (error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') {
-          fail(new UpstreamError(503, `name resolution failed for ${service.host}`, true, 'name resolution failed'));
-        } else {
-          fail(new UpstreamError(502, `${error.code ?? 'error'} from ${service.host}:${service.port}`, !sent || error.code === 'ECONNREFUSED'));
-        }
-      });
-      req.on('response', (response) => {
-        if (settled) {
-          response.resume();
-          return;
-        }
-        settled = true;
-        clearTimeout(connectTimer);
-        response.socket.setTimeout(service.read_timeout);
-        resolve(response);
-      });
-      req.on('finish', () => {
-        sent = true;
-      });
-      req.end(request.body);
-    });
+      this.pools.set(key, pool);
+    }
+    return pool;
   }
 
-  close(): void {
-    this.http.destroy();
-    this.https.destroy();
+  async send(request: UpstreamRequest): Promise<UpstreamResponse> {
+    const { service } = request;
+    try {
+      const response = await this.poolFor(service).request({
+        method: request.method as 'GET',
+        path: request.path,
+        headers: request.headers,
+        body: request.body,
+      });
+      return { status: response.statusCode, headers: response.headers, body: response.body as unknown as UpstreamResponse['body'] };
+    } catch (error) {
+      throw toUpstreamError(error as Error & { code?: string }, service);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((pool) => pool.destroy()));
+    this.pools.clear();
   }
 }
 
+function toUpstreamError(error: Error & { code?: string }, service: Service): UpstreamError {
+  const where = `${service.host}:${service.port}`;
+  if (error instanceof errors.ConnectTimeoutError) return new UpstreamError(504, `connect to ${where} timed out`, true);
+  if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError) {
+    return new UpstreamError(504, `${where} timed out`, false);
+  }
+  if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') {
+    return new UpstreamError(503, `name resolution failed for ${service.host}`, true, 'name resolution failed');
+  }
+  const beforeSend = error.code === 'ECONNREFUSED' || error.code === 'EHOSTUNREACH' || error.code === 'ENETUNREACH';
+  return new UpstreamError(502, `${error.code ?? error.message} from ${where}`, beforeSend);
+}
+
 /** Retries as nginx's proxy_next_upstream (error timeout) does: tries = retries + 1. */
-export async function sendWithRetries(pool: UpstreamPool, request: UpstreamRequest): Promise<IncomingMessage> {
+export async function sendWithRetries(pool: UpstreamPool, request: UpstreamRequest): Promise<UpstreamResponse> {
   const idempotent = !['POST', 'LOCK', 'PATCH'].includes(request.method);
   for (let attempt = 0; ; attempt++) {
     try {
