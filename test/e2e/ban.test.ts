@@ -1,0 +1,53 @@
+import test from 'ava';
+import { contractProblems } from '../helpers/openapi-contract.ts';
+import { startStack } from '../helpers/stack.ts';
+
+// Temporary ban (animal-store-edge; kong.yml: more than 20 responses of 429 within 60 s ban the
+// key for 900 s). The manual clock replaces the waits.
+const NOON = Date.UTC(2030, 0, 1, 12, 0, 0);
+
+test('a key that keeps hitting 429 is banned with its own code, and the ban expires', async (t) => {
+  const stack = await startStack();
+  t.teardown(() => stack.dispose());
+  stack.clock.set(NOON + 5_000);
+  const key = await stack.provision('ban-mallory', { minute: 1, day: 1000 });
+  const other = await stack.provision('ban-bystander', { minute: 100 });
+
+  t.is((await stack.call('/v1/pets', { key })).status, 200);
+  for (let i = 0; i < 21; i++) {
+    const response = await stack.call('/v1/pets', { key });
+    t.is(response.status, 429);
+    t.is(response.body.code, 'rate_limit_exceeded', `429 number ${i + 1}`);
+  }
+
+  const banned = await stack.call('/v1/pets', { key });
+  t.is(banned.status, 429);
+  t.is(banned.body.code, 'api_key_banned');
+  t.is(banned.headers.get('retry-after'), '900');
+  t.is(banned.headers.get('x-ratelimit-remaining'), '0');
+  t.is(banned.headers.get('x-ratelimit-limit'), '1');
+  t.deepEqual(contractProblems('GET', '/pets', banned, { checkHeaders: true }), []);
+  t.is((await stack.call('/v1/pets', { key: other })).status, 200, 'other keys are not affected');
+
+  stack.clock.advance(600_000);
+  const later = await stack.call('/v1/pets', { key });
+  t.is(later.body.code, 'api_key_banned');
+  t.is(later.headers.get('retry-after'), '300');
+
+  stack.clock.advance(300_000);
+  const after = await stack.call('/v1/pets', { key });
+  t.is(after.status, 200);
+});
+
+test('429s spread over more than the window do not ban', async (t) => {
+  const stack = await startStack();
+  t.teardown(() => stack.dispose());
+  stack.clock.set(NOON);
+  const key = await stack.provision('ban-patient', { minute: 1, day: 1000 });
+  for (let round = 0; round < 3; round++) {
+    await stack.call('/v1/pets', { key });
+    for (let i = 0; i < 15; i++) t.is((await stack.call('/v1/pets', { key })).body.code, 'rate_limit_exceeded');
+    stack.clock.advance(61_000);
+  }
+  t.is((await stack.call('/v1/pets', { key })).status, 200);
+});
