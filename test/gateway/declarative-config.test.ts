@@ -1,0 +1,51 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { DeclarativeConfigError } from '../../gateway/local/config/declarative.ts';
+import { startTestGateway, writeConfig } from '../helpers/gateway.ts';
+
+// Configuration the local gateway cannot run faithfully makes it refuse to start, naming the
+// entity and the field; it never ignores configuration silently.
+
+async function refusal(yaml: string, env: NodeJS.ProcessEnv = {}): Promise<string[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'refuse-'));
+  const error = await startTestGateway({ configFile: writeConfig(dir, yaml), dir, env }).then(
+    (gateway) => {
+      void gateway.dispose();
+      throw new Error('the gateway started');
+    },
+    (e: unknown) => e,
+  );
+  if (!(error instanceof DeclarativeConfigError)) throw error;
+  return error.problems;
+}
+
+const base = (extra: string) => `_format_version: "3.0"\nservices:\n  - name: s\n    url: http://127.0.0.1:9\n${extra}`;
+
+const cases: Array<[string, string, RegExp, NodeJS.ProcessEnv?]> = [
+  ['an unknown field', base('    colour: blue\n'), /services\[0\] \(s\): colour: unknown field/],
+  ['a Kong field the local gateway does not implement', base('    tls_verify: true\n'), /services\[0\] \(s\): tls_verify: not supported by the local gateway/],
+  ['a route field it does not implement', base('    routes:\n      - name: r\n        snis: [a.example]\n        paths: [/]\n'), /services\[0\] \(s\)\.routes\[0\] \(r\): snis: not supported/],
+  ['a plugin it does not implement', base('    plugins:\n      - name: cors\n'), /plugins\[0\] \(cors\): name: plugin 'cors' is bundled with Kong 3.9 but not implemented/],
+  ['an unknown plugin', base('    plugins:\n      - name: telepathy\n'), /plugin 'telepathy' not enabled/],
+  ['a plugin option it cannot honour', base('    plugins:\n      - name: rate-limiting\n        config: { minute: 5, policy: redis, redis: { host: r } }\n'), /\(rate-limiting\): config: not supported by the local gateway: config.policy: 'redis'/],
+  ['an invalid plugin config', base('    plugins:\n      - name: rate-limiting\n        config: { minute: fast }\n'), /\(rate-limiting\): config.minute: expected a number/],
+  ['a plugin check (Kong custom_validator)', base('    plugins:\n      - name: rate-limiting\n        config: { minute: 10, hour: 5 }\n'), /The limit for hour\(5.0\) cannot be lower than the limit for minute\(10.0\)/],
+  ['a consumer plugin on a plugin without consumer scope', '_format_version: "3.0"\nconsumers:\n  - username: u\n    plugins:\n      - name: key-auth\n', /consumers\[0\] \(u\)\.plugins\[0\] \(key-auth\): consumer: value must be null/],
+  ['a missing DECK_ variable', base('').replace('http://127.0.0.1:9', '${{ env "DECK_NOT_SET" }}'), /environment variable "DECK_NOT_SET" present in state file but not set/],
+  ['another format version', base('').replace('"3.0"', '"1.1"'), /_format_version: expected "3.0"/],
+  ['an unknown top-level key', base('') + 'upstreams: []\n', /upstreams: unknown top-level key/],
+];
+
+for (const [label, yaml, expected] of cases) {
+  test(`refuses to start on ${label}`, async (t) => {
+    const problems = await refusal(yaml);
+    t.true(problems.some((p) => expected.test(p)), problems.join('\n'));
+  });
+}
+
+test('reports every problem at once', async (t) => {
+  const problems = await refusal(base('    colour: blue\n    shade: dark\n'));
+  t.is(problems.length, 2);
+});
