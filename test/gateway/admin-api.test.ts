@@ -1,0 +1,152 @@
+import anyTest, { type TestFn } from 'ava';
+import { startFixture, type Fixture } from '../helpers/fixture.ts';
+import { kongAdminProblems } from '../helpers/kong-admin-contract.ts';
+import { startTestGateway, writeConfig } from '../helpers/gateway.ts';
+
+// The Admin API subset, checked against Kong's official OpenAPI (OSS 3.9) and Kong's own
+// behaviour (kong/api/endpoints.lua, kong/db/errors.lua): 201 on create, 204 on delete,
+// {"message":"Not found"}, schema and unique violations with their codes.
+const test = anyTest as TestFn<{ f: Fixture }>;
+
+test.before(async (t) => {
+  t.context.f = await startFixture('_format_version: "3.0"\n');
+});
+test.after.always(async (t) => {
+  await t.context.f?.dispose();
+});
+
+test('GET / and GET /status describe the node', async (t) => {
+  const { f } = t.context;
+  const root = await f.admin('/');
+  t.is(root.status, 200);
+  t.is(root.body.version, '3.9.1');
+  t.truthy(root.body.plugins.available_on_server['animal-store-edge']);
+  t.is(root.body.plugins.available_on_server['key-auth'].priority, 1250);
+  t.deepEqual(kongAdminProblems('GET', '/', 200, root.body), []);
+  const status = await f.admin('/status');
+  t.is(status.body.database.reachable, true);
+  t.deepEqual(kongAdminProblems('GET', '/status', 200, status.body), []);
+});
+
+test('consumers: create, read by id or username, update, replace, delete', async (t) => {
+  const { f } = t.context;
+  const created = await f.admin('/consumers', { method: 'POST', json: { username: 'ann', custom_id: 'ext-1', tags: ['t1'] } });
+  t.is(created.status, 201);
+  t.deepEqual(kongAdminProblems('POST', '/consumers', 201, created.body), []);
+  t.like(created.body, { username: 'ann', custom_id: 'ext-1', tags: ['t1'] });
+  const byId = await f.admin(`/consumers/${created.body.id}`);
+  t.deepEqual(byId.body, created.body);
+  t.deepEqual(kongAdminProblems('GET', '/consumers/{consumer_username_or_id}', 200, byId.body), []);
+  const patched = await f.admin('/consumers/ann', { method: 'PATCH', json: { custom_id: 'ext-2' } });
+  t.is(patched.status, 200);
+  t.is(patched.body.custom_id, 'ext-2');
+  t.is(patched.body.username, 'ann');
+  const put = await f.admin('/consumers/ann', { method: 'PUT', json: { tags: ['t2'] } });
+  t.is(put.status, 200);
+  t.is(put.body.id, created.body.id);
+  t.is(put.body.custom_id, null, 'PUT replaces the entity');
+  t.is((await f.admin('/consumers/ann', { method: 'DELETE' })).status, 204);
+  const gone = await f.admin('/consumers/ann');
+  t.is(gone.status, 404);
+  t.deepEqual(gone.body, { message: 'Not found' });
+  t.is((await f.admin('/consumers/ann', { method: 'DELETE' })).status, 204, 'deleting what does not exist is a 204');
+});
+
+test('consumers: Kong error bodies', async (t) => {
+  const { f } = t.context;
+  const neither = await f.admin('/consumers', { method: 'POST', json: { tags: ['x'] } });
+  t.is(neither.status, 400);
+  t.like(neither.body, { code: 2, name: 'schema violation', message: "schema violation (at least one of these fields must be non-empty: 'custom_id', 'username')" });
+  await f.admin('/consumers', { method: 'POST', json: { username: 'dup' } });
+  const duplicate = await f.admin('/consumers', { method: 'POST', json: { username: 'dup' } });
+  t.is(duplicate.status, 409);
+  t.deepEqual(duplicate.body, { code: 5, name: 'unique constraint violation', message: `UNIQUE violation detected on '{username="dup"}'`, fields: { username: 'dup' } });
+  const badType = await f.admin('/consumers', { method: 'POST', json: { username: 5 } });
+  t.is(badType.status, 400);
+  t.deepEqual(badType.body.fields, { username: 'expected a string' });
+  t.is((await f.admin('/consumers', { method: 'DELETE' })).status, 405);
+});
+
+test('consumers: size/offset pagination and tag filters', async (t) => {
+  const { f } = t.context;
+  for (let i = 0; i < 5; i++) await f.admin('/consumers', { method: 'POST', json: { username: `page-${i}`, tags: ['paged', i % 2 ? 'odd' : 'even'] } });
+  const seen: string[] = [];
+  let next: string | null = '/consumers?tags=paged&size=2';
+  let pages = 0;
+  while (next) {
+    const page = await f.admin(next);
+    t.deepEqual(kongAdminProblems('GET', '/consumers', 200, page.body), []);
+    t.true(page.body.data.length <= 2);
+    seen.push(...page.body.data.map((c: { username: string }) => c.username));
+    next = page.body.next;
+    pages += 1;
+  }
+  t.is(pages, 3);
+  t.deepEqual(seen.sort(), ['page-0', 'page-1', 'page-2', 'page-3', 'page-4']);
+  t.is((await f.admin('/consumers?tags=paged,odd')).body.data.length, 2);
+  t.is((await f.admin('/consumers?tags=odd/even')).body.data.length, 5);
+  const badSize = await f.admin('/consumers?size=0');
+  t.is(badSize.status, 400);
+  t.is(badSize.body.message, 'size must be an integer between 1 and 1000');
+});
+
+test('key-auth credentials: generated keys, explicit keys, uniqueness, ttl', async (t) => {
+  const { f } = t.context;
+  await f.admin('/consumers', { method: 'POST', json: { username: 'kim' } });
+  const generated = await f.admin('/consumers/kim/key-auth', { method: 'POST', json: {} });
+  t.is(generated.status, 201);
+  t.regex(generated.body.key, /^[0-9a-f]{32}$/);
+  const explicit = await f.admin('/consumers/kim/key-auth', { method: 'POST', json: { key: 'kim-key', ttl: 3600 } });
+  t.is(explicit.body.ttl, 3600);
+  const clash = await f.admin('/consumers/kim/key-auth', { method: 'POST', json: { key: 'kim-key' } });
+  t.is(clash.status, 409);
+  t.is(clash.body.name, 'unique constraint violation');
+  const list = await f.admin('/consumers/kim/key-auth');
+  t.is(list.body.data.length, 2);
+  f.gateway.clock.advance(3_600_000);
+  t.is((await f.admin('/consumers/kim/key-auth')).body.data.length, 1, 'expired credentials are not listed');
+  t.is((await f.admin('/consumers/nobody/key-auth', { method: 'POST', json: {} })).status, 404);
+});
+
+test('plugins: create on a consumer, validate config, patch, list, delete', async (t) => {
+  const { f } = t.context;
+  const consumer = await f.admin('/consumers', { method: 'POST', json: { username: 'pat' } });
+  const created = await f.admin('/consumers/pat/plugins', { method: 'POST', json: { name: 'rate-limiting', config: { minute: 5 }, tags: ['plan:free'] } });
+  t.is(created.status, 201);
+  t.deepEqual(kongAdminProblems('POST', '/consumers/{consumer_username_or_id}/plugins', 201, created.body), []);
+  t.deepEqual(created.body.consumer, { id: consumer.body.id });
+  t.is(created.body.config.policy, 'local', 'defaults are filled in');
+  t.is(created.body.config.limit_by, 'consumer');
+  const invalid = await f.admin('/consumers/pat/plugins', { method: 'POST', json: { name: 'rate-limiting', config: { minute: 'many' } } });
+  t.is(invalid.status, 400);
+  t.deepEqual(invalid.body.fields, { config: { minute: 'expected a number' } });
+  const twice = await f.admin('/consumers/pat/plugins', { method: 'POST', json: { name: 'rate-limiting', config: { minute: 7 } } });
+  t.is(twice.status, 409);
+  const unsupported = await f.admin('/consumers/pat/plugins', { method: 'POST', json: { name: 'key-auth' } });
+  t.is(unsupported.status, 400);
+  t.deepEqual(unsupported.body.fields, { consumer: 'value must be null' });
+  const patched = await f.admin(`/consumers/pat/plugins/${created.body.id}`, { method: 'PATCH', json: { config: { day: 100 } } });
+  t.is(patched.body.config.minute, 5);
+  t.is(patched.body.config.day, 100);
+  const all = await f.admin('/plugins?tags=plan:free');
+  t.deepEqual(kongAdminProblems('GET', '/plugins', 200, all.body), []);
+  t.is(all.body.data.length, 1);
+  t.is((await f.admin(`/plugins/${created.body.id}`, { method: 'DELETE' })).status, 204);
+  t.is((await f.admin(`/plugins/${created.body.id}`)).status, 404);
+});
+
+test('deleting a consumer deletes its credentials and plugins (on_delete cascade)', async (t) => {
+  const { f } = t.context;
+  await f.admin('/consumers', { method: 'POST', json: { username: 'gone' } });
+  const key = await f.admin('/consumers/gone/key-auth', { method: 'POST', json: {} });
+  const plugin = await f.admin('/consumers/gone/plugins', { method: 'POST', json: { name: 'rate-limiting', config: { minute: 1 } } });
+  await f.admin('/consumers/gone', { method: 'DELETE' });
+  t.is((await f.admin(`/key-auths/${key.body.id}`)).status, 404);
+  t.is((await f.admin(`/plugins/${plugin.body.id}`)).status, 404);
+});
+
+test('the Admin API refuses a non-loopback address unless forced', async (t) => {
+  const dir = (await import('node:fs')).mkdtempSync((await import('node:path')).join((await import('node:os')).tmpdir(), 'admin-bind-'));
+  const error = await t.throwsAsync(() => startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir, adminHost: '0.0.0.0' }));
+  t.regex(error!.message, /refusing to bind the Admin API to 0.0.0.0/);
+});
