@@ -76,7 +76,7 @@ test.serial('realm goes into WWW-Authenticate', async (t) => {
 
 test.serial('a key in the header or the query string authenticates and the consumer headers reach the upstream', async (t) => {
   const { f, aliceId } = t.context;
-  for (const init of [{ path: '/plain', headers: { apikey: 'k-alice' } }, { path: '/plain?apikey=k-alice', headers: {} }]) {
+  for (const init of [{ path: '/plain', headers: { apikey: 'k-alice' } as Record<string, string> }, { path: '/plain?apikey=k-alice', headers: {} as Record<string, string> }]) {
     const response = await f.call(init.path, { headers: init.headers });
     t.is(response.status, 200);
     const seen = f.upstream.last()!.headers;

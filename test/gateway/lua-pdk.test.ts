@@ -1,0 +1,81 @@
+import { fileURLToPath } from 'node:url';
+import anyTest, { type TestFn } from 'ava';
+import { startEchoUpstream } from '../helpers/gateway.ts';
+import { startFixture, type Fixture } from '../helpers/fixture.ts';
+
+// The local gateway's Lua PDK, through a probe plugin (test/fixtures/plugins/pdk-probe) that
+// reports what it saw. Semantics from kong/pdk/*.lua (3.9.1): kong.service.request.set_header
+// changes what kong.request.get_header returns; kong.ctx.shared lives for the request;
+// kong.response.exit with a table sends JSON; a handler error is a 500 with source "error".
+const test = anyTest as TestFn<{ f: Fixture }>;
+const PLUGINS = fileURLToPath(new URL('../fixtures/plugins', import.meta.url));
+
+test.before(async (t) => {
+  const upstream = await startEchoUpstream(() => ({ status: 200, headers: { 'x-from-upstream': 'up', 'content-type': 'text/plain' }, body: 'body' }));
+  t.context.f = await startFixture(
+    `
+_format_version: "3.0"
+services:
+  - name: echo
+    url: \${UPSTREAM}
+    routes:
+      - name: observe
+        paths: [/observe]
+        plugins: [{ name: pdk-probe, config: { greeting: bonjour } }]
+      - name: exit
+        paths: [/exit]
+        plugins: [{ name: pdk-probe, config: { mode: exit } }]
+      - name: crash
+        paths: [/crash]
+        plugins: [{ name: pdk-probe, config: { mode: crash } }]
+      - name: ngx-var
+        paths: [/ngx-var]
+        plugins: [{ name: pdk-probe, config: { mode: ngx-var } }]
+`,
+    { pluginsDir: PLUGINS, upstream },
+  );
+});
+test.after.always(async (t) => {
+  await t.context.f?.dispose();
+  await t.context.f?.upstream.close();
+});
+
+test('request changes, kong.ctx, response headers and the body filter', async (t) => {
+  const { f } = t.context;
+  const response = await f.call('/observe/x?q=42');
+  t.is(response.status, 200);
+  t.is(f.upstream.last()!.headers['x-probe-set'], 'bonjour');
+  t.is(response.headers.get('x-probe-shared'), 'bonjour');
+  t.is(response.headers.get('x-probe-path'), '/observe/x');
+  t.is(response.headers.get('x-probe-query'), '42');
+  t.is(response.headers.get('x-probe-dict'), 'nil', 'an undeclared lua_shared_dict is nil');
+  t.is(response.headers.get('x-probe-source'), 'service');
+  t.is(response.headers.get('x-probe-upstream-header'), 'up');
+  t.is(response.headers.get('x-probe-many'), '1, 2');
+  t.is(response.body, 'body!');
+});
+
+test('kong.response.exit with a table answers JSON and later phases still run', async (t) => {
+  const response = await t.context.f.call('/exit');
+  t.is(response.status, 418);
+  t.deepEqual(response.body, { message: 'short and stout', greeting: 'hello' });
+  t.is(response.headers.get('content-type'), 'application/json; charset=utf-8');
+  t.is(response.headers.get('x-probe'), 'exit');
+  t.is(response.headers.get('x-probe-source'), 'exit');
+});
+
+test('an error in a handler answers 500 with source "error" and is logged', async (t) => {
+  const { f } = t.context;
+  const response = await f.call('/crash');
+  t.is(response.status, 500);
+  t.is(response.body.message, 'An unexpected error occurred');
+  t.is(response.headers.get('x-probe-source'), 'error');
+  t.true(f.gateway.logs.some((line) => line.includes('probe crashed on purpose')));
+});
+
+test('ngx.var is refused with a message pointing at the PDK', async (t) => {
+  const { f } = t.context;
+  const response = await f.call('/ngx-var');
+  t.is(response.status, 500);
+  t.true(f.gateway.logs.some((line) => line.includes('ngx.var is not available in the local gateway')));
+});

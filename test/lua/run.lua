@@ -1,0 +1,20 @@
+-- Runs edge_cases.lua and prints "N passed, M failed". Usage (from the repository root):
+--   luajit test/lua/run.lua
+package.path = "test/lua/?.lua;gateway/plugins/animal-store-edge/?.lua;gateway/local/lua/?.lua;" .. package.path
+local cases = require "edge_cases"
+local names = {}
+for name in pairs(cases) do names[#names + 1] = name end
+table.sort(names)
+local passed, failed = 0, 0
+for _, name in ipairs(names) do
+  local ok, err = pcall(cases[name])
+  if ok then
+    passed = passed + 1
+    print("ok   " .. name)
+  else
+    failed = failed + 1
+    print("FAIL " .. name .. ": " .. tostring(err))
+  end
+end
+print(string.format("%d passed, %d failed", passed, failed))
+if failed > 0 then os.exit(1) end
