@@ -1,4 +1,5 @@
 import { benchBackend } from './backend-bench.ts';
+import { benchGateway } from './gateway-bench.ts';
 import type { LoadResult } from './load.ts';
 
 /**
@@ -10,10 +11,19 @@ const args = new Set(process.argv.slice(2));
 const quick = args.has('--quick');
 const durationSeconds = quick ? 2 : 5;
 
-const backend = await benchBackend({ durationSeconds, deepPets: quick ? 100_000 : 1_000_000 });
-
-const runs: LoadResult[] = [...backend.runs];
-const ratios = { ...backend.ratios };
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const runs: LoadResult[] = [];
+const ratios: Record<string, { value: number; target: string; ok: boolean }> = {};
+if (!only || only === 'backend') {
+  const backend = await benchBackend({ durationSeconds, deepPets: quick ? 100_000 : 1_000_000 });
+  runs.push(...backend.runs);
+  Object.assign(ratios, backend.ratios);
+}
+if (!only || only === 'gateway') {
+  const gateway = await benchGateway({ durationSeconds });
+  runs.push(...gateway.runs);
+  Object.assign(ratios, gateway.ratios);
+}
 
 const pad = (value: string | number, width: number) => String(value).padStart(width);
 console.log('');

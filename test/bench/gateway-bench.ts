@@ -1,0 +1,100 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../../backend/src/db/connect.ts';
+import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';
+import { load, progress, ratio, type LoadResult } from './load.ts';
+import { seedPets } from './seed.ts';
+
+export interface GatewayBenchResult {
+  runs: LoadResult[];
+  ratios: Record<string, { value: number; target: string; ok: boolean }>;
+  gatewayRssMb: number;
+}
+
+const NO_PLUGINS = (backendUrl: string) => `_format_version: "3.0"
+services:
+  - name: animal-store-backend
+    url: ${backendUrl}
+    routes:
+      - name: animal-store-v1
+        paths: [/v1/]
+`;
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024);
+}
+
+async function startGatewayProcess(dir: string, name: string, configFile: string, backendUrl: string): Promise<{ proc: SpawnedProcess; proxy: string; admin: string }> {
+  const proc = spawnTs('test/bench/gateway-only.ts', [], {
+    KONG_DECLARATIVE_CONFIG: configFile,
+    KONG_PROXY_LISTEN: '127.0.0.1:0',
+    KONG_ADMIN_LISTEN: '127.0.0.1:0',
+    GATEWAY_DATA_FILE: join(dir, `${name}.sqlite`),
+    DECK_ANIMAL_STORE_BACKEND_URL: backendUrl,
+  });
+  const [, proxy, admin] = await proc.waitFor(/gateway ready (\S+) (\S+)/, 60_000);
+  return { proc, proxy: proxy!, admin: admin! };
+}
+
+async function post(url: string, body: unknown): Promise<any> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+/**
+ * Backend, full-chain gateway and no-plugin gateway each in their own process (as in production),
+ * the load generator in a worker thread of this one.
+ */
+export async function benchGateway(options: { durationSeconds: number }): Promise<GatewayBenchResult> {
+  const { durationSeconds } = options;
+  const dir = mkdtempSync(join(tmpdir(), 'animal-store-gateway-bench-'));
+  const processes: SpawnedProcess[] = [];
+  try {
+    progress('seeding 10000 pets');
+    const db = await openDatabase({ dataDir: join(dir, 'backend') });
+    await seedPets(db, 10_000);
+    await db.destroy();
+    const backend = spawnTs('backend/src/main.ts', [], { BACKEND_PORT: '0', DATA_DIR: join(dir, 'backend') });
+    processes.push(backend);
+    const [, backendUrl] = await backend.waitFor(/listening on (\S+)/);
+
+    progress('starting the gateways');
+    const full = await startGatewayProcess(dir, 'full', join(process.cwd(), 'gateway/kong.yml'), backendUrl!);
+    processes.push(full.proc);
+    const bareConfig = join(dir, 'no-plugins.yml');
+    writeFileSync(bareConfig, NO_PLUGINS(backendUrl!));
+    const bare = await startGatewayProcess(dir, 'bare', bareConfig, backendUrl!);
+    processes.push(bare.proc);
+
+    await post(`${full.admin}/consumers`, { username: 'bench' });
+    const { key } = await post(`${full.admin}/consumers/bench/key-auth`, {});
+    await post(`${full.admin}/consumers/bench/plugins`, { name: 'rate-limiting', config: { minute: 1e9, day: 1e10 } });
+    const auth = { authorization: `Bearer ${key}` };
+
+    const direct = await load({ name: 'backend direct GET /pets?limit=20', url: `${backendUrl}/pets?limit=20`, durationSeconds });
+    const chain = await load({ name: 'gateway, full plugin chain', url: `${full.proxy}/v1/pets?limit=20`, headers: auth, durationSeconds });
+    const noPlugins = await load({ name: 'gateway, route without plugins', url: `${bare.proxy}/v1/pets?limit=20`, durationSeconds });
+    const wide = await load({ name: 'gateway, full chain, 64 connections', url: `${full.proxy}/v1/pets?limit=20`, headers: auth, durationSeconds, connections: 64 });
+    const gatewayRssMb = rssMb(full.proc.child.pid!);
+
+    const throughCost = ratio(chain.rps, direct.rps);
+    const chainCost = ratio(chain.rps, noPlugins.rps);
+    return {
+      runs: [direct, chain, noPlugins, wide],
+      gatewayRssMb,
+      ratios: {
+        'gateway (full chain) / backend direct RPS': { value: throughCost, target: '>= 0.5', ok: throughCost >= 0.5 },
+        'full chain / no-plugin route RPS': { value: chainCost, target: '>= 0.8', ok: chainCost >= 0.8 },
+        'gateway p99 ms at 64 connections': { value: wide.p99, target: '<= 20', ok: wide.p99 <= 20 },
+        'gateway RSS MB after load': { value: gatewayRssMb, target: '<= 150', ok: gatewayRssMb <= 150 },
+      },
+    };
+  } finally {
+    for (const proc of processes) proc.child.kill('SIGTERM');
+    await Promise.all(processes.map((proc) => proc.exited));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
