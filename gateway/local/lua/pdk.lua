@@ -29,8 +29,14 @@ local resp_overlay
 local status_override
 local body_override
 
-local function op(...)
-  ops[#ops + 1] = concat({ ... }, FS)
+local function op(code, a, b)
+  if b then
+    ops[#ops + 1] = code .. FS .. a .. FS .. b
+  elseif a then
+    ops[#ops + 1] = code .. FS .. a
+  else
+    ops[#ops + 1] = code
+  end
 end
 
 local function split(s, sep)
@@ -137,17 +143,6 @@ kong = {
   ip = {},
 }
 
-setmetatable(kong.ctx, { __index = function(_, k)
-  if k == "shared" then return req_state.shared end
-  if k == "plugin" then
-    local t = req_state.plugin[current_plugin]
-    if not t then
-      t = {}
-      req_state.plugin[current_plugin] = t
-    end
-    return t
-  end
-end })
 
 -- kong.request
 -- All request (or response) headers come over in one crossing, the first time a phase asks.
@@ -609,6 +604,13 @@ function __kong_phase(packed)
     req_state = { plugin = {}, shared = {} }
     requests[request_id] = req_state
   end
+  local plugin_state = req_state.plugin[name]
+  if not plugin_state then
+    plugin_state = {}
+    req_state.plugin[name] = plugin_state
+  end
+  kong.ctx.plugin = plugin_state
+  kong.ctx.shared = req_state.shared
 
   local handler = plugins[name]
   local ok, err = pcall(handler[phase], handler, configs[config_id])
