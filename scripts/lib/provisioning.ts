@@ -1,0 +1,279 @@
+import { AdminApiError, expectOk, pages, type Consumer, type KeyAuthCredential, type KongAdminClient, type Plugin } from '../kong-admin/client.ts';
+import { generateApiKey } from './api-keys.ts';
+import { limitsFor, type Catalogue, type Limits, type PlanName } from './plans.ts';
+
+/**
+ * Tags on everything the scripts create. They never include kong.yml's select tag
+ * (`animal-store`), so `deck gateway sync` of kong.yml never deletes provisioned consumers.
+ */
+export const CONSUMER_TAG = 'petstore-consumer';
+export const planTag = (plan: PlanName) => `plan:${plan}`;
+const DEFAULT_GRACE_SECONDS = 24 * 3600;
+
+export interface RateLimitPolicy {
+  /** `local` for one Kong node, `redis` when several share counters. */
+  policy: 'local' | 'redis';
+  redisHost?: string;
+  redisPort?: number;
+}
+
+export interface ConsumerSummary {
+  username: string;
+  id: string;
+  customId: string | null;
+  plan: PlanName | null;
+  limits: Limits | null;
+  keys: Array<{ id: string; createdAt: number; expiresInSeconds: number | null }>;
+  createdAt: number;
+}
+
+export interface IssuedKey {
+  username: string;
+  plan: PlanName;
+  key: string;
+  consumerId: string;
+  limits: Limits;
+}
+
+type Rollback = () => Promise<unknown>;
+
+/**
+ * What an admin does to API consumers, each command all-or-nothing from the admin's view: when
+ * a step fails, what the earlier steps created is undone before the error is reported.
+ */
+export class Provisioning {
+  constructor(
+    private readonly kong: KongAdminClient,
+    private readonly catalogue: Catalogue,
+    private readonly policy: RateLimitPolicy = { policy: 'local' },
+  ) {}
+
+  private planConfig(limits: Limits): Record<string, unknown> {
+    return {
+      minute: limits.minute,
+      day: limits.day,
+      limit_by: 'consumer',
+      policy: this.policy.policy,
+      ...(this.policy.policy === 'redis' ? { redis: { host: this.policy.redisHost ?? 'redis', port: this.policy.redisPort ?? 6379 } } : {}),
+    };
+  }
+
+  private async withRollback<T>(steps: (onRollback: (undo: Rollback) => void) => Promise<T>): Promise<T> {
+    const undo: Rollback[] = [];
+    try {
+      return await steps((step) => undo.unshift(step));
+    } catch (error) {
+      const failures: string[] = [];
+      for (const step of undo) {
+        try {
+          await step();
+        } catch (rollbackError) {
+          failures.push((rollbackError as Error).message);
+        }
+      }
+      if (failures.length > 0) {
+        throw new AdminApiError(`${(error as Error).message}; rolling back also failed: ${failures.join('; ')} (check the consumer by hand)`);
+      }
+      throw error;
+    }
+  }
+
+  async findConsumer(username: string): Promise<Consumer | undefined> {
+    const result = await this.kong.GET('/consumers/{consumer_username_or_id}', { params: { path: { consumer_username_or_id: username } } });
+    if (result.response.status === 404) return undefined;
+    return expectOk(result, `reading consumer ${username}`);
+  }
+
+  private async requireConsumer(username: string): Promise<Consumer> {
+    const consumer = await this.findConsumer(username);
+    if (!consumer) throw new AdminApiError(`consumer ${username} does not exist`);
+    return consumer;
+  }
+
+  private async planPlugin(consumerId: string): Promise<Plugin | undefined> {
+    const result = await this.kong.GET('/consumers/{consumer_username_or_id}/plugins', { params: { path: { consumer_username_or_id: consumerId } } });
+    const page = expectOk(result, 'reading the consumer plugins') as { data?: Plugin[] };
+    return page.data?.find((plugin) => plugin.name === 'rate-limiting');
+  }
+
+  private async keys(consumerId: string): Promise<KeyAuthCredential[]> {
+    const all: KeyAuthCredential[] = [];
+    for await (const credential of pages((offset) =>
+      this.kong
+        .GET('/consumers/{consumer_username_or_id}/key-auth', { params: { path: { consumer_username_or_id: consumerId }, query: { offset } } })
+        .then((result) => expectOk(result, 'listing keys')),
+    )) {
+      all.push(credential);
+    }
+    return all;
+  }
+
+  async create(input: { username: string; plan: PlanName; customId?: string; limits?: Partial<Limits> }): Promise<IssuedKey> {
+    const limits = limitsFor(this.catalogue, input.plan, input.limits);
+    if (await this.findConsumer(input.username)) throw new AdminApiError(`consumer ${input.username} already exists`);
+    return this.withRollback(async (onRollback) => {
+      const consumer = expectOk(
+        await this.kong.POST('/consumers', {
+          body: { username: input.username, custom_id: input.customId, tags: [CONSUMER_TAG, planTag(input.plan)] } as { username: string; custom_id: string; tags: string[] },
+        }),
+        `creating consumer ${input.username}`,
+      );
+      // Deleting the consumer deletes its credentials and plugins (Kong cascades).
+      onRollback(() => this.kong.DELETE('/consumers/{consumer_username_or_id}', { params: { path: { consumer_username_or_id: consumer.id! } } }));
+      const key = generateApiKey();
+      expectOk(
+        await this.kong.POST('/consumers/{consumer_username_or_id}/key-auth', {
+          params: { path: { consumer_username_or_id: consumer.id! } },
+          body: { key, tags: [CONSUMER_TAG] },
+        }),
+        'creating the API key',
+      );
+      expectOk(
+        await this.kong.POST('/consumers/{consumer_username_or_id}/plugins', {
+          params: { path: { consumer_username_or_id: consumer.id! } },
+          body: { name: 'rate-limiting', config: this.planConfig(limits), tags: [CONSUMER_TAG, planTag(input.plan)] } as never,
+        }),
+        `applying plan ${input.plan}`,
+      );
+      return { username: input.username, plan: input.plan, key, consumerId: consumer.id!, limits };
+    });
+  }
+
+  private async summarize(consumer: Consumer): Promise<ConsumerSummary> {
+    const plan = (consumer.tags ?? []).find((tag) => tag.startsWith('plan:'))?.slice(5) as PlanName | undefined;
+    const plugin = await this.planPlugin(consumer.id!);
+    const config = plugin?.config as { minute?: number; day?: number } | undefined;
+    const keys = await this.keys(consumer.id!);
+    return {
+      username: consumer.username ?? '',
+      id: consumer.id!,
+      customId: (consumer.custom_id as string | null | undefined) ?? null,
+      plan: plan ?? null,
+      limits: config?.minute !== undefined && config.day !== undefined ? { minute: config.minute, day: config.day } : null,
+      keys: keys.map((k) => ({ id: k.id, createdAt: k.created_at, expiresInSeconds: k.ttl ?? null })),
+      createdAt: consumer.created_at ?? 0,
+    };
+  }
+
+  async show(username: string): Promise<ConsumerSummary> {
+    return this.summarize(await this.requireConsumer(username));
+  }
+
+  /** Consumers the scripts manage, optionally of one plan and/or carrying one more tag. */
+  async *list(filter: { plan?: PlanName; tag?: string } = {}): AsyncGenerator<Consumer> {
+    const tags = [CONSUMER_TAG, ...(filter.plan ? [planTag(filter.plan)] : []), ...(filter.tag ? [filter.tag] : [])].join(',');
+    yield* pages((offset) => this.kong.GET('/consumers', { params: { query: { tags, offset, size: 100 } } }).then((result) => expectOk(result, 'listing consumers')));
+  }
+
+  async setPlan(username: string, plan: PlanName, custom?: Partial<Limits>): Promise<{ username: string; plan: PlanName; limits: Limits }> {
+    const limits = limitsFor(this.catalogue, plan, custom);
+    const consumer = await this.requireConsumer(username);
+    return this.withRollback(async (onRollback) => {
+      const existing = await this.planPlugin(consumer.id!);
+      const tags = [CONSUMER_TAG, planTag(plan)];
+      if (existing) {
+        expectOk(
+          await this.kong.PATCH('/plugins/{plugin_id}', { params: { path: { plugin_id: existing.id! } }, body: { config: this.planConfig(limits), tags } as never }),
+          'updating the plan limits',
+        );
+        onRollback(() => this.kong.PATCH('/plugins/{plugin_id}', { params: { path: { plugin_id: existing.id! } }, body: { config: existing.config, tags: existing.tags } as never }));
+      } else {
+        const created = expectOk(
+          await this.kong.POST('/consumers/{consumer_username_or_id}/plugins', {
+            params: { path: { consumer_username_or_id: consumer.id! } },
+            body: { name: 'rate-limiting', config: this.planConfig(limits), tags } as never,
+          }),
+          'applying the plan limits',
+        );
+        onRollback(() => this.kong.DELETE('/plugins/{plugin_id}', { params: { path: { plugin_id: created.id! } } }));
+      }
+      const otherTags = (consumer.tags ?? []).filter((tag) => !tag.startsWith('plan:') && tag !== CONSUMER_TAG);
+      expectOk(
+        await this.kong.PATCH('/consumers/{consumer_username_or_id}', {
+          params: { path: { consumer_username_or_id: consumer.id! } },
+          body: { tags: [...tags, ...otherTags] } as never,
+        }),
+        'tagging the consumer with its plan',
+      );
+      return { username, plan, limits };
+    });
+  }
+
+  /**
+   * A new key now; the old ones keep working for `graceSeconds` through the credential ttl, so
+   * clients can switch without downtime.
+   */
+  async rotateKey(username: string, graceSeconds = DEFAULT_GRACE_SECONDS): Promise<IssuedKey & { graceSeconds: number; previousKeys: number }> {
+    const consumer = await this.requireConsumer(username);
+    const summary = await this.summarize(consumer);
+    const old = await this.keys(consumer.id!);
+    return this.withRollback(async (onRollback) => {
+      const key = generateApiKey();
+      const created = expectOk(
+        await this.kong.POST('/consumers/{consumer_username_or_id}/key-auth', {
+          params: { path: { consumer_username_or_id: consumer.id! } },
+          body: { key, tags: [CONSUMER_TAG] },
+        }),
+        'creating the new key',
+      );
+      onRollback(() => this.kong.DELETE('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', { params: { path: { consumer_username_or_id: consumer.id!, credential_id_or_key: created.id } } }));
+      for (const credential of old) {
+        // A grace of 0 revokes the old keys at once.
+        if (graceSeconds === 0) {
+          expectOk(await this.kong.DELETE('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', { params: { path: { consumer_username_or_id: consumer.id!, credential_id_or_key: credential.id } } }), 'revoking an old key');
+          continue;
+        }
+        if (credential.ttl !== undefined && credential.ttl <= graceSeconds) continue; // already expiring sooner
+        expectOk(
+          await this.kong.PATCH('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', {
+            params: { path: { consumer_username_or_id: consumer.id!, credential_id_or_key: credential.id } },
+            body: { ttl: graceSeconds },
+          }),
+          'setting the grace period of an old key',
+        );
+      }
+      return {
+        username,
+        plan: summary.plan ?? 'free',
+        key,
+        consumerId: consumer.id!,
+        limits: summary.limits ?? limitsFor(this.catalogue, 'free'),
+        graceSeconds,
+        previousKeys: old.length,
+      };
+    });
+  }
+
+  /** Revokes every key of the consumer at once. */
+  async revokeKeys(username: string): Promise<number> {
+    const consumer = await this.requireConsumer(username);
+    const keys = await this.keys(consumer.id!);
+    for (const credential of keys) {
+      expectOk(
+        await this.kong.DELETE('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', { params: { path: { consumer_username_or_id: consumer.id!, credential_id_or_key: credential.id } } }),
+        'revoking a key',
+      );
+    }
+    return keys.length;
+  }
+
+  async delete(username: string): Promise<void> {
+    await this.requireConsumer(username);
+    expectOk(await this.kong.DELETE('/consumers/{consumer_username_or_id}', { params: { path: { consumer_username_or_id: username } } }), `deleting ${username}`);
+  }
+
+  /** Pushes the catalogue's limits to every consumer of the given plans; reports progress. */
+  async syncPlans(plans: PlanName[], progress: (done: number, plan: PlanName, username: string) => void): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const plan of plans) {
+      if ('custom' in this.catalogue.plans[plan]) continue;
+      counts[plan] = 0;
+      for await (const consumer of this.list({ plan })) {
+        await this.setPlan(consumer.username!, plan);
+        counts[plan] += 1;
+        progress(counts[plan]!, plan, consumer.username!);
+      }
+    }
+    return counts;
+  }
+}
