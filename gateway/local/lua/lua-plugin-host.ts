@@ -37,7 +37,7 @@ export class LuaPluginHost {
   private readonly initWorkerFn: LuaFunction;
   private readonly configIds = new Set<string>();
 
-  private constructor(private readonly engine: LuaEngine) {
+  private constructor(engine: LuaEngine) {
     this.phaseFn = rawStringCall(engine, '__kong_phase');
     this.setConfigFn = engine.global.get('__kong_set_config') as LuaFunction;
     this.releaseFn = engine.global.get('__kong_release') as LuaFunction;

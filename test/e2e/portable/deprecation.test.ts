@@ -1,13 +1,13 @@
 import anyTest, { type TestFn } from 'ava';
-import { contractProblems } from '../helpers/openapi-contract.ts';
-import { startStack, type TestStack } from '../helpers/stack.ts';
+import { contractProblems } from '../../helpers/openapi-contract.ts';
+import { startTarget, type Target } from '../../helpers/target.ts';
 
 // GET /v1/pets/{petId} is deprecated (spec: removal on 5 December 2030): every response of it,
 // the gateway's own included, carries Deprecation (RFC 9745), Sunset (RFC 8594) and the successor.
-const test = anyTest as TestFn<{ stack: TestStack; key: string }>;
+const test = anyTest as TestFn<{ stack: Target; key: string }>;
 
 test.before(async (t) => {
-  t.context.stack = await startStack();
+  t.context.stack = await startTarget();
   t.context.key = await t.context.stack.provision('deprecation-dave', { minute: 3, day: 100 });
 });
 test.after.always(async (t) => {

@@ -1,6 +1,6 @@
 import anyTest, { type TestFn } from 'ava';
-import { startEchoUpstream, type EchoUpstream } from '../helpers/gateway.ts';
-import { startStack, type TestStack } from '../helpers/stack.ts';
+import { startEchoUpstream, type EchoUpstream } from '../../helpers/gateway.ts';
+import { startStack, type TestStack } from '../../helpers/stack.ts';
 
 // What the backend receives through kong.yml: no credentials (key-auth hide_credentials, and the
 // edge plugin drops Authorization), the consumer headers key-auth sets, /v1 stripped and named in

@@ -1,0 +1,66 @@
+import anyTest, { type TestFn } from 'ava';
+import { contractProblems, documentedErrorCodes } from '../../helpers/openapi-contract.ts';
+import { startTarget, type Target } from '../../helpers/target.ts';
+
+// Every response carries the three rate-limit headers (spec: "Rate limit headers"); every error
+// is {code, message, status} with a documented code; gateway errors are JSON whatever the Accept.
+const test = anyTest as TestFn<{ target: Target; key: string }>;
+
+test.before(async (t) => {
+  t.context.target = await startTarget();
+  t.context.key = await t.context.target.provision('headers-erin', { minute: 100, day: 1000 });
+});
+test.after.always(async (t) => {
+  await t.context.target?.dispose();
+});
+
+test.serial('200, 201, 400, 401, 404 (inside and outside /v1) and 405 carry X-RateLimit-*; errors use the Error shape', async (t) => {
+  const { target, key } = t.context;
+  const cases: Array<[number, string, RequestInit & { json?: unknown; key?: string }]> = [
+    [200, '/v1/pets', { key }],
+    [201, '/v1/pets', { key, method: 'POST', json: { name: 'Rex', categoryId: 1 } }],
+    [400, '/v1/pets', { key, method: 'POST', json: { name: '' } }],
+    [401, '/v1/pets', {}],
+    [404, '/v1/unicorns', { key }],
+    [404, '/unicorns', { key }],
+    [405, '/v1/pets', { key, method: 'DELETE' }],
+  ];
+  for (const [status, path, init] of cases) {
+    const response = await target.call(path, init);
+    t.is(response.status, status, `${init.method ?? 'GET'} ${path}`);
+    for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+      t.regex(response.headers.get(header) ?? '', /^\d+$/, `${header} on ${status} ${path}`);
+    }
+    if (status >= 400) {
+      t.deepEqual(Object.keys(response.body).sort(), ['code', 'message', 'status']);
+      t.is(response.body.status, status);
+      t.true(documentedErrorCodes.has(response.body.code), response.body.code);
+    }
+  }
+});
+
+test.serial('X-RateLimit-Remaining counts down by one per request', async (t) => {
+  const { target, key } = t.context;
+  const first = Number((await target.call('/v1/pets', { key })).headers.get('x-ratelimit-remaining'));
+  const second = Number((await target.call('/v1/pets', { key })).headers.get('x-ratelimit-remaining'));
+  t.is(second, first - 1);
+});
+
+test.serial('a valid response validates against the OpenAPI document, headers included', async (t) => {
+  const response = await t.context.target.call('/v1/pets?limit=2', { key: t.context.key });
+  t.deepEqual(contractProblems('GET', '/pets', response, { checkHeaders: true }), []);
+});
+
+test('gateway errors are JSON whatever the Accept header asks for', async (t) => {
+  const response = await t.context.target.call('/v1/pets', { headers: { accept: 'text/html' } });
+  t.is(response.status, 401);
+  t.is(response.headers.get('content-type'), 'application/json; charset=utf-8');
+  t.is(response.body.code, 'missing_api_key');
+});
+
+test("the backend's own errors pass through untouched", async (t) => {
+  const response = await t.context.target.call('/v1/store/orders', { key: t.context.key, method: 'POST', json: { petId: 9_007_199_254_740_991 } });
+  t.is(response.status, 404);
+  t.is(response.body.code, 'pet_not_found');
+  t.is(response.headers.get('x-api-stability'), 'experimental');
+});

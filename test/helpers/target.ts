@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto';
+import { request, type JsonResponse } from './backend.ts';
+import { startStack } from './stack.ts';
+
+/** What the portable end-to-end suite needs from a deployment: the proxy and the Admin API. */
+export interface Target {
+  description: string;
+  call(path: string, init?: RequestInit & { json?: unknown; key?: string }): Promise<JsonResponse>;
+  admin(path: string, init?: RequestInit & { json?: unknown }): Promise<JsonResponse>;
+  /** A consumer with a key (and limits): created through the Admin API, removed by dispose(). */
+  provision(username: string, limits?: { minute?: number; day?: number }): Promise<string>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * GATEWAY_URL (+ KONG_ADMIN_URL) set: a running deployment, e.g. `docker compose up -d` with real
+ * Kong. Unset: the local stack (backend + local gateway running gateway/kong.yml), started here.
+ */
+export async function startTarget(): Promise<Target> {
+  const gatewayUrl = process.env.GATEWAY_URL;
+  if (!gatewayUrl) {
+    const stack = await startStack();
+    return { ...stack, description: 'local stack' };
+  }
+  const adminUrl = process.env.KONG_ADMIN_URL ?? 'http://127.0.0.1:8001';
+  const run = randomBytes(4).toString('hex');
+  const created: string[] = [];
+  const target: Target = {
+    description: `${gatewayUrl} (admin ${adminUrl})`,
+    call(path, init = {}) {
+      const { key, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (key !== undefined) headers.set('authorization', `Bearer ${key}`);
+      return request(`${gatewayUrl.replace(/\/+$/, '')}${path}`, { ...rest, headers });
+    },
+    admin(path, init = {}) {
+      return request(`${adminUrl.replace(/\/+$/, '')}${path}`, init);
+    },
+    async provision(username, limits) {
+      const name = `${username}-${run}`;
+      const consumer = await target.admin('/consumers', { method: 'POST', json: { username: name, tags: ['petstore-consumer', 'e2e'] } });
+      if (consumer.status !== 201) throw new Error(`cannot create ${name}: ${JSON.stringify(consumer.body)}`);
+      created.push(name);
+      const key = `ask_e2e_${randomBytes(24).toString('base64url')}`;
+      await target.admin(`/consumers/${name}/key-auth`, { method: 'POST', json: { key } });
+      if (limits) await target.admin(`/consumers/${name}/plugins`, { method: 'POST', json: { name: 'rate-limiting', config: { ...limits, limit_by: 'consumer' } } });
+      return key;
+    },
+    async dispose() {
+      for (const name of created) await target.admin(`/consumers/${name}`, { method: 'DELETE' });
+    },
+  };
+  return target;
+}
