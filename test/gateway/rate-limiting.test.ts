@@ -25,11 +25,20 @@ services:
         plugins:
           - name: rate-limiting
             config: { minute: 1, error_code: 503, error_message: slow down }
+      - name: by-credential
+        paths: [/credential]
+        plugins:
+          - name: key-auth
+          - name: rate-limiting
+            config: { minute: 1, limit_by: credential }
       - name: hidden
         paths: [/hidden]
         plugins:
           - name: rate-limiting
             config: { minute: 1, hide_client_headers: true }
+consumers:
+  - username: two-keys
+    keyauth_credentials: [{ key: k-one }, { key: k-two }]
 `,
     { clock: t.context.clock },
   );
@@ -97,4 +106,12 @@ test.serial('a rejected request is not counted', async (t) => {
   const after = await f.call('/ip');
   t.is(after.status, 200);
   t.is(after.headers.get('x-ratelimit-remaining-hour'), '0');
+});
+
+test.serial('limit_by credential counts each key of a consumer separately', async (t) => {
+  const { f, clock } = t.context;
+  clock.set(Date.UTC(2030, 5, 15, 12, 0, 0));
+  t.is((await f.call('/credential', { headers: { apikey: 'k-one' } })).status, 200);
+  t.is((await f.call('/credential', { headers: { apikey: 'k-one' } })).status, 429);
+  t.is((await f.call('/credential', { headers: { apikey: 'k-two' } })).status, 200);
 });

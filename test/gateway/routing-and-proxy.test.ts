@@ -20,6 +20,7 @@ services:
       - { name: method, paths: [/m], methods: [POST], strip_path: false }
       - { name: method-any, paths: [/m], strip_path: false }
       - { name: keep, paths: [/keep], strip_path: false }
+      - { name: preserve, paths: [/preserve], strip_path: false, preserve_host: true }
       - { name: host, paths: [/h], hosts: [api.example.com], strip_path: false }
       - { name: https-only, paths: [/secure], protocols: [https] }
   - name: based
@@ -91,6 +92,14 @@ function statusWithHost(url: string, host: string): Promise<number> {
     req.end();
   });
 }
+
+test.serial('preserve_host sends the client Host upstream; otherwise the service host', async (t) => {
+  const { f } = t.context;
+  await f.call('/preserve');
+  t.is(f.upstream.last()!.headers.host, new URL(f.gateway.proxyUrl).host);
+  await f.call('/keep');
+  t.is(f.upstream.last()!.headers.host, new URL(f.upstream.url).host);
+});
 
 test.serial('hosts restrict a route', async (t) => {
   const { f } = t.context;
