@@ -26,7 +26,7 @@ export interface UpstreamRequest {
 export interface UpstreamResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: AsyncIterable<Buffer> & { resume(): unknown; pipe<T extends NodeJS.WritableStream>(destination: T): T };
+  body: NodeJS.ReadableStream;
 }
 
 /**
