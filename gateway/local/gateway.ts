@@ -106,7 +106,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     registry,
     nodeId,
     now,
-    startedAt: now(),
     log: (message) => log('err', message),
     connections: () => ({ active: 0, handled, total: accepted }),
   });

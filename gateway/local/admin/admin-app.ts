@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
@@ -15,7 +16,6 @@ export interface AdminAppOptions {
   nodeId: string;
   now: () => number;
   log: (message: string) => void;
-  startedAt: number;
   connections: () => { active: number; handled: number; total: number };
 }
 
@@ -28,6 +28,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   const router = new Router();
 
   app.use(async (ctx, next) => {
+    const started = performance.now();
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) ctx.body = notFound;
@@ -48,7 +49,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
         ctx.body = { message: 'An unexpected error occurred' };
       }
     }
-    ctx.set('X-Kong-Admin-Latency', '0');
+    ctx.set('X-Kong-Admin-Latency', String(Math.round(performance.now() - started)));
     ctx.set('Server', `kong/${KONG_VERSION}`);
   });
   app.use(koaBody({ json: true, urlencoded: true, text: false, multipart: false, jsonLimit: '1mb' }));

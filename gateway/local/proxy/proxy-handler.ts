@@ -125,7 +125,7 @@ export class ProxyHandler {
     markFinalLuaCall(ctx, downstream);
 
     if (exit) {
-      await this.respond(req, res, ctx, downstream, started, this.exitBody(ctx, exit), undefined);
+      await this.respond(res, ctx, downstream, started, this.exitBody(ctx, exit), undefined);
       return;
     }
 
@@ -166,7 +166,7 @@ export class ProxyHandler {
       // kong/error_handlers.lua: the body format follows Accept, else Content-Type, of the request.
       const response = ctx.errorResponse(error.status, error.clientMessage, {}, ctx.getHeader('accept') ?? ctx.getHeader('content-type'));
       ctx.exited = true;
-      await this.respond(req, res, ctx, downstream, started, this.exitBody(ctx, response), undefined);
+      await this.respond(res, ctx, downstream, started, this.exitBody(ctx, response), undefined);
       return;
     }
 
@@ -182,7 +182,7 @@ export class ProxyHandler {
       ctx.setResponseHeader(name, value);
     }
     const upstreamLatency = Math.round(performance.now() - upstreamStarted);
-    await this.respond(req, res, ctx, downstream, started, undefined, upstream, { upstreamLatency, upstreamVia });
+    await this.respond(res, ctx, downstream, started, undefined, upstream, { upstreamLatency, upstreamVia });
   }
 
   /** Global plugins with downstream phases: what runs when no route matched (get_global_iterator). */
@@ -224,7 +224,6 @@ export class ProxyHandler {
   }
 
   private async respond(
-    req: IncomingMessage,
     res: ServerResponse,
     ctx: RequestContext,
     steps: Collected,
@@ -289,7 +288,6 @@ export class ProxyHandler {
     res.once('close', () => {
       if (!res.writableFinished) this.log(ctx, steps);
     });
-    void req;
   }
 
   /** One writeHead with a flat [name, value, ...] list: cheaper than a setHeader per header. */
