@@ -33,6 +33,8 @@ async function startGatewayProcess(dir: string, name: string, configFile: string
     KONG_ADMIN_LISTEN: '127.0.0.1:0',
     GATEWAY_DATA_FILE: join(dir, `${name}.sqlite`),
     DECK_ANIMAL_STORE_BACKEND_URL: backendUrl,
+    // As `npm start` runs it: a 4 MB young generation keeps RSS ~20 MB lower at no measurable cost.
+    NODE_OPTIONS: '--max-semi-space-size=4',
   });
   const [, proxy, admin] = await proc.waitFor(/gateway ready (\S+) (\S+)/, 60_000);
   return { proc, proxy: proxy!, admin: admin! };
