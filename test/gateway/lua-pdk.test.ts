@@ -79,3 +79,9 @@ test('ngx.var is refused with a message pointing at the PDK', async (t) => {
   t.is(response.status, 500);
   t.true(f.gateway.logs.some((line) => line.includes('ngx.var is not available in the local gateway')));
 });
+
+test('kong.ctx state stays with its request when many are in flight at once', async (t) => {
+  const { f } = t.context;
+  const responses = await Promise.all(Array.from({ length: 40 }, (_, i) => f.call(`/observe/x?q=${i}`)));
+  responses.forEach((response, i) => t.is(response.headers.get('x-probe-query'), String(i)));
+});
