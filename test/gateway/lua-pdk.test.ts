@@ -52,6 +52,10 @@ test('request changes, kong.ctx, response headers and the body filter', async (t
   t.is(response.headers.get('x-probe-source'), 'service');
   t.is(response.headers.get('x-probe-upstream-header'), 'up');
   t.is(response.headers.get('x-probe-many'), '1, 2');
+  // add_header appends a value: get_header still answers the first, get_headers lists them all.
+  t.is(response.headers.get('x-probe-added'), 'a|a,b');
+  t.is(f.upstream.last()!.headers['x-probe-added'], 'a, b');
+  t.is(response.headers.get('x-probe-many-seen'), '1,2');
   t.is(response.body, 'body!');
 });
 

@@ -185,8 +185,11 @@ export class LuaPluginHost {
   private apply(name: string, phase: Phase, call: PhaseCall, encoded: string): void {
     const { ctx } = call;
     let exit: { status: number; headers: Record<string, string | string[]> } | undefined;
-    for (const record of encoded.split(RS)) {
-      const [op, a = '', b = ''] = record.split(FS);
+    const fields = encoded.split(FS);
+    for (let i = 0; i + 2 < fields.length; i += 3) {
+      const op = fields[i];
+      const a = fields[i + 1]!;
+      const b = fields[i + 2]!;
       switch (op) {
         case 'sh':
           ctx.setServiceHeader(a, b);
@@ -239,19 +242,52 @@ export class LuaPluginHost {
   }
 }
 
+/** The parts of wasmoon's Emscripten module the phase call uses (Lua's C API, unwrapped). */
+interface LuaModule {
+  HEAPU8: Uint8Array;
+  HEAPU32: Uint32Array;
+  _malloc(size: number): number;
+  _free(pointer: number): void;
+  _lua_getglobal(L: number, name: number): number;
+  _lua_pushlstring(L: number, string: number, length: number): number;
+  _lua_pcallk(L: number, nargs: number, nresults: number, errfunc: number, ctx: number, k: number): number;
+  _lua_tolstring(L: number, index: number, length: number): number;
+  _lua_settop(L: number, index: number): void;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
 /**
- * Calls a global Lua function taking one string and returning one string through the raw Lua C
- * API: wasmoon's generic call path converts values through its type extensions and costs several
- * microseconds more per call, on every phase of every request.
+ * Calls a global Lua function taking one string and returning one string through Lua's C API
+ * directly, the strings copied in and out of the VM's memory with TextEncoder/TextDecoder.
+ * wasmoon's own call path (cwrap, per-character UTF-8 conversion in JS) costs ~3 µs per call
+ * against ~0.3 µs here, on every phase of every request.
  */
 function rawStringCall(engine: LuaEngine, name: string): (argument: string) => string {
-  const { lua: api, address: L } = engine.global;
+  const L = engine.global.address;
+  const module = (engine.global.lua as unknown as { module: LuaModule }).module;
+  const nameBytes = encoder.encode(`${name}\0`);
+  const namePointer = module._malloc(nameBytes.length);
+  module.HEAPU8.set(nameBytes, namePointer);
+  const lengthPointer = module._malloc(4);
+  let capacity = 0;
+  let buffer = 0;
   return (argument) => {
-    api.lua_getglobal(L, name);
-    api.lua_pushstring(L, argument);
-    const status = api.lua_pcallk(L, 1, 1, 0, 0, null);
-    const result = api.lua_tolstring(L, -1, null);
-    api.lua_settop(L, -2);
+    // UTF-8 needs at most 3 bytes per UTF-16 code unit.
+    if (argument.length * 3 > capacity) {
+      if (buffer) module._free(buffer);
+      capacity = Math.max(4096, argument.length * 3);
+      buffer = module._malloc(capacity);
+    }
+    module._lua_getglobal(L, namePointer);
+    const { written } = encoder.encodeInto(argument, module.HEAPU8.subarray(buffer, buffer + capacity));
+    module._lua_pushlstring(L, buffer, written);
+    const status = module._lua_pcallk(L, 1, 1, 0, 0, 0);
+    const pointer = module._lua_tolstring(L, -1, lengthPointer);
+    // The heap views are replaced when the VM's memory grows: read them after the call.
+    const result = pointer === 0 ? '' : decoder.decode(module.HEAPU8.subarray(pointer, pointer + module.HEAPU32[lengthPointer >> 2]!));
+    module._lua_settop(L, -2);
     if (status !== 0) throw new Error(`${name}: ${result}`);
     return result;
   };
@@ -268,15 +304,16 @@ function packPhase(name: string, phase: Phase, configId: string, ctx: RequestCon
     done ? '1' : '0',
   ].join(FS);
   const headers = phase === 'header_filter' ? ctx.responseHeaders : phase === 'access' || phase === 'rewrite' ? ctx.requestHeaders : undefined;
-  if (headers && headers.size > 0) packed += FS + serializeHeaders(headers);
+  if (headers) packed += serializeHeaders(headers);
   return packed;
 }
 
+/** Headers as pdk.lua's blob: RS name FS value RS name FS value ... RS (names lower case). */
 function serializeHeaders(headers: Map<string, string | string[]>): string {
-  const parts: string[] = [];
+  let blob = RS;
   for (const [name, value] of headers) {
-    if (Array.isArray(value)) for (const v of value) parts.push(name, v);
-    else parts.push(name, value);
+    if (Array.isArray(value)) for (const v of value) blob += name + FS + v + RS;
+    else blob += name + FS + value + RS;
   }
-  return parts.join(FS);
+  return blob;
 }

@@ -2,41 +2,49 @@
 -- calls stay inside the VM. What lives in the gateway (request data, error templates, logging)
 -- is reached through four JS functions; everything a phase changes is collected in Lua and
 -- handed back as one string when the phase ends. Crossings per phase: one call in, one return,
--- plus one per first read of request data the plugin asks for.
+-- plus one per first read of request data the plugin asks for. The phase's headers arrive as one
+-- string ("blob": RS name FS value RS name FS value ... RS) that get_header searches in place, so
+-- a plugin reading one header does not pay for turning every header into a table.
 --
 -- Host-provided globals: __js_req(what) -> string|nil, __js_error_body(status, message),
 -- __js_set_body(body), __js_log(level, message). __kong_version, __shared_dicts set at startup.
 
-local FS, RS = "\31", "\30"      -- field and record separators of the ops string (never in headers)
+local FS, RS = "\31", "\30"      -- field and record separators (control characters: never in headers)
 local js_req, js_error_body, js_set_body, js_log = __js_req, __js_error_body, __js_set_body, __js_log
 
 local json = require "cjson"
 
 local lower = string.lower
 local concat = table.concat
+local find, sub, match, gmatch, gsub = string.find, string.sub, string.match, string.gmatch, string.gsub
 
 local EXIT = setmetatable({}, { __tostring = function() return "kong.response.exit" end })
 
 -- state of the phase being run -----------------------------------------------------------------
+-- Tables are created on first use: most phases of most plugins touch few of them.
 local now_ms = 0
 local phase_name
-local ops                     -- list of op strings
+local ops = {}                -- code, a, b, code, a, b, ... (reused; nops says how much is live)
+local nops = 0
 local req_state               -- per-request table: { plugin = {}, shared = {} }
 local current_plugin
-local cache                   -- per-phase cache of values read through js_req
-local req_overlay             -- header name -> value | false (cleared) set during this phase
+local cache                   -- per-phase cache of values read through js_req, or nil
+local status_now, source_now  -- kong.response.get_status / get_source as the phase began
+local consumer_fields         -- the packed fields of the consumer and credential (see __kong_phase)
+local consumer_now, credential_now
+local req_blob, resp_blob     -- the headers as packed (or read), or nil until needed
+local req_overlay             -- header name -> value | false (cleared) set during this phase, or nil
 local resp_overlay
+local req_added               -- header name -> { values added with add_header }, or nil
+local resp_added
 local status_override
 local body_override
 
 local function op(code, a, b)
-  if b then
-    ops[#ops + 1] = code .. FS .. a .. FS .. b
-  elseif a then
-    ops[#ops + 1] = code .. FS .. a
-  else
-    ops[#ops + 1] = code
-  end
+  ops[nops + 1] = code
+  ops[nops + 2] = a or ""
+  ops[nops + 3] = b or ""
+  nops = nops + 3
 end
 
 local function split(s, sep)
@@ -56,6 +64,7 @@ end
 
 local function read(what, arg)
   local key = arg and (what .. FS .. arg) or what
+  if not cache then cache = {} end
   local v = cache[key]
   if v == nil then
     v = js_req(what, arg)
@@ -101,28 +110,43 @@ local HEADERS_MT = { __index = function(self, k)
   return rawget(self, normalized[k])
 end }
 
-local function headers_from(serialized)
-  local t = {}
-  local fields = split(serialized, FS)
-  for i = 1, #fields - 1, 2 do
-    local name, value = fields[i], fields[i + 1]
-    local existing = t[name]
-    if existing == nil then
-      t[name] = value
-    elseif type(existing) == "table" then
-      existing[#existing + 1] = value
-    else
-      t[name] = { existing, value }
-    end
-  end
-  return setmetatable(t, HEADERS_MT)
+local NEEDLE = setmetatable({}, { __index = function(self, key)
+  local needle = RS .. key .. FS
+  rawset(self, key, needle)
+  return needle
+end })
+
+--- The first value of a header in a blob, found in place.
+local function blob_first(blob, key)
+  local _, e = find(blob, NEEDLE[key], 1, true)
+  if not e then return nil end
+  return sub(blob, e + 1, find(blob, RS, e + 1, true) - 1)
 end
 
-local function apply_overlay(t, overlay)
-  for name, value in pairs(overlay) do
-    rawset(t, name, value or nil)
+local function append_value(t, name, value)
+  local existing = t[name]
+  if existing == nil then
+    t[name] = value
+  elseif type(existing) == "table" then
+    existing[#existing + 1] = value
+  else
+    t[name] = { existing, value }
   end
-  return t
+end
+
+--- Every header of a blob, with this phase's changes applied, as ngx.req.get_headers() gives them.
+local function headers_table(blob, overlay, added)
+  local t = {}
+  for name, value in gmatch(blob, "\30([^\31]*)\31([^\30]*)") do
+    append_value(t, name, value)
+  end
+  for name, value in pairs(overlay or {}) do
+    t[name] = value or nil
+  end
+  for name, values in pairs(added or {}) do
+    for _, value in ipairs(values) do append_value(t, name, value) end
+  end
+  return setmetatable(t, HEADERS_MT)
 end
 
 -- kong ----------------------------------------------------------------------------------------
@@ -145,41 +169,29 @@ kong = {
 
 
 -- kong.request
--- All request (or response) headers come over in one crossing, the first time a phase asks.
-local function request_headers()
-  local t = cache.req_headers
-  if not t then
-    t = headers_from(read("headers"))
-    cache.req_headers = t
-  end
-  return t
+-- All request (or response) headers come over in one crossing: packed into the phase call for
+-- the phase that mostly reads them, else the first time a phase asks.
+local function request_blob()
+  if not req_blob then req_blob = read("headers") or RS end
+  return req_blob
 end
 
-local function response_headers()
-  local t = cache.resp_headers
-  if not t then
-    t = headers_from(read("resp_headers"))
-    cache.resp_headers = t
-  end
-  return t
-end
-
-local function first(v)
-  if type(v) == "table" then return v[1] end
-  return v
+local function response_blob()
+  if not resp_blob then resp_blob = read("resp_headers") or RS end
+  return resp_blob
 end
 
 function kong.request.get_header(name)
   local key = normalized[name]
-  local v = req_overlay[key]
-  if v ~= nil then return v or nil end
-  return first(rawget(request_headers(), key))
+  if req_overlay then
+    local v = req_overlay[key]
+    if v ~= nil then return v or nil end
+  end
+  return blob_first(request_blob(), key)
 end
 
 function kong.request.get_headers()
-  local copy = {}
-  for k, v in pairs(request_headers()) do copy[k] = v end
-  return apply_overlay(setmetatable(copy, getmetatable(request_headers())), req_overlay)
+  return headers_table(request_blob(), req_overlay, req_added)
 end
 
 function kong.request.get_method() return read("method") end
@@ -218,24 +230,44 @@ function kong.request.get_query_arg(name)
 end
 
 -- kong.service.request: changes the request the service receives (and what kong.request sees)
+-- What set/add/clear do to the headers a phase sees: a set or clear replaces every value, an
+-- add appends one (and is the first value when there was none).
+local function overlay_set(overlay, added, key, value)
+  overlay = overlay or {}
+  overlay[key] = value
+  if added then added[key] = nil end
+  return overlay
+end
+
+local function overlay_add(overlay, added, key, value, current_first)
+  if current_first == nil then
+    overlay = overlay or {}
+    overlay[key] = value
+    return overlay, added
+  end
+  added = added or {}
+  local list = added[key]
+  if list then list[#list + 1] = value else added[key] = { value } end
+  return overlay, added
+end
+
 function kong.service.request.set_header(name, value)
   check_phase(REWRITE_ACCESS, "kong.service.request.set_header")
   local v = to_header_value(value)
-  req_overlay[lower(name)] = v
+  req_overlay = overlay_set(req_overlay, req_added, lower(name), v)
   op("sh", name, v)
 end
 
 function kong.service.request.add_header(name, value)
   check_phase(REWRITE_ACCESS, "kong.service.request.add_header")
   local v = to_header_value(value)
-  req_overlay[lower(name)] = nil
-  cache.req_headers = nil
+  req_overlay, req_added = overlay_add(req_overlay, req_added, lower(name), v, kong.request.get_header(name))
   op("ah", name, v)
 end
 
 function kong.service.request.clear_header(name)
   check_phase(REWRITE_ACCESS, "kong.service.request.clear_header")
-  req_overlay[lower(name)] = false
+  req_overlay = overlay_set(req_overlay, req_added, lower(name), false)
   op("ch", name)
 end
 
@@ -264,8 +296,20 @@ end
 function kong.client.get_ip() return read("ip") end
 function kong.client.get_forwarded_ip() return read("ip") end
 
-function kong.client.get_consumer() return cache.consumer end
-function kong.client.get_credential() return cache.credential end
+function kong.client.get_consumer()
+  if not consumer_now and consumer_fields[1] ~= "" then
+    local f = consumer_fields
+    consumer_now = { id = f[1], username = f[2] ~= "" and f[2] or nil, custom_id = f[3] ~= "" and f[3] or nil }
+  end
+  return consumer_now
+end
+
+function kong.client.get_credential()
+  if not credential_now and consumer_fields[4] ~= "" then
+    credential_now = { id = consumer_fields[4], consumer = { id = consumer_fields[5] } }
+  end
+  return credential_now
+end
 
 -- kong.router
 function kong.router.get_route()
@@ -286,45 +330,44 @@ function kong.node.get_id() return read("node_id") end
 
 -- kong.response
 function kong.response.get_status()
-  return status_override or tonumber(read("status"))
+  return status_override or tonumber(status_now)
 end
 
 function kong.response.get_source()
   check_phase(HEADER_BODY_LOG, "kong.response.get_source")
-  return read("source")
+  return source_now
 end
 
 function kong.response.get_header(name)
   local key = normalized[name]
-  local v = resp_overlay[key]
-  if v ~= nil then return v or nil end
-  return first(rawget(response_headers(), key))
+  if resp_overlay then
+    local v = resp_overlay[key]
+    if v ~= nil then return v or nil end
+  end
+  return blob_first(response_blob(), key)
 end
 
 function kong.response.get_headers()
-  local copy = {}
-  for k, v in pairs(response_headers()) do copy[k] = v end
-  return apply_overlay(setmetatable(copy, getmetatable(response_headers())), resp_overlay)
+  return headers_table(response_blob(), resp_overlay, resp_added)
 end
 
 function kong.response.set_header(name, value)
   check_phase(REWRITE_ACCESS_HEADER, "kong.response.set_header")
   local v = to_header_value(value)
-  resp_overlay[lower(name)] = v
+  resp_overlay = overlay_set(resp_overlay, resp_added, lower(name), v)
   op("rsh", name, v)
 end
 
 function kong.response.add_header(name, value)
   check_phase(REWRITE_ACCESS_HEADER, "kong.response.add_header")
   local v = to_header_value(value)
-  resp_overlay[lower(name)] = nil
-  cache.resp_headers = nil
+  resp_overlay, resp_added = overlay_add(resp_overlay, resp_added, lower(name), v, kong.response.get_header(name))
   op("rah", name, v)
 end
 
 function kong.response.clear_header(name)
   check_phase(REWRITE_ACCESS_HEADER, "kong.response.clear_header")
-  resp_overlay[lower(name)] = false
+  resp_overlay = overlay_set(resp_overlay, resp_added, lower(name), false)
   op("rch", name)
 end
 
@@ -568,35 +611,32 @@ function __kong_set_config(id, config_json)
   configs[id] = config_json and json.decode(config_json) or nil
 end
 
---- Runs one phase of one plugin for one request and returns the ops it produced. Everything
---- most plugins read arrives packed in the one argument (see lua-plugin-host.ts packPhase):
---- name, phase, config id, request id, now (ms), status, source, consumer id, username,
---- custom_id, credential id, credential's consumer id, done, then the phase's headers as
---- name/value pairs (request headers for rewrite/access, response headers for header_filter).
+-- The fixed fields of __kong_phase's argument, in one match.
+local PHASE_FIELDS = "^" .. string.rep("([^\31]*)\31", 12) .. "([^\31\30]*)"
+
+--- Runs one phase of one plugin for one request and returns the ops it produced, FS-separated
+--- code/a/b triples. Everything most plugins read arrives packed in the one argument (see
+--- lua-plugin-host.ts packPhase), FS-separated: name, phase, config id, request id, now (ms),
+--- status, source, consumer id, username, custom_id, credential id, credential's consumer id,
+--- done; then the phase's headers as a blob (request headers for rewrite/access, response
+--- headers for header_filter).
 function __kong_phase(packed)
-  local f = split(packed, FS)
-  local name, phase, config_id, request_id = f[1], f[2], f[3], f[4]
-  now_ms = tonumber(f[5])
+  local name, phase, config_id, request_id, now, status, source, consumer_id, username, custom_id,
+        credential_id, credential_consumer_id, done = match(packed, PHASE_FIELDS)
+  now_ms = tonumber(now)
   phase_name = phase
   current_plugin = name
-  ops = {}
-  cache = { status = f[6], source = f[7] }
-  if f[8] ~= "" then cache.consumer = { id = f[8], username = f[9] ~= "" and f[9] or nil, custom_id = f[10] ~= "" and f[10] or nil } end
-  if f[11] ~= "" then cache.credential = { id = f[11], consumer = { id = f[12] } } end
-  if #f > 13 then
-    local headers = {}
-    for i = 14, #f - 1, 2 do
-      local k, v = f[i], f[i + 1]
-      local existing = headers[k]
-      if existing == nil then headers[k] = v
-      elseif type(existing) == "table" then existing[#existing + 1] = v
-      else headers[k] = { existing, v } end
-    end
-    setmetatable(headers, HEADERS_MT)
-    if phase == "header_filter" then cache.resp_headers = headers else cache.req_headers = headers end
+  nops = 0
+  cache = nil
+  status_now, source_now = status, source
+  consumer_fields = { consumer_id, username, custom_id, credential_id, credential_consumer_id }
+  consumer_now, credential_now = nil, nil
+  req_blob, resp_blob = nil, nil
+  local blob_start = find(packed, RS, 1, true)
+  if blob_start then
+    if phase == "header_filter" then resp_blob = sub(packed, blob_start) else req_blob = sub(packed, blob_start) end
   end
-  req_overlay = {}
-  resp_overlay = {}
+  req_overlay, resp_overlay, req_added, resp_added = nil, nil, nil, nil
   status_override = nil
   body_override = nil
   req_state = requests[request_id]
@@ -615,14 +655,15 @@ function __kong_phase(packed)
   local handler = plugins[name]
   local ok, err = pcall(handler[phase], handler, configs[config_id])
   if not ok and err ~= EXIT then
-    op("fail", tostring(err))
+    op("fail", (gsub(tostring(err), "[\30\31]", " ")))
   end
   if body_override then
     js_set_body(body_override)
     op("body")
   end
-  if f[13] == "1" then requests[request_id] = nil end
-  return concat(ops, RS)
+  if done == "1" then requests[request_id] = nil end
+  if nops == 0 then return "" end
+  return concat(ops, FS, 1, nops)
 end
 
 function __kong_release(request_id)
