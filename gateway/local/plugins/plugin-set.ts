@@ -8,6 +8,19 @@ export interface PluginEntry {
   /** build_compound_key(route_id, service_id, consumer_id) → config */
   combos: Map<string, PluginConfig>;
   global?: PluginConfig;
+  /** The consumer ids some instance of this plugin is scoped to. */
+  consumerIds: Set<string>;
+}
+
+/**
+ * What lookup answers for one plugin on one route and service: `base` for any consumer without
+ * an instance of its own (or none), `byConsumer` for the others. Precomputed per route so that a
+ * request pays one Map lookup per plugin instead of up to seven compound keys.
+ */
+export interface PlannedPlugin {
+  entry: PluginEntry;
+  base: PluginConfig | undefined;
+  byConsumer: Map<string, PluginConfig> | undefined;
 }
 
 const key = (route: string | null | undefined, service: string | null | undefined, consumer: string | null | undefined) =>
@@ -21,6 +34,7 @@ const key = (route: string | null | undefined, service: string | null | undefine
  */
 export class PluginSet {
   readonly entries: PluginEntry[];
+  private readonly plans = new Map<string, PlannedPlugin[]>();
 
   constructor(plugins: readonly Plugin[], registry: PluginRegistry) {
     const byName = new Map<string, PluginEntry>();
@@ -30,7 +44,7 @@ export class PluginSet {
       if (!definition) continue; // refused when the plugin was created
       let entry = byName.get(plugin.name);
       if (!entry) {
-        entry = { definition, combos: new Map() };
+        entry = { definition, combos: new Map(), consumerIds: new Set() };
         byName.set(plugin.name, entry);
       }
       const config: PluginConfig = {
@@ -42,9 +56,28 @@ export class PluginSet {
       };
       if (!plugin.route && !plugin.service && !plugin.consumer) entry.global = config;
       entry.combos.set(key(plugin.route?.id, plugin.service?.id, plugin.consumer?.id), config);
+      if (plugin.consumer) entry.consumerIds.add(plugin.consumer.id);
     }
     // Kong sorts by PRIORITY; equal priorities by name keeps runs deterministic.
     this.entries = [...byName.values()].sort((a, b) => b.definition.priority - a.definition.priority || a.definition.name.localeCompare(b.definition.name));
+  }
+
+  /** The plugins of a route and service, in run order; `configFor` resolves one for a consumer. */
+  planFor(routeId: string, serviceId: string | undefined): PlannedPlugin[] {
+    const planKey = `${routeId}:${serviceId ?? ''}`;
+    let plan = this.plans.get(planKey);
+    if (!plan) {
+      plan = this.entries.map((entry) => {
+        let byConsumer: Map<string, PluginConfig> | undefined;
+        for (const consumerId of entry.consumerIds) {
+          const config = this.lookup(entry, routeId, serviceId, consumerId);
+          if (config) (byConsumer ??= new Map()).set(consumerId, config);
+        }
+        return { entry, base: this.lookup(entry, routeId, serviceId, undefined), byConsumer };
+      });
+      this.plans.set(planKey, plan);
+    }
+    return plan;
   }
 
   lookup(entry: PluginEntry, routeId: string | undefined, serviceId: string | undefined, consumerId: string | undefined): PluginConfig | undefined {
@@ -81,6 +114,10 @@ export class PluginSet {
       if (hit) return hit;
     }
     return entry.global;
+  }
+
+  static configFor(planned: PlannedPlugin, consumerId: string | undefined): PluginConfig | undefined {
+    return (consumerId !== undefined && planned.byConsumer?.get(consumerId)) || planned.base;
   }
 
   /** Every config, for handing Lua plugin configs to the VM. */

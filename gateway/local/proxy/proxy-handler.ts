@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { KongHeaders, headerMapFrom } from '../kong/headers.ts';
 import { SERVER_TOKENS } from '../kong/version.ts';
 import { DOWNSTREAM_PHASES, type PluginConfig, type PluginDefinition } from '../plugins/plugin.ts';
+import { PluginSet } from '../plugins/plugin-set.ts';
 import type { GatewayRuntime } from '../runtime/gateway-runtime.ts';
 import { ExitSignal, RequestContext, type ExitResponse } from './request-context.ts';
 import { escapeUri, normalizePath, upstreamPath } from './uri.ts';
@@ -107,10 +108,11 @@ export class ProxyHandler {
       ctx.strippedPrefix = route.strip_path ? match.matchedPath : undefined;
       ctx.upstreamPath = upstreamPath(normalized, ctx.strippedPrefix, route.strip_path, service.path);
       collected = { header_filter: [], body_filter: [], log: [] };
-      for (const entry of plugins.entries) {
-        const config = plugins.lookup(entry, route.id, service.id, ctx.consumer?.id);
+      for (const planned of plugins.planFor(route.id, service.id)) {
+        // The consumer an auth plugin identified changes which instances the next plugins use.
+        const config = PluginSet.configFor(planned, ctx.consumer?.id);
         if (!config) continue;
-        const { definition } = entry;
+        const { definition } = planned.entry;
         if (definition.header_filter) collected.header_filter.push([definition, config]);
         if (definition.body_filter) collected.body_filter.push([definition, config]);
         if (definition.log) collected.log.push([definition, config]);
