@@ -19,25 +19,32 @@ export const EXPIRATION: Record<Period, number> = {
 };
 
 const capitalised = (period: Period) => period[0]!.toUpperCase() + period.slice(1);
+const LIMIT_HEADER = Object.fromEntries(PERIODS.map((p) => [p, `X-RateLimit-Limit-${capitalised(p)}`])) as Record<Period, string>;
+const REMAINING_HEADER = Object.fromEntries(PERIODS.map((p) => [p, `X-RateLimit-Remaining-${capitalised(p)}`])) as Record<Period, string>;
 const EMPTY_UUID = '00000000-0000-0000-0000-000000000000';
 
 /** kong/tools/timestamp.lua get_timestamps: the UTC start of each period containing `nowMs`. */
 export function periodStarts(nowMs: number): Record<Period, number> {
-  const d = new Date(Math.floor(nowMs / 1000) * 1000);
+  const second = Math.floor(nowMs / 1000) * 1000;
+  if (second === lastStarts.second) return lastStarts;
+  const d = new Date(second);
   const y = d.getUTCFullYear();
   const mo = d.getUTCMonth();
   const day = d.getUTCDate();
   const h = d.getUTCHours();
   const mi = d.getUTCMinutes();
-  return {
-    second: d.getTime(),
+  lastStarts = Object.freeze({
+    second,
     minute: Date.UTC(y, mo, day, h, mi),
     hour: Date.UTC(y, mo, day, h),
     day: Date.UTC(y, mo, day),
     month: Date.UTC(y, mo, 1),
     year: Date.UTC(y, 0, 1),
-  };
+  });
+  return lastStarts;
 }
+// Every request of the same second shares its period starts.
+let lastStarts: Readonly<Record<Period, number>> = { second: NaN, minute: NaN, hour: NaN, day: NaN, month: NaN, year: NaN };
 
 function identifierFor(ctx: RequestContext, config: PluginConfig): string {
   let identifier: string | undefined;
@@ -127,13 +134,14 @@ export const rateLimiting: PluginDefinition = {
     const now = Math.floor(env.now() / 1000) * 1000;
     const identifier = identifierFor(ctx, config);
     const starts = periodStarts(now);
-    const usage: Array<{ period: Period; limit: number; remaining: number }> = [];
+    const usage: Array<{ period: Period; limit: number; remaining: number; key: string }> = [];
     let stop: Period | undefined;
     for (const period of PERIODS) {
       const limit = config[period];
       if (typeof limit !== 'number') continue;
-      const remaining = limit - env.counters.get(counterKey(config, identifier, period, starts[period]));
-      usage.push({ period, limit, remaining });
+      const key = counterKey(config, identifier, period, starts[period]);
+      const remaining = limit - env.counters.get(key);
+      usage.push({ period, limit, remaining, key });
       if (remaining <= 0) stop = period;
     }
 
@@ -147,8 +155,8 @@ export const rateLimiting: PluginDefinition = {
           best = { limit, window, remaining };
           reset = Math.max(1, window - Math.floor((now - starts[period]) / 1000));
         }
-        ctx.rateLimitHeaders.set(`X-RateLimit-Limit-${capitalised(period)}`, String(limit));
-        ctx.rateLimitHeaders.set(`X-RateLimit-Remaining-${capitalised(period)}`, String(remaining));
+        ctx.rateLimitHeaders.set(LIMIT_HEADER[period], String(limit));
+        ctx.rateLimitHeaders.set(REMAINING_HEADER[period], String(remaining));
       }
       ctx.rateLimitHeaders.set('RateLimit-Limit', String(best!.limit));
       ctx.rateLimitHeaders.set('RateLimit-Remaining', String(best!.remaining));
@@ -165,9 +173,7 @@ export const rateLimiting: PluginDefinition = {
     if (!config.hide_client_headers) applyRateLimitHeaders(ctx);
 
     // Kong increments from a zero-delay timer after the check; here it happens right after.
-    for (const { period } of usage) {
-      env.counters.increment(counterKey(config, identifier, period, starts[period]), 1, EXPIRATION[period]);
-    }
+    for (const { period, key } of usage) env.counters.increment(key, 1, EXPIRATION[period]);
   },
 };
 
