@@ -30,8 +30,6 @@ local req_state               -- per-request table: { plugin = {}, shared = {} }
 local current_plugin
 local cache                   -- per-phase cache of values read through js_req, or nil
 local status_now, source_now  -- kong.response.get_status / get_source as the phase began
-local consumer_fields         -- the packed fields of the consumer and credential (see __kong_phase)
-local consumer_now, credential_now
 local req_blob, resp_blob     -- the headers as packed (or read), or nil until needed
 local req_overlay             -- header name -> value | false (cleared) set during this phase, or nil
 local resp_overlay
@@ -296,19 +294,27 @@ end
 function kong.client.get_ip() return read("ip") end
 function kong.client.get_forwarded_ip() return read("ip") end
 
+-- The same tables for the whole request, as ngx.ctx.authenticated_consumer/_credential are.
 function kong.client.get_consumer()
-  if not consumer_now and consumer_fields[1] ~= "" then
-    local f = consumer_fields
-    consumer_now = { id = f[1], username = f[2] ~= "" and f[2] or nil, custom_id = f[3] ~= "" and f[3] or nil }
+  local f = req_state.consumer_fields
+  if not f or f[1] == "" then return nil end
+  local consumer = req_state.consumer
+  if not consumer then
+    consumer = { id = f[1], username = f[2] ~= "" and f[2] or nil, custom_id = f[3] ~= "" and f[3] or nil }
+    req_state.consumer = consumer
   end
-  return consumer_now
+  return consumer
 end
 
 function kong.client.get_credential()
-  if not credential_now and consumer_fields[4] ~= "" then
-    credential_now = { id = consumer_fields[4], consumer = { id = consumer_fields[5] } }
+  local f = req_state.consumer_fields
+  if not f or f[4] == "" then return nil end
+  local credential = req_state.credential
+  if not credential then
+    credential = { id = f[4], consumer = { id = f[5] } }
+    req_state.credential = credential
   end
-  return credential_now
+  return credential
 end
 
 -- kong.router
@@ -585,8 +591,8 @@ package.loaded["kong.db.schema.typedefs"] = {
 
 -- phase runner ----------------------------------------------------------------------------------
 local plugins = {}        -- name -> handler table
-local configs = {}        -- plugin id -> config table
-local requests = {}       -- request id -> per-request state
+local configs = {}        -- config handle -> { name, handler, conf } of one plugin instance
+local requests = {}       -- request slot -> per-request state
 
 function __kong_register(name, handler_source, schema_source)
   package.preload["kong.plugins." .. name .. ".schema"] = assert(load(schema_source, "@" .. name .. "/schema.lua"))
@@ -607,42 +613,50 @@ function __kong_init_worker(name)
   if handler.init_worker then handler:init_worker() end
 end
 
-function __kong_set_config(id, config_json)
-  configs[id] = config_json and json.decode(config_json) or nil
+function __kong_set_config(handle, name, config_json)
+  if name then
+    configs[handle] = { name = name, handler = plugins[name], conf = json.decode(config_json) }
+  else
+    configs[handle] = nil
+  end
 end
 
--- The fixed fields of __kong_phase's argument, in one match.
-local PHASE_FIELDS = "^" .. string.rep("([^\31]*)\31", 12) .. "([^\31\30]*)"
+local PHASES = { "rewrite", "access", "header_filter", "body_filter", "log" }
+local SOURCES = { "service", "exit", "error" }
+local tointeger = math.tointeger
 
---- Runs one phase of one plugin for one request and returns the ops it produced, FS-separated
---- code/a/b triples. Everything most plugins read arrives packed in the one argument (see
---- lua-plugin-host.ts packPhase), FS-separated: name, phase, config id, request id, now (ms),
---- status, source, consumer id, username, custom_id, credential id, credential's consumer id,
---- done; then the phase's headers as a blob (request headers for rewrite/access, response
---- headers for header_filter).
-function __kong_phase(packed)
-  local name, phase, config_id, request_id, now, status, source, consumer_id, username, custom_id,
-        credential_id, credential_consumer_id, done = match(packed, PHASE_FIELDS)
-  now_ms = tonumber(now)
+--- Runs one phase of one plugin instance for one request and returns the ops it produced,
+--- FS-separated code/a/b triples. The arguments (lua-phase-call.ts): the request's slot, the
+--- instance's config handle, the phase (PHASES), now (ms), the status, the source (SOURCES),
+--- 1 when no later phase call will come, the phase's headers as a blob (request headers for
+--- rewrite/access, response headers for header_filter, else nil), and, when they changed since
+--- the request's last phase call, the consumer's id, username, custom_id, the credential's id and
+--- its consumer's id.
+function __kong_phase(slot, config_handle, phase_code, now, status, source_code, done, headers, ...)
+  local instance = configs[config_handle]
+  local name = instance.name
+  local phase = PHASES[phase_code]
+  now_ms = now
   phase_name = phase
   current_plugin = name
   nops = 0
   cache = nil
-  status_now, source_now = status, source
-  consumer_fields = { consumer_id, username, custom_id, credential_id, credential_consumer_id }
-  consumer_now, credential_now = nil, nil
+  status_now, source_now = tointeger(status), SOURCES[source_code]
   req_blob, resp_blob = nil, nil
-  local blob_start = find(packed, RS, 1, true)
-  if blob_start then
-    if phase == "header_filter" then resp_blob = sub(packed, blob_start) else req_blob = sub(packed, blob_start) end
+  if headers then
+    if phase_code == 3 then resp_blob = headers else req_blob = headers end
   end
   req_overlay, resp_overlay, req_added, resp_added = nil, nil, nil, nil
   status_override = nil
   body_override = nil
-  req_state = requests[request_id]
+  req_state = requests[slot]
   if not req_state then
     req_state = { plugin = {}, shared = {} }
-    requests[request_id] = req_state
+    requests[slot] = req_state
+  end
+  if select("#", ...) > 0 then
+    req_state.consumer_fields = { ... }
+    req_state.consumer, req_state.credential = nil, nil
   end
   local plugin_state = req_state.plugin[name]
   if not plugin_state then
@@ -652,8 +666,8 @@ function __kong_phase(packed)
   kong.ctx.plugin = plugin_state
   kong.ctx.shared = req_state.shared
 
-  local handler = plugins[name]
-  local ok, err = pcall(handler[phase], handler, configs[config_id])
+  local handler = instance.handler
+  local ok, err = pcall(handler[phase], handler, instance.conf)
   if not ok and err ~= EXIT then
     op("fail", (gsub(tostring(err), "[\30\31]", " ")))
   end
@@ -661,11 +675,11 @@ function __kong_phase(packed)
     js_set_body(body_override)
     op("body")
   end
-  if done == "1" then requests[request_id] = nil end
+  if done == 1 then requests[slot] = nil end
   if nops == 0 then return "" end
   return concat(ops, FS, 1, nops)
 end
 
-function __kong_release(request_id)
-  requests[request_id] = nil
+function __kong_release(slot)
+  requests[slot] = nil
 end

@@ -41,11 +41,17 @@ export class RequestContext {
   readonly rateLimitHeaders = new Map<string, string>();
   exited = false;
   proxied = false;
-  /** A Lua plugin ran for this request: the VM holds kong.ctx state to release at the end. */
-  usedLua = false;
+  /** Set once a Lua plugin ran: the VM holds kong.ctx state for this request under `slot`. */
+  lua?: {
+    slot: number;
+    /** The VM's per-request state is gone (the final phase call released it). */
+    released: boolean;
+    /** What the VM was last told kong.client.get_consumer/get_credential answer. */
+    consumer?: Consumer;
+    credential?: Pick<KeyAuthCredential, 'id' | 'consumer'>;
+  };
   /** The last Lua phase call the request will make; it releases the VM's state itself. */
   finalLuaCall?: { plugin: string; phase: string };
-  luaReleased = false;
   unexpected = false;
   /** Replaces the response body (kong.response.set_raw_body / exit from header_filter). */
   replacementBody?: string;

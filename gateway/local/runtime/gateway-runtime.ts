@@ -64,7 +64,7 @@ export class GatewayRuntime {
     const ids = new Set<string>();
     for (const [definition, config] of plugins.configs()) {
       if (this.registry.custom.includes(definition.name)) {
-        this.lua.setConfig(config);
+        this.lua.setConfig(definition.name, config);
         ids.add(config.__plugin_id);
       }
     }
