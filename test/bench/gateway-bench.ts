@@ -76,10 +76,10 @@ export async function benchGateway(options: { durationSeconds: number }): Promis
     await post(`${full.admin}/consumers/bench/plugins`, { name: 'rate-limiting', config: { minute: 1e9, day: 1e10 } });
     const auth = { authorization: `Bearer ${key}` };
 
-    const direct = await load({ name: 'backend direct GET /pets?limit=20', url: `${backendUrl}/pets?limit=20`, durationSeconds });
-    const chain = await load({ name: 'gateway, full plugin chain', url: `${full.proxy}/v1/pets?limit=20`, headers: auth, durationSeconds });
-    const noPlugins = await load({ name: 'gateway, route without plugins', url: `${bare.proxy}/v1/pets?limit=20`, durationSeconds });
-    const wide = await load({ name: 'gateway, full chain, 64 connections', url: `${full.proxy}/v1/pets?limit=20`, headers: auth, durationSeconds, connections: 64 });
+    const direct = await load({ name: 'backend direct GET /pets?limit=20', url: `${backendUrl}/pets?limit=20`, durationSeconds, cpuOfPid: backend.child.pid });
+    const chain = await load({ name: 'gateway, full plugin chain', url: `${full.proxy}/v1/pets?limit=20`, headers: auth, durationSeconds, cpuOfPid: full.proc.child.pid });
+    const noPlugins = await load({ name: 'gateway, route without plugins', url: `${bare.proxy}/v1/pets?limit=20`, durationSeconds, cpuOfPid: bare.proc.child.pid });
+    const wide = await load({ name: 'gateway, full chain, 64 connections', url: `${full.proxy}/v1/pets?limit=20`, headers: auth, durationSeconds, connections: 64, cpuOfPid: full.proc.child.pid });
     const gatewayRssMb = rssMb(full.proc.child.pid!);
 
     const throughCost = ratio(chain.rps, direct.rps);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 export interface LoadResult {
@@ -7,6 +8,8 @@ export interface LoadResult {
   p99: number;
   errors: number;
   non2xx: number;
+  /** CPU time (user + system) the measured process spent per request, when one was named. */
+  cpuMicrosPerRequest?: number;
 }
 
 export interface LoadOptions {
@@ -17,6 +20,14 @@ export interface LoadOptions {
   durationSeconds?: number;
   /** Paths to rotate through (autocannon requests), relative to url's origin. */
   paths?: string[];
+  /** A server process (not this one) whose CPU time per request to report. */
+  cpuOfPid?: number;
+}
+
+/** utime + stime of a process in microseconds (Linux /proc; clock ticks are 1/100 s). */
+function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 export function progress(message: string): void {
@@ -25,8 +36,9 @@ export function progress(message: string): void {
 
 /** One autocannon run; latencies in milliseconds. */
 export async function load(options: LoadOptions): Promise<LoadResult> {
-  const { name, url, headers = {}, connections = 10, durationSeconds = 5, paths } = options;
+  const { name, url, headers = {}, connections = 10, durationSeconds = 5, paths, cpuOfPid } = options;
   progress(`${name}: ${connections} connections for ${durationSeconds}s`);
+  const cpuBefore = cpuOfPid === undefined ? 0 : cpuMicros(cpuOfPid);
   const result = await autocannon({
     url,
     connections,
@@ -43,7 +55,11 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
   };
-  progress(`${name}: ${outcome.rps} req/s, p50 ${outcome.p50} ms, p99 ${outcome.p99} ms`);
+  if (cpuOfPid !== undefined && result.requests.total > 0) {
+    outcome.cpuMicrosPerRequest = Math.round((cpuMicros(cpuOfPid) - cpuBefore) / result.requests.total);
+  }
+  const cpu = outcome.cpuMicrosPerRequest === undefined ? '' : `, ${outcome.cpuMicrosPerRequest} µs CPU/request`;
+  progress(`${name}: ${outcome.rps} req/s, p50 ${outcome.p50} ms, p99 ${outcome.p99} ms${cpu}`);
   return outcome;
 }
 

@@ -27,9 +27,10 @@ if (!only || only === 'gateway') {
 
 const pad = (value: string | number, width: number) => String(value).padStart(width);
 console.log('');
-console.log(`${'scenario'.padEnd(44)} ${pad('req/s', 8)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('errors', 7)}`);
+// CPU µs/req: what the server process under test spent per request (separate processes only).
+console.log(`${'scenario'.padEnd(44)} ${pad('req/s', 8)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('errors', 7)} ${pad('CPU µs/req', 11)}`);
 for (const run of runs) {
-  console.log(`${run.name.padEnd(44)} ${pad(run.rps, 8)} ${pad(run.p50, 7)} ${pad(run.p99, 7)} ${pad(run.errors + run.non2xx, 7)}`);
+  console.log(`${run.name.padEnd(44)} ${pad(run.rps, 8)} ${pad(run.p50, 7)} ${pad(run.p99, 7)} ${pad(run.errors + run.non2xx, 7)} ${pad(run.cpuMicrosPerRequest ?? '', 11)}`);
 }
 console.log('');
 console.log(`${'ratio'.padEnd(44)} ${pad('value', 8)} ${pad('target', 8)}  ok`);
