@@ -70,6 +70,9 @@ export async function benchGateway(options: { durationSeconds: number }): Promis
     writeFileSync(bareConfig, NO_PLUGINS(backendUrl!));
     const bare = await startGatewayProcess(dir, 'bare', bareConfig, backendUrl!);
     processes.push(bare.proc);
+    const bareProxy = spawnTs('test/bench/bare-proxy.ts', [], { UPSTREAM_URL: backendUrl!, NODE_OPTIONS: '--max-semi-space-size=4' });
+    processes.push(bareProxy);
+    const [, bareProxyUrl] = await bareProxy.waitFor(/bare proxy ready (\S+)/);
 
     await post(`${full.admin}/consumers`, { username: 'bench' });
     const { key } = await post(`${full.admin}/consumers/bench/key-auth`, {});
@@ -79,16 +82,19 @@ export async function benchGateway(options: { durationSeconds: number }): Promis
     const direct = await load({ name: 'backend direct GET /pets?limit=20', url: `${backendUrl}/pets?limit=20`, durationSeconds, cpuOfPid: backend.child.pid });
     const chain = await load({ name: 'gateway, full plugin chain', url: `${full.proxy}/v1/pets?limit=20`, headers: auth, durationSeconds, cpuOfPid: full.proc.child.pid });
     const noPlugins = await load({ name: 'gateway, route without plugins', url: `${bare.proxy}/v1/pets?limit=20`, durationSeconds, cpuOfPid: bare.proc.child.pid });
+    const ceiling = await load({ name: 'bare node proxy (reference)', url: `${bareProxyUrl}/v1/pets?limit=20`, durationSeconds, cpuOfPid: bareProxy.child.pid });
     const wide = await load({ name: 'gateway, full chain, 64 connections', url: `${full.proxy}/v1/pets?limit=20`, headers: auth, durationSeconds, connections: 64, cpuOfPid: full.proc.child.pid });
     const gatewayRssMb = rssMb(full.proc.child.pid!);
 
     const throughCost = ratio(chain.rps, direct.rps);
     const chainCost = ratio(chain.rps, noPlugins.rps);
     return {
-      runs: [direct, chain, noPlugins, wide],
+      runs: [direct, chain, noPlugins, ceiling, wide],
       gatewayRssMb,
       ratios: {
         'gateway (full chain) / backend direct RPS': { value: throughCost, target: '>= 0.5', ok: throughCost >= 0.5 },
+        // No target: how close any Node proxy gets to the backend on this machine.
+        'reference: bare node proxy / backend direct': { value: ratio(ceiling.rps, direct.rps), target: '-', ok: true },
         'full chain / no-plugin route RPS': { value: chainCost, target: '>= 0.8', ok: chainCost >= 0.8 },
         'gateway p99 ms at 64 connections': { value: wide.p99, target: '<= 20', ok: wide.p99 <= 20 },
         'gateway RSS MB after load': { value: gatewayRssMb, target: '<= 150', ok: gatewayRssMb <= 150 },

@@ -35,7 +35,7 @@ for (const run of runs) {
 console.log('');
 console.log(`${'ratio'.padEnd(44)} ${pad('value', 8)} ${pad('target', 8)}  ok`);
 for (const [name, { value, target, ok }] of Object.entries(ratios)) {
-  console.log(`${name.padEnd(44)} ${pad(value, 8)} ${pad(target, 8)}  ${ok ? 'yes' : 'NO'}`);
+  console.log(`${name.padEnd(44)} ${pad(value, 8)} ${pad(target, 8)}  ${target === '-' ? '' : ok ? 'yes' : 'NO'}`);
 }
 if (args.has('--json')) {
   console.log(JSON.stringify({ date: new Date().toISOString(), node: process.version, runs, ratios }));
