@@ -16,7 +16,7 @@ local json = require "cjson"
 
 local lower = string.lower
 local concat = table.concat
-local find, sub, match, gmatch, gsub = string.find, string.sub, string.match, string.gmatch, string.gsub
+local find, sub, gmatch, gsub = string.find, string.sub, string.gmatch, string.gsub
 
 local EXIT = setmetatable({}, { __tostring = function() return "kong.response.exit" end })
 

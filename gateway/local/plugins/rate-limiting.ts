@@ -23,8 +23,11 @@ const LIMIT_HEADER = Object.fromEntries(PERIODS.map((p) => [p, `X-RateLimit-Limi
 const REMAINING_HEADER = Object.fromEntries(PERIODS.map((p) => [p, `X-RateLimit-Remaining-${capitalised(p)}`])) as Record<Period, string>;
 const EMPTY_UUID = '00000000-0000-0000-0000-000000000000';
 
+// Every request of the same second shares its period starts.
+let lastStarts: Readonly<Record<Period, number>> = { second: NaN, minute: NaN, hour: NaN, day: NaN, month: NaN, year: NaN };
+
 /** kong/tools/timestamp.lua get_timestamps: the UTC start of each period containing `nowMs`. */
-export function periodStarts(nowMs: number): Record<Period, number> {
+export function periodStarts(nowMs: number): Readonly<Record<Period, number>> {
   const second = Math.floor(nowMs / 1000) * 1000;
   if (second === lastStarts.second) return lastStarts;
   const d = new Date(second);
@@ -43,8 +46,6 @@ export function periodStarts(nowMs: number): Record<Period, number> {
   });
   return lastStarts;
 }
-// Every request of the same second shares its period starts.
-let lastStarts: Readonly<Record<Period, number>> = { second: NaN, minute: NaN, hour: NaN, day: NaN, month: NaN, year: NaN };
 
 function identifierFor(ctx: RequestContext, config: PluginConfig): string {
   let identifier: string | undefined;
