@@ -1,7 +1,7 @@
-import { readBackendConfig } from './config.ts';
+import { readBackendConfigOrExit } from './config.ts';
 import { startBackend } from './server.ts';
 
-const backend = await startBackend(readBackendConfig());
+const backend = await startBackend(readBackendConfigOrExit());
 console.log(`[backend] listening on ${backend.url}`);
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -1,11 +1,11 @@
-import { readBackendConfig } from '../../backend/src/config.ts';
+import { readBackendConfigOrExit } from '../../backend/src/config.ts';
 import { startBackend } from '../../backend/src/server.ts';
 import { DeclarativeConfigError } from './config/declarative.ts';
 import { startGateway } from './gateway.ts';
 import { readGatewaySettings } from './settings.ts';
 
 /** `npm start`: the backend and the local Kong-compatible gateway in front of it. */
-const backend = await startBackend(readBackendConfig());
+const backend = await startBackend(readBackendConfigOrExit());
 const settings = readGatewaySettings();
 const env = { DECK_ANIMAL_STORE_BACKEND_URL: backend.url, ...process.env };
 

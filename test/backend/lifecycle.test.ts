@@ -59,3 +59,11 @@ test('SIGTERM lets an in-flight request finish, then exits cleanly', async (t) =
   t.is(JSON.parse(text).name, 'Late');
   t.deepEqual(await backend.exited, { code: 0, signal: null });
 });
+
+test('a DATABASE_URL that is not PostgreSQL stops the start with one line, without echoing the URL', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'animal-store-url-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const backend = spawnTs('backend/src/main.ts', [], { BACKEND_PORT: '0', DATA_DIR: dataDir, DATABASE_URL: 'mysql://store:s3cret@db/animals' });
+  t.is((await backend.exited).code, 2);
+  t.is(backend.output(), '[backend] DATABASE_URL must be a postgres:// or postgresql:// URL, got one starting "mysql"\n');
+});

@@ -9,9 +9,13 @@ export interface TestBackend extends RunningBackend {
   dispose(): Promise<void>;
 }
 
-/** A real backend on an ephemeral loopback port with its own SQLite file. */
-export async function startTestBackend(dataDir = mkdtempSync(join(tmpdir(), 'animal-store-'))): Promise<TestBackend> {
-  const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir });
+/**
+ * A real backend on an ephemeral loopback port with its own SQLite file, or on the PostgreSQL
+ * database `databaseUrl` names (several backends may share one, as replicas do).
+ */
+export async function startTestBackend({ databaseUrl }: { databaseUrl?: string } = {}): Promise<TestBackend> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'animal-store-'));
+  const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir, databaseUrl });
   return {
     ...backend,
     dataDir,

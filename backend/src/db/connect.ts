@@ -4,9 +4,9 @@ import knex, { type Knex } from 'knex';
 import { migrations } from './migrations.ts';
 
 export interface DatabaseOptions {
-  /** Directory of the SQLite file (default ./data). Ignored when `url` is a PostgreSQL URL. */
+  /** Directory of the SQLite file (default ./data). Ignored when `url` is set. */
   dataDir: string;
-  /** `postgres://…` for deployments with several backend replicas; unset for SQLite. */
+  /** `postgres://…` (checked by readBackendConfig) for deployments with several backend replicas; unset for SQLite. */
   url?: string;
 }
 
@@ -40,8 +40,7 @@ function postgresConfig(url: string): Knex.Config {
 
 /** Opens the store and brings its schema up to date. */
 export async function openDatabase(options: DatabaseOptions): Promise<Knex> {
-  const isPostgres = options.url !== undefined && /^postgres(ql)?:\/\//.test(options.url);
-  const db = knex(isPostgres ? postgresConfig(options.url!) : sqliteConfig(options.dataDir));
+  const db = knex(options.url !== undefined ? postgresConfig(options.url) : sqliteConfig(options.dataDir));
   await db.migrate.latest({ migrationSource: migrations });
   return db;
 }

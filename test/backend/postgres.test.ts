@@ -1,0 +1,101 @@
+// The backend on PostgreSQL (DATABASE_URL), the store for several replicas: what differs from
+// SQLite is the driver (int8 as strings, RETURNING), concurrency across processes and the
+// absence of the in-memory page cache. Two backends share one database here, as replicas do.
+import anyTest, { type TestFn } from 'ava';
+import { request, startTestBackend, type TestBackend } from '../helpers/backend.ts';
+import { contractProblems } from '../helpers/openapi-contract.ts';
+import { startTestPostgres, type TestPostgres } from '../helpers/postgres.ts';
+
+const test = anyTest.serial as TestFn<{ postgres: TestPostgres; url: string; a: TestBackend; b: TestBackend }>;
+
+test.before(async (t) => {
+  t.context.postgres = await startTestPostgres();
+  t.context.url = await t.context.postgres.createDatabase('animal_store');
+  t.context.a = await startTestBackend({ databaseUrl: t.context.url });
+  t.context.b = await startTestBackend({ databaseUrl: t.context.url });
+});
+test.after.always(async (t) => {
+  await t.context.a?.dispose();
+  await t.context.b?.dispose();
+  await t.context.postgres?.dispose();
+});
+
+const createPet = (backend: TestBackend, json: unknown) => request(`${backend.url}/pets`, { method: 'POST', json });
+
+test('pets are created with numeric ids and int64 fields read back as JSON numbers', async (t) => {
+  const { a } = t.context;
+  t.is(a.db.client.config.client, 'pg');
+  const created = await createPet(a, { name: 'Big', categoryId: Number.MAX_SAFE_INTEGER });
+  t.is(created.status, 201);
+  t.true(Number.isInteger(created.body.id));
+  t.deepEqual(contractProblems('POST', '/pets', created), []);
+  const fetched = await request(`${a.url}/pets/${created.body.id}`);
+  t.deepEqual(fetched.body, created.body);
+  t.is(fetched.body.categoryId, Number.MAX_SAFE_INTEGER);
+});
+
+test('a pet written through one replica is listed by the other at once (no per-process page cache)', async (t) => {
+  const { a, b } = t.context;
+  const before = await request(`${b.url}/pets?limit=100`);
+  const created = await createPet(a, { name: 'Seen-by-b', categoryId: 1 });
+  const after = await request(`${b.url}/pets?limit=100`);
+  t.is(after.body.length, before.body.length + 1);
+  t.deepEqual(after.body.at(-1), created.body);
+});
+
+test('keyset pages walk every pet once, in id order, with the status filter carried by Link', async (t) => {
+  const { a, b } = t.context;
+  for (let i = 0; i < 7; i++) await createPet(a, { name: `pending-${i}`, categoryId: 2, status: 'pending' });
+  const ids: number[] = [];
+  let next: string | undefined = `/pets?status=pending&limit=3`;
+  while (next) {
+    const page = await request(`${b.url}${next}`);
+    t.is(page.status, 200);
+    t.deepEqual(contractProblems('GET', '/pets', page), []);
+    for (const pet of page.body) {
+      t.is(pet.status, 'pending');
+      ids.push(pet.id);
+    }
+    next = /^<([^>]+)>; rel="next"$/.exec(page.headers.get('link') ?? '')?.[1];
+  }
+  t.is(ids.length, 7);
+  t.deepEqual(ids, [...ids].sort((x, y) => x - y));
+});
+
+test('10 concurrent orders for one pet across two replicas give exactly one 201 and nine 409', async (t) => {
+  const { a, b } = t.context;
+  const pet = (await createPet(a, { name: 'Popular', categoryId: 3 })).body;
+  const responses = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => request(`${(i % 2 ? a : b).url}/store/orders`, { method: 'POST', json: { petId: pet.id } })),
+  );
+  t.deepEqual(responses.map((response) => response.status).sort(), [201, 409, 409, 409, 409, 409, 409, 409, 409, 409]);
+  t.is((await a.db('orders').where({ pet_id: pet.id })).length, 1);
+  t.is((await request(`${b.url}/pets/${pet.id}`)).body.status, 'pending');
+});
+
+test('an order moves through approve and deliver, and the pet ends sold', async (t) => {
+  const { a, b } = t.context;
+  const pet = (await createPet(a, { name: 'Kit', categoryId: 4 })).body;
+  const placed = await request(`${a.url}/store/orders`, { method: 'POST', json: { petId: pet.id } });
+  t.is(placed.status, 201);
+  t.deepEqual(contractProblems('POST', '/store/orders', placed, { checkHeaders: false }), []);
+  t.is((await request(`${b.url}/store/orders/${placed.body.id}/approve`, { method: 'POST' })).body.status, 'approved');
+  const delivered = await request(`${a.url}/store/orders/${placed.body.id}/deliver`, { method: 'POST' });
+  t.like(delivered.body, { id: placed.body.id, petId: pet.id, status: 'delivered' });
+  t.is((await request(`${b.url}/pets/${pet.id}`)).body.status, 'sold');
+  const again = await request(`${b.url}/store/orders/${placed.body.id}/cancel`, { method: 'POST' });
+  t.is(again.status, 409);
+  t.is(again.body.code, 'invalid_order_transition');
+});
+
+test('a backend restarted on the same database keeps its data and does not re-run migrations', async (t) => {
+  const { a, url } = t.context;
+  const created = await createPet(a, { name: 'Survivor', categoryId: 5 });
+  const restarted = await startTestBackend({ databaseUrl: url });
+  try {
+    t.deepEqual((await request(`${restarted.url}/pets/${created.body.id}`)).body, created.body);
+    t.deepEqual((await restarted.db('knex_migrations').select('name')).map((row) => row.name), ['001_pets_and_orders']);
+  } finally {
+    await restarted.dispose();
+  }
+});
