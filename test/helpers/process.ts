@@ -13,7 +13,12 @@ export interface SpawnedProcess {
 
 /** Runs a TypeScript entry point of this repository with tsx, as `npm start` would. */
 export function spawnTs(entry: string, args: string[], env: NodeJS.ProcessEnv): SpawnedProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+  return spawnNode(['--import', 'tsx', entry, ...args], env);
+}
+
+/** Runs node with exactly `nodeArgs` in the repository root. */
+export function spawnNode(nodeArgs: string[], env: NodeJS.ProcessEnv): SpawnedProcess {
+  const child = spawn(process.execPath, nodeArgs, {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
