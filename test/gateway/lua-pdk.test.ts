@@ -7,7 +7,8 @@ import { startFixture, type Fixture } from '../helpers/fixture.ts';
 // reports what it saw. Semantics from kong/pdk/*.lua (3.9.1): kong.service.request.set_header
 // changes what kong.request.get_header returns; kong.ctx.shared lives for the request;
 // kong.response.exit with a table sends JSON; a handler error is a 500 with source "error".
-const test = anyTest as TestFn<{ f: Fixture }>;
+// Serial: tests read the echo upstream's last request.
+const test = anyTest.serial as TestFn<{ f: Fixture }>;
 const PLUGINS = fileURLToPath(new URL('../fixtures/plugins', import.meta.url));
 
 test.before(async (t) => {
@@ -31,6 +32,9 @@ services:
       - name: ngx-var
         paths: [/ngx-var]
         plugins: [{ name: pdk-probe, config: { mode: ngx-var } }]
+      - name: headers
+        paths: [/headers]
+        plugins: [{ name: pdk-probe, config: { mode: headers } }]
 `,
     { pluginsDir: PLUGINS, upstream },
   );
@@ -75,6 +79,34 @@ test('an error in a handler answers 500 with source "error" and is logged', asyn
   t.is(response.body.message, 'An unexpected error occurred');
   t.is(response.headers.get('x-probe-source'), 'error');
   t.true(f.gateway.logs.some((line) => line.includes('probe crashed on purpose')));
+});
+
+// kong/pdk/private/checks.lua (3.9.1): validate_header, validate_headers, normalize_multi_header;
+// kong/pdk/service/request.lua: set_header("Host") sets $upstream_host, which kong/runloop/handler.lua
+// sends as the Host; kong/pdk/response.lua: Transfer-Encoding is ignored with a warning.
+test('header values as Kong takes them: arrays, "" as " ", LuaJIT numbers, Host, validation errors', async (t) => {
+  const { f } = t.context;
+  const response = await f.call('/headers');
+  t.is(response.status, 200);
+  const upstream = f.upstream.last()!.headers;
+  t.is(upstream['x-multi'], 'm1, m2');
+  t.is(upstream['x-numbers'], '42, 1.5, 9.007199254741e+15');
+  t.false('x-cleared' in upstream);
+  t.is(upstream.host, 'probe.example');
+  t.false('x-half' in upstream, 'set_headers checks every entry before setting any');
+  t.is(response.headers.get('x-probe-seen'), '[ ]|m1,m2|nil');
+  t.deepEqual(response.headers.get('x-probe-errors')!.split('|').map((e) => e.replace(/^[^:]*:\d+: /, '')), [
+    'invalid header value in array "X-Bad": got number, expected string',
+    'invalid header value for "X-Bad": got function, expected array of string, string, number or boolean',
+    'invalid header name "7": got number, expected string',
+    'invalid header value in array "X-Bad": got boolean, expected string',
+    'code must be a number between 100 and 599',
+    'invalid header value for "X-Bad": got function, expected string, number, boolean or array of strings',
+  ]);
+  t.is(response.headers.get('x-resp-multi'), 'r1, r2');
+  t.is(response.headers.get('x-from-upstream'), null);
+  t.is(response.headers.get('x-resp-flag'), 'true');
+  t.true(f.gateway.logs.some((line) => line.includes('manually setting Transfer-Encoding. Ignored.')));
 });
 
 test('ngx.var is refused with a message pointing at the PDK', async (t) => {

@@ -217,11 +217,9 @@ export class LuaPluginHost {
         case 'sh':
           ctx.setServiceHeader(a, b);
           break;
-        case 'ah': {
-          const existing = ctx.requestHeaders.get(a.toLowerCase());
-          ctx.requestHeaders.set(a.toLowerCase(), existing === undefined ? b : [...(Array.isArray(existing) ? existing : [existing]), b]);
+        case 'ah':
+          ctx.addServiceHeader(a, b);
           break;
-        }
         case 'ch':
           ctx.clearServiceHeader(a);
           break;

@@ -16,7 +16,7 @@ local json = require "cjson"
 
 local lower = string.lower
 local concat = table.concat
-local find, sub, gmatch, gsub = string.find, string.sub, string.gmatch, string.gsub
+local find, sub, gmatch, gsub, format = string.find, string.sub, string.gmatch, string.gsub, string.format
 
 local EXIT = setmetatable({}, { __tostring = function() return "kong.response.exit" end })
 
@@ -83,15 +83,56 @@ local REWRITE_ACCESS_HEADER = { rewrite = true, access = true, header_filter = t
 local HEADER_BODY_LOG = { header_filter = true, body_filter = true, log = true }
 local BODY = { body_filter = true }
 
-local function to_header_value(value)
+-- Header values as kong/pdk/private/checks.lua (3.9.1) validates and normalizes them: a string,
+-- number, boolean or array of strings; "" goes out as " " (nginx drops empty headers); numbers
+-- as LuaJIT's tostring prints them ("%.14g"), not as this VM's Lua 5.4 would ("1.0").
+local function scalar_header(value)
   local t = type(value)
-  if t == "string" then return value end
-  if t == "number" then
-    if value % 1 == 0 then return string.format("%d", value) end
-    return tostring(value)
+  if t == "string" then return value == "" and " " or value end
+  if t == "number" then return format("%.14g", value) end
+  return value and "true" or "false"
+end
+
+--- One string, or a list of strings for an array value; errors name the caller's line.
+local function header_values(name, value)
+  if type(name) ~= "string" then
+    error(format("invalid header name %q: got %s, expected string", tostring(name), type(name)), 3)
   end
-  if t == "boolean" then return value and "true" or "false" end
-  error("invalid header value: expected a string, number or boolean, got " .. t, 3)
+  local t = type(value)
+  if t == "table" then
+    local list = {}
+    for i, v in ipairs(value) do
+      if type(v) ~= "string" then
+        error(format("invalid header value in array %q: got %s, expected string", name, type(v)), 3)
+      end
+      list[i] = v == "" and " " or v
+    end
+    return list
+  end
+  if t ~= "string" and t ~= "number" and t ~= "boolean" then
+    error(format("invalid header value for %q: got %s, expected array of string, string, number or boolean", name, t), 3)
+  end
+  return scalar_header(value)
+end
+
+--- set_headers checks every entry before changing anything (checks.validate_headers).
+local function check_headers(headers)
+  if type(headers) ~= "table" then error("headers must be a table", 3) end
+  for k, v in pairs(headers) do
+    if type(k) ~= "string" then
+      error(format("invalid header name %q: got %s, expected string", tostring(k), type(k)), 3)
+    end
+    local tv = type(v)
+    if tv == "table" then
+      for _, vv in ipairs(v) do
+        if type(vv) ~= "string" then
+          error(format("invalid header value in array %q: got %s, expected string", k, type(vv)), 3)
+        end
+      end
+    elseif tv ~= "string" and tv ~= "number" and tv ~= "boolean" then
+      error(format("invalid header value for %q: got %s, expected string, number, boolean or array of strings", k, tv), 3)
+    end
+  end
 end
 
 -- Header names as ngx looks them up: lower case, `_` as `-` (memoised: plugins ask for the
@@ -249,18 +290,54 @@ local function overlay_add(overlay, added, key, value, current_first)
   return overlay, added
 end
 
+-- Setting a header to an array sends each value; to an empty array clears it (ngx.req.set_header
+-- and ngx.header do both). Codes name the ops for one side: request or response.
+local REQUEST_OPS = { set = "sh", add = "ah", clear = "ch" }
+local RESPONSE_OPS = { set = "rsh", add = "rah", clear = "rch" }
+
+local function apply_set(overlay, added, codes, name, values)
+  local key = lower(name)
+  if type(values) == "string" then
+    op(codes.set, name, values)
+    return overlay_set(overlay, added, key, values), added
+  end
+  if values[1] == nil then
+    op(codes.clear, name)
+    return overlay_set(overlay, added, key, false), added
+  end
+  overlay = overlay_set(overlay, added, key, values[1])
+  op(codes.set, name, values[1])
+  for i = 2, #values do
+    overlay, added = overlay_add(overlay, added, key, values[i], values[1])
+    op(codes.add, name, values[i])
+  end
+  return overlay, added
+end
+
+local function apply_add(overlay, added, codes, name, values, current_first)
+  local key = lower(name)
+  if type(values) == "string" then
+    op(codes.add, name, values)
+    return overlay_add(overlay, added, key, values, current_first)
+  end
+  for _, v in ipairs(values) do
+    overlay, added = overlay_add(overlay, added, key, v, current_first)
+    op(codes.add, name, v)
+    current_first = current_first or v
+  end
+  return overlay, added
+end
+
 function kong.service.request.set_header(name, value)
   check_phase(REWRITE_ACCESS, "kong.service.request.set_header")
-  local v = to_header_value(value)
-  req_overlay = overlay_set(req_overlay, req_added, lower(name), v)
-  op("sh", name, v)
+  local values = header_values(name, value)
+  req_overlay, req_added = apply_set(req_overlay, req_added, REQUEST_OPS, name, values)
 end
 
 function kong.service.request.add_header(name, value)
   check_phase(REWRITE_ACCESS, "kong.service.request.add_header")
-  local v = to_header_value(value)
-  req_overlay, req_added = overlay_add(req_overlay, req_added, lower(name), v, kong.request.get_header(name))
-  op("ah", name, v)
+  local values = header_values(name, value)
+  req_overlay, req_added = apply_add(req_overlay, req_added, REQUEST_OPS, name, values, kong.request.get_header(name))
 end
 
 function kong.service.request.clear_header(name)
@@ -270,7 +347,11 @@ function kong.service.request.clear_header(name)
 end
 
 function kong.service.request.set_headers(headers)
-  for name, value in pairs(headers) do kong.service.request.set_header(name, value) end
+  check_phase(REWRITE_ACCESS, "kong.service.request.set_headers")
+  check_headers(headers)
+  for name, value in pairs(headers) do
+    req_overlay, req_added = apply_set(req_overlay, req_added, REQUEST_OPS, name, header_values(name, value))
+  end
 end
 
 function kong.service.request.set_path(path)
@@ -357,18 +438,27 @@ function kong.response.get_headers()
   return headers_table(response_blob(), resp_overlay, resp_added)
 end
 
+-- Kong leaves Transfer-Encoding to nginx (kong/pdk/response.lua).
+local function is_transfer_encoding(name)
+  local n = lower(name)
+  if n == "transfer-encoding" or n == "transfer_encoding" then
+    kong.log.warn("manually setting Transfer-Encoding. Ignored.")
+    return true
+  end
+  return false
+end
+
 function kong.response.set_header(name, value)
   check_phase(REWRITE_ACCESS_HEADER, "kong.response.set_header")
-  local v = to_header_value(value)
-  resp_overlay = overlay_set(resp_overlay, resp_added, lower(name), v)
-  op("rsh", name, v)
+  local values = header_values(name, value)
+  if is_transfer_encoding(name) then return end
+  resp_overlay, resp_added = apply_set(resp_overlay, resp_added, RESPONSE_OPS, name, values)
 end
 
 function kong.response.add_header(name, value)
   check_phase(REWRITE_ACCESS_HEADER, "kong.response.add_header")
-  local v = to_header_value(value)
-  resp_overlay, resp_added = overlay_add(resp_overlay, resp_added, lower(name), v, kong.response.get_header(name))
-  op("rah", name, v)
+  local values = header_values(name, value)
+  resp_overlay, resp_added = apply_add(resp_overlay, resp_added, RESPONSE_OPS, name, values, kong.response.get_header(name))
 end
 
 function kong.response.clear_header(name)
@@ -378,7 +468,13 @@ function kong.response.clear_header(name)
 end
 
 function kong.response.set_headers(headers)
-  for name, value in pairs(headers) do kong.response.set_header(name, value) end
+  check_phase(REWRITE_ACCESS_HEADER, "kong.response.set_headers")
+  check_headers(headers)
+  for name, value in pairs(headers) do
+    if not is_transfer_encoding(name) then
+      resp_overlay, resp_added = apply_set(resp_overlay, resp_added, RESPONSE_OPS, name, header_values(name, value))
+    end
+  end
 end
 
 function kong.response.set_status(status)
@@ -391,9 +487,9 @@ local function push_exit(status, content_type_and_body, headers)
   op("exit", string.format("%d", status))
   for name, value in pairs(headers or {}) do
     if type(value) == "table" then
-      for _, v in ipairs(value) do op("xh", name, to_header_value(v)) end
+      for _, v in ipairs(value) do op("xh", name, scalar_header(v)) end
     else
-      op("xh", name, to_header_value(value))
+      op("xh", name, scalar_header(value))
     end
   end
   if content_type_and_body then js_set_body(content_type_and_body) end
@@ -403,6 +499,12 @@ end
 function kong.response.exit(status, body, headers)
   check_phase(REWRITE_ACCESS_HEADER, "kong.response.exit")
   if type(status) ~= "number" then error("code must be a number", 2) end
+  if status < 100 or status > 599 then error("code must be a number between 100 and 599", 2) end
+  if body ~= nil and type(body) ~= "string" and type(body) ~= "table" then
+    error("body must be a nil, string or table", 2)
+  end
+  if headers ~= nil and type(headers) ~= "table" then error("headers must be a nil or table", 2) end
+  if headers ~= nil then check_headers(headers) end
   local encoded = body
   if type(body) == "table" then
     encoded = json.encode(body)
@@ -412,8 +514,6 @@ function kong.response.exit(status, body, headers)
       if lower(name) == "content-type" then has_type = true end
     end
     if not has_type then headers["Content-Type"] = "application/json; charset=utf-8" end
-  elseif body ~= nil and type(body) ~= "string" then
-    error("body must be a nil, string or table", 2)
   end
   push_exit(status, encoded, headers)
 end

@@ -138,7 +138,10 @@ export class ProxyHandler {
     for (const [name, value] of ctx.requestHeaders) if (!NOT_FORWARDED.has(name)) headers[name] = value;
     const route = ctx.route!;
     const defaultPort = service.protocol === 'https' ? 443 : 80;
-    headers.host = route.preserve_host && req.headers.host ? req.headers.host : service.port === defaultPort ? service.host : `${service.host}:${service.port}`;
+    // kong/runloop/handler.lua (3.9.1) access.after: a non-empty $upstream_host (set by a plugin, or by
+    // the router under preserve_host) is sent as is; otherwise the service's host[:port].
+    headers.host =
+      ctx.upstreamHost ?? (route.preserve_host && req.headers.host ? req.headers.host : service.port === defaultPort ? service.host : `${service.host}:${service.port}`);
     const clientXff = ctx.requestHeaders.get('x-forwarded-for');
     headers['x-forwarded-for'] = clientXff ? `${Array.isArray(clientXff) ? clientXff.join(', ') : clientXff}, ${ctx.clientIp}` : ctx.clientIp;
     headers['x-forwarded-proto'] = ctx.scheme;

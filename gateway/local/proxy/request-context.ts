@@ -27,6 +27,8 @@ export class RequestContext {
   /** The path prefix the router stripped (strip_path), for X-Forwarded-Prefix. */
   strippedPrefix?: string;
   upstreamPath = '/';
+  /** Host a plugin set with kong.service.request.set_header/add_header (nginx's $upstream_host): sent as is. */
+  upstreamHost?: string;
   upstreamQuery: string;
   consumer?: Consumer;
   credential?: Pick<KeyAuthCredential, 'id' | 'consumer'>;
@@ -85,7 +87,16 @@ export class RequestContext {
   }
 
   setServiceHeader(name: string, value: string): void {
-    this.requestHeaders.set(normalizeName(name), value);
+    const key = normalizeName(name);
+    if (key === 'host') this.upstreamHost = value;
+    this.requestHeaders.set(key, value);
+  }
+
+  addServiceHeader(name: string, value: string): void {
+    const key = normalizeName(name);
+    if (key === 'host') this.upstreamHost = value;
+    const existing = this.requestHeaders.get(key);
+    this.requestHeaders.set(key, existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value]);
   }
 
   clearServiceHeader(name: string): void {
