@@ -1,7 +1,11 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import anyTest, { type TestFn } from 'ava';
 import { startEchoUpstream } from '../helpers/gateway.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
+import { LuaPluginHost } from '../../gateway/local/lua/lua-plugin-host.ts';
 
 // The local gateway's Lua PDK, through a probe plugin (test/fixtures/plugins/pdk-probe) that
 // reports what it saw. Semantics from kong/pdk/*.lua (3.9.1): kong.service.request.set_header
@@ -93,12 +97,17 @@ test('header values as Kong takes them: arrays, "" as " ", LuaJIT numbers, Host,
   t.is(upstream['x-numbers'], '42, 1.5, 9.007199254741e+15');
   t.false('x-cleared' in upstream);
   t.is(upstream.host, 'probe.example');
+  t.is(upstream['x-tab'], 'a\tb');
+  t.false('x-ctl' in upstream);
   t.false('x-half' in upstream, 'set_headers checks every entry before setting any');
   t.is(response.headers.get('x-probe-seen'), '[ ]|m1,m2|nil');
   t.deepEqual(response.headers.get('x-probe-errors')!.split('|').map((e) => e.replace(/^[^:]*:\d+: /, '')), [
     'invalid header value in array "X-Bad": got number, expected string',
     'invalid header value for "X-Bad": got function, expected array of string, string, number or boolean',
     'invalid header name "7": got number, expected string',
+    'header "X-Ctl": control character 0x01 cannot be sent by the local gateway (Node\'s HTTP refuses it)',
+    'header "X-Ctl": control character 0x1F cannot be sent by the local gateway (Node\'s HTTP refuses it)',
+    'header "X\\30": control character 0x1E cannot be sent by the local gateway (Node\'s HTTP refuses it)',
     'invalid header value in array "X-Bad": got boolean, expected string',
     'code must be a number between 100 and 599',
     'invalid header value for "X-Bad": got function, expected string, number, boolean or array of strings',
@@ -120,4 +129,17 @@ test('kong.ctx state stays with its request when many are in flight at once', as
   const { f } = t.context;
   const responses = await Promise.all(Array.from({ length: 40 }, (_, i) => f.call(`/observe/x?q=${i}`)));
   responses.forEach((response, i) => t.is(response.headers.get('x-probe-query'), String(i)));
+});
+
+test('a config record declared with fields = {} loads as a record without fields, as Kong reads it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'animal-store-plugins-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'bare'));
+  writeFileSync(join(dir, 'bare/handler.lua'), 'return { PRIORITY = 1, VERSION = "0.1.0" }\n');
+  writeFileSync(
+    join(dir, 'bare/schema.lua'),
+    'return { name = "bare", fields = { { config = { type = "record", fields = {} } } } }\n',
+  );
+  const lua = await LuaPluginHost.create({ sharedDicts: [], nodeId: 'test' });
+  t.deepEqual(lua.loadPlugin(dir, 'bare').configFields, []);
 });

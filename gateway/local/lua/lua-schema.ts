@@ -31,6 +31,8 @@ function convert(plugin: string, path: string, field: LuaField): FieldSchema {
 }
 
 function convertFields(plugin: string, path: string, fields: unknown): Array<Record<string, FieldSchema>> {
+  // An empty Lua table reaches JS as {}: `fields = {}` is a record without fields, as Kong reads it.
+  if (isEmptyObject(fields)) return [];
   if (!Array.isArray(fields)) throw new Error(`plugin ${plugin}: ${path}.fields must be an array`);
   return fields.map((entry: Record<string, LuaField>) => {
     const [name, ...rest] = Object.keys(entry);
@@ -99,4 +101,8 @@ export function fieldsFromLuaSchema(plugin: string, fields: unknown): ConvertedS
     }
   }
   return result;
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
 }

@@ -93,11 +93,25 @@ local function scalar_header(value)
   return value and "true" or "false"
 end
 
+-- Control characters (other than a tab in a value): Node's HTTP refuses to send them, so what
+-- Kong (nginx) would do with them cannot be reproduced here; the call fails and says so rather
+-- than send something else. It also keeps FS/RS, which frame the ops, out of header data.
+local CONTROL_IN_VALUE, CONTROL_IN_NAME = "[\0-\8\10-\31\127]", "[\0-\31\127]"
+
+local function refuse_control(name, s, pattern)
+  local at = find(s, pattern)
+  if at then
+    error(format("header %q: control character 0x%02X cannot be sent by the local gateway (Node's HTTP refuses it)",
+      name, s:byte(at)), 4)
+  end
+end
+
 --- One string, or a list of strings for an array value; errors name the caller's line.
 local function header_values(name, value)
   if type(name) ~= "string" then
     error(format("invalid header name %q: got %s, expected string", tostring(name), type(name)), 3)
   end
+  refuse_control(name, name, CONTROL_IN_NAME)
   local t = type(value)
   if t == "table" then
     local list = {}
@@ -105,6 +119,7 @@ local function header_values(name, value)
       if type(v) ~= "string" then
         error(format("invalid header value in array %q: got %s, expected string", name, type(v)), 3)
       end
+      refuse_control(name, v, CONTROL_IN_VALUE)
       list[i] = v == "" and " " or v
     end
     return list
@@ -112,6 +127,7 @@ local function header_values(name, value)
   if t ~= "string" and t ~= "number" and t ~= "boolean" then
     error(format("invalid header value for %q: got %s, expected array of string, string, number or boolean", name, t), 3)
   end
+  if t == "string" then refuse_control(name, value, CONTROL_IN_VALUE) end
   return scalar_header(value)
 end
 
@@ -122,14 +138,18 @@ local function check_headers(headers)
     if type(k) ~= "string" then
       error(format("invalid header name %q: got %s, expected string", tostring(k), type(k)), 3)
     end
+    refuse_control(k, k, CONTROL_IN_NAME)
     local tv = type(v)
     if tv == "table" then
       for _, vv in ipairs(v) do
         if type(vv) ~= "string" then
           error(format("invalid header value in array %q: got %s, expected string", k, type(vv)), 3)
         end
+        refuse_control(k, vv, CONTROL_IN_VALUE)
       end
-    elseif tv ~= "string" and tv ~= "number" and tv ~= "boolean" then
+    elseif tv == "string" then
+      refuse_control(k, v, CONTROL_IN_VALUE)
+    elseif tv ~= "number" and tv ~= "boolean" then
       error(format("invalid header value for %q: got %s, expected string, number, boolean or array of strings", k, tv), 3)
     end
   end
