@@ -39,6 +39,12 @@ services:
       - name: headers
         paths: [/headers]
         plugins: [{ name: pdk-probe, config: { mode: headers } }]
+      - name: header-crash
+        paths: [/header-crash]
+        plugins: [{ name: pdk-probe, config: { mode: header-crash } }]
+      - name: body-crash
+        paths: [/body-crash]
+        plugins: [{ name: pdk-probe, config: { mode: body-crash } }]
 `,
     { pluginsDir: PLUGINS, upstream },
   );
@@ -117,6 +123,19 @@ test('header values as Kong takes them: arrays, "" as " ", LuaJIT numbers, Host,
   t.is(response.headers.get('x-resp-flag'), 'true');
   t.true(f.gateway.logs.some((line) => line.includes('manually setting Transfer-Encoding. Ignored.')));
 });
+
+// kong/init.lua (3.9.1) runs header_filter and body_filter handlers without pcall; nginx then
+// logs "failed to run header_filter_by_lua*" and aborts the request without a response
+// (openresty/lua-nginx-module#2314). The log phase still runs.
+for (const phase of ['header', 'body']) {
+  test(`an error in ${phase}_filter aborts the request without a response; the log phase still runs`, async (t) => {
+    const { f } = t.context;
+    await t.throwsAsync(f.call(`/${phase}-crash`));
+    t.true(f.gateway.logs.some((line) => line.includes(`failed to run ${phase}_filter_by_lua*`) && line.includes(`probe ${phase}_filter crashed on purpose`)));
+    t.true(f.gateway.logs.some((line) => line.includes(`log phase ran after ${phase}-crash`)));
+    t.is((await f.call('/observe/x')).status, 200, 'the gateway keeps serving');
+  });
+}
 
 test('ngx.var is refused with a message pointing at the PDK', async (t) => {
   const { f } = t.context;

@@ -252,7 +252,8 @@ export class ProxyHandler {
           headerFilterExited = true;
           break;
         }
-        this.runtime.log('err', `${definition.name} (header_filter): ${(error as Error).message}`);
+        this.abort(res, ctx, steps, upstream, definition.name, 'header_filter', error as Error);
+        return;
       }
     }
     if (!headerFilterExited) {
@@ -276,7 +277,8 @@ export class ProxyHandler {
           const pending = definition.body_filter!(ctx, config, env, ctx.replacementBody !== undefined ? Buffer.from(ctx.replacementBody) : body ?? Buffer.alloc(0));
           if (pending) await pending;
         } catch (error) {
-          this.runtime.log('err', `${definition.name} (body_filter): ${(error as Error).message}`);
+          this.abort(res, ctx, steps, undefined, definition.name, 'body_filter', error as Error);
+          return;
         }
       }
       if (ctx.replacementBody !== undefined) body = Buffer.from(ctx.replacementBody);
@@ -293,6 +295,28 @@ export class ProxyHandler {
     res.once('close', () => {
       if (!res.writableFinished) this.log(ctx, steps);
     });
+  }
+
+  /**
+   * kong/init.lua runs header_filter and body_filter handlers without pcall: an error ends the
+   * phase, nginx logs "failed to run header_filter_by_lua*" and aborts the request, closing the
+   * connection with no response (openresty/lua-nginx-module#2314); the log phase still runs.
+   * (On Kong a body_filter error comes after the headers went out; here the body is buffered, so
+   * the client gets nothing either way.)
+   */
+  private abort(
+    res: ServerResponse,
+    ctx: RequestContext,
+    steps: Collected,
+    upstream: UpstreamResponse | undefined,
+    plugin: string,
+    phase: 'header_filter' | 'body_filter',
+    error: Error,
+  ): void {
+    this.runtime.log('err', `${plugin} (${phase}): failed to run ${phase}_by_lua*: ${error.message}; request aborted`);
+    upstream?.body.resume();
+    res.destroy();
+    this.log(ctx, steps);
   }
 
   /** One writeHead with a flat [name, value, ...] list: cheaper than a setHeader per header. */
