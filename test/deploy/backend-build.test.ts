@@ -19,8 +19,8 @@ test('the image builds with the npm script, keeps only production dependencies a
   const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(lastStage)?.[1] ?? 'null') as string[] | null;
   t.deepEqual(cmd?.slice(0, 1), ['node']);
   t.false(cmd!.includes('tsx'));
-  const tsx = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  t.false('tsx' in tsx.dependencies, 'tsx is a development tool; the image prunes it');
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  t.false('tsx' in pkg.dependencies, 'tsx is a development tool; the image prunes it');
 });
 
 test('the built backend serves pets on plain node and stops cleanly on SIGTERM', async (t) => {

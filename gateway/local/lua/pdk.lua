@@ -102,57 +102,53 @@ local function refuse_control(name, s, pattern)
   local at = find(s, pattern)
   if at then
     error(format("header %q: control character 0x%02X cannot be sent by the local gateway (Node's HTTP refuses it)",
-      name, s:byte(at)), 4)
+      name, s:byte(at)), 5)
   end
 end
 
---- One string, or a list of strings for an array value; errors name the caller's line.
-local function header_values(name, value)
+-- kong/pdk/private/checks.lua's validate_header and validate_headers differ only in how the
+-- scalar-type error words what was expected.
+local EXPECTED_ONE = "array of string, string, number or boolean"
+local EXPECTED_EACH = "string, number, boolean or array of strings"
+
+--- Errors name the line that called the PDK function (two frames up from here).
+local function check_header(name, value, expected)
   if type(name) ~= "string" then
-    error(format("invalid header name %q: got %s, expected string", tostring(name), type(name)), 3)
+    error(format("invalid header name %q: got %s, expected string", tostring(name), type(name)), 4)
   end
   refuse_control(name, name, CONTROL_IN_NAME)
   local t = type(value)
   if t == "table" then
-    local list = {}
-    for i, v in ipairs(value) do
+    for _, v in ipairs(value) do
       if type(v) ~= "string" then
-        error(format("invalid header value in array %q: got %s, expected string", name, type(v)), 3)
+        error(format("invalid header value in array %q: got %s, expected string", name, type(v)), 4)
       end
       refuse_control(name, v, CONTROL_IN_VALUE)
-      list[i] = v == "" and " " or v
     end
-    return list
+  elseif t == "string" then
+    refuse_control(name, value, CONTROL_IN_VALUE)
+  elseif t ~= "number" and t ~= "boolean" then
+    error(format("invalid header value for %q: got %s, expected %s", name, t, expected), 4)
   end
-  if t ~= "string" and t ~= "number" and t ~= "boolean" then
-    error(format("invalid header value for %q: got %s, expected array of string, string, number or boolean", name, t), 3)
-  end
-  if t == "string" then refuse_control(name, value, CONTROL_IN_VALUE) end
-  return scalar_header(value)
 end
 
---- set_headers checks every entry before changing anything (checks.validate_headers).
+--- A checked value as it goes out: one string, or a list of strings for an array.
+local function normalized_values(value)
+  if type(value) ~= "table" then return scalar_header(value) end
+  local list = {}
+  for i, v in ipairs(value) do list[i] = v == "" and " " or v end
+  return list
+end
+
+local function header_values(name, value)
+  check_header(name, value, EXPECTED_ONE)
+  return normalized_values(value)
+end
+
+--- set_headers and exit check every entry before changing anything.
 local function check_headers(headers)
   if type(headers) ~= "table" then error("headers must be a table", 3) end
-  for k, v in pairs(headers) do
-    if type(k) ~= "string" then
-      error(format("invalid header name %q: got %s, expected string", tostring(k), type(k)), 3)
-    end
-    refuse_control(k, k, CONTROL_IN_NAME)
-    local tv = type(v)
-    if tv == "table" then
-      for _, vv in ipairs(v) do
-        if type(vv) ~= "string" then
-          error(format("invalid header value in array %q: got %s, expected string", k, type(vv)), 3)
-        end
-        refuse_control(k, vv, CONTROL_IN_VALUE)
-      end
-    elseif tv == "string" then
-      refuse_control(k, v, CONTROL_IN_VALUE)
-    elseif tv ~= "number" and tv ~= "boolean" then
-      error(format("invalid header value for %q: got %s, expected string, number, boolean or array of strings", k, tv), 3)
-    end
-  end
+  for k, v in pairs(headers) do check_header(k, v, EXPECTED_EACH) end
 end
 
 -- Header names as ngx looks them up: lower case, `_` as `-` (memoised: plugins ask for the
@@ -370,7 +366,7 @@ function kong.service.request.set_headers(headers)
   check_phase(REWRITE_ACCESS, "kong.service.request.set_headers")
   check_headers(headers)
   for name, value in pairs(headers) do
-    req_overlay, req_added = apply_set(req_overlay, req_added, REQUEST_OPS, name, header_values(name, value))
+    req_overlay, req_added = apply_set(req_overlay, req_added, REQUEST_OPS, name, normalized_values(value))
   end
 end
 
@@ -492,7 +488,7 @@ function kong.response.set_headers(headers)
   check_headers(headers)
   for name, value in pairs(headers) do
     if not is_transfer_encoding(name) then
-      resp_overlay, resp_added = apply_set(resp_overlay, resp_added, RESPONSE_OPS, name, header_values(name, value))
+      resp_overlay, resp_added = apply_set(resp_overlay, resp_added, RESPONSE_OPS, name, normalized_values(value))
     end
   end
 end
