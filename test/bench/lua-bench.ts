@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { LuaPluginHost } from '../../gateway/local/lua/lua-plugin-host.ts';
+import type { PluginConfig, PluginEnvironment } from '../../gateway/local/plugins/plugin.ts';
+import { RequestContext } from '../../gateway/local/proxy/request-context.ts';
+import type { Consumer } from '../../gateway/local/store/entities.ts';
+import { progress } from './load.ts';
+
+const PLUGIN = 'animal-store-edge';
+
+/**
+ * What the Lua VM alone costs per request on the benchmark's path: animal-store-edge's access,
+ * header_filter and body_filter for an authenticated 200, through the same calls the proxy makes
+ * (the plugin's definition, a real RequestContext), in this process, without HTTP.
+ */
+export async function benchLuaPhases(options: { seconds: number }): Promise<{ microsPerRequest: number }> {
+  const host = await LuaPluginHost.create({ sharedDicts: ['animal_store_edge'], nodeId: 'bench' });
+  const definition = host.loadPlugin('gateway/plugins', PLUGIN);
+  const declared = (parse(readFileSync('gateway/kong.yml', 'utf8')) as { plugins: Array<{ name: string; config: object }> }).plugins.find(
+    (plugin) => plugin.name === PLUGIN,
+  )!;
+  const config: PluginConfig = { ...declared.config, __plugin_id: 'bench', __route_id: null, __service_id: null, __consumer_id: null };
+  host.setConfig(PLUGIN, config);
+  const env: PluginEnvironment = {
+    now: () => Date.now(),
+    findConsumer: () => undefined,
+    findCredential: () => undefined,
+    counters: { get: () => 0, increment: () => 1 },
+    log: () => {},
+  };
+  const consumer: Consumer = { id: 'c0ffee00-0000-4000-8000-000000000001', username: 'bench', custom_id: null, tags: null, created_at: 0, updated_at: 0 };
+  const credential = { id: 'c0ffee00-0000-4000-8000-000000000002', consumer: { id: consumer.id } };
+  const body = Buffer.from(JSON.stringify({ data: Array.from({ length: 20 }, (_, id) => ({ id, name: `pet ${id}`, status: 'available' })) }));
+
+  const oneRequest = (n: number) => {
+    const ctx = new RequestContext(String(n), Date.now(), 'GET', 'http', '127.0.0.1', 8000, '/v1/pets', 'limit=20', new Map([
+      ['host', '127.0.0.1:8000'],
+      ['authorization', 'Bearer ask_k2JbQm1yQ0Yy9Q3bWv8cX2ZLr5pN7tHf4sDg6aE0uIo'],
+      ['user-agent', 'autocannon'],
+    ]), '127.0.0.1');
+    ctx.finalLuaCall = { plugin: PLUGIN, phase: 'body_filter' };
+    definition.access!(ctx, config, env);
+    ctx.authenticate(consumer, credential);
+    ctx.proxied = true;
+    for (const [name, value] of [
+      ['Content-Type', 'application/json; charset=utf-8'], ['Content-Length', String(body.length)],
+      ['X-RateLimit-Limit-Minute', '1000000000'], ['X-RateLimit-Remaining-Minute', '999999999'],
+      ['RateLimit-Limit', '1000000000'], ['RateLimit-Remaining', '999999999'], ['RateLimit-Reset', '31'],
+    ] as const) ctx.setResponseHeader(name, value);
+    definition.header_filter!(ctx, config, env);
+    definition.body_filter!(ctx, config, env, body);
+  };
+
+  progress(`Lua VM alone (${PLUGIN}, 3 phases, in process): ${options.seconds}s`);
+  let n = 0;
+  for (; n < 20_000; n++) oneRequest(n);
+  const cpuBefore = process.cpuUsage();
+  const deadline = performance.now() + options.seconds * 1000;
+  let count = 0;
+  while (performance.now() < deadline) {
+    for (let i = 0; i < 1000; i++) oneRequest(n++);
+    count += 1000;
+  }
+  const cpu = process.cpuUsage(cpuBefore);
+  const microsPerRequest = Math.round(((cpu.user + cpu.system) / count) * 10) / 10;
+  progress(`Lua VM alone: ${microsPerRequest} µs CPU/request`);
+  return { microsPerRequest };
+}
