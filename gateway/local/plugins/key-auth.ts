@@ -10,27 +10,31 @@ const ERR_DUPLICATE_API_KEY = 'Duplicate API key found';
 const ERR_NO_API_KEY = 'No API key found in request';
 const ERR_INVALID_AUTH_CRED = 'Unauthorized';
 
+// Module functions rather than closures per request: under tsx every closure created on the hot
+// path also pays for esbuild's keepNames wrapper (~1 µs per request measured here).
+function setOrClear(ctx: RequestContext, name: string, value: string | null | undefined): void {
+  if (value) ctx.setServiceHeader(name, value);
+  else ctx.clearServiceHeader(name);
+}
+
 function setConsumer(ctx: RequestContext, consumer: Consumer | undefined, credential?: KeyAuthCredential): void {
   ctx.authenticate(consumer, credential ? { id: credential.id, consumer: credential.consumer } : undefined);
-  const set = (name: string, value: string | null | undefined) =>
-    value ? ctx.setServiceHeader(name, value) : ctx.clearServiceHeader(name);
-  set(KongHeaders.consumerId, consumer?.id);
-  set(KongHeaders.consumerCustomId, consumer?.custom_id);
-  set(KongHeaders.consumerUsername, consumer?.username);
-  set(KongHeaders.credentialIdentifier, credential?.id);
+  setOrClear(ctx, KongHeaders.consumerId, consumer?.id);
+  setOrClear(ctx, KongHeaders.consumerCustomId, consumer?.custom_id);
+  setOrClear(ctx, KongHeaders.consumerUsername, consumer?.username);
+  setOrClear(ctx, KongHeaders.credentialIdentifier, credential?.id);
   if (credential) ctx.clearServiceHeader(KongHeaders.anonymous);
   else ctx.setServiceHeader(KongHeaders.anonymous, 'true');
 }
 
 type Failure = { status: number; message: string; headers: Record<string, string> };
 
-function authenticate(ctx: RequestContext, config: PluginConfig, env: PluginEnvironment): Failure | undefined {
+function unauthorized(config: PluginConfig, message: string): Failure {
   const realm = config.realm as string | null;
-  const unauthorized = (message: string): Failure => ({
-    status: 401,
-    message,
-    headers: { 'WWW-Authenticate': realm ? `Key realm="${realm}"` : 'Key' },
-  });
+  return { status: 401, message, headers: { 'WWW-Authenticate': realm ? `Key realm="${realm}"` : 'Key' } };
+}
+
+function authenticate(ctx: RequestContext, config: PluginConfig, env: PluginEnvironment): Failure | undefined {
   const query = config.key_in_query ? ctx.getQuery() : {};
   let key: string | undefined;
   for (const name of config.key_names as string[]) {
@@ -49,12 +53,12 @@ function authenticate(ctx: RequestContext, config: PluginConfig, env: PluginEnvi
       }
       break;
     }
-    if (Array.isArray(value)) return unauthorized(ERR_DUPLICATE_API_KEY);
+    if (Array.isArray(value)) return unauthorized(config, ERR_DUPLICATE_API_KEY);
   }
-  if (!key) return unauthorized(ERR_NO_API_KEY);
+  if (!key) return unauthorized(config, ERR_NO_API_KEY);
 
   const credential = env.findCredential(key);
-  if (!credential) return unauthorized(ERR_INVALID_AUTH_CRED);
+  if (!credential) return unauthorized(config, ERR_INVALID_AUTH_CRED);
   const consumer = env.findConsumer(credential.consumer.id);
   if (!consumer) return { status: 500, message: 'An unexpected error occurred', headers: {} };
   setConsumer(ctx, consumer, credential);
