@@ -9,9 +9,9 @@ import { progress } from './load.ts';
 const PLUGIN = 'animal-store-edge';
 
 /**
- * What the Lua VM alone costs per request on the benchmark's path: animal-store-edge's access,
+ * What the Lua plugin costs per request on the benchmark's path: animal-store-edge's access,
  * header_filter and body_filter for an authenticated 200, through the same calls the proxy makes
- * (the plugin's definition, a real RequestContext), in this process, without HTTP.
+ * (the plugin's definition, a real RequestContext: bridge and VM together), without HTTP.
  */
 export async function benchLuaPhases(options: { seconds: number }): Promise<{ microsPerRequest: number }> {
   const host = await LuaPluginHost.create({ sharedDicts: ['animal_store_edge'], nodeId: 'bench' });
@@ -51,7 +51,7 @@ export async function benchLuaPhases(options: { seconds: number }): Promise<{ mi
     definition.body_filter!(ctx, config, env, body);
   };
 
-  progress(`Lua VM alone (${PLUGIN}, 3 phases, in process): ${options.seconds}s`);
+  progress(`Lua plugin alone (${PLUGIN}, 3 phases, in process): ${options.seconds}s`);
   let n = 0;
   for (; n < 20_000; n++) oneRequest(n);
   const cpuBefore = process.cpuUsage();
@@ -63,6 +63,6 @@ export async function benchLuaPhases(options: { seconds: number }): Promise<{ mi
   }
   const cpu = process.cpuUsage(cpuBefore);
   const microsPerRequest = Math.round(((cpu.user + cpu.system) / count) * 10) / 10;
-  progress(`Lua VM alone: ${microsPerRequest} µs CPU/request`);
+  progress(`Lua plugin alone: ${microsPerRequest} µs CPU/request`);
   return { microsPerRequest };
 }
