@@ -20,10 +20,15 @@ export async function startBackend(
   const db = await openDatabase({ dataDir: config.dataDir, url: config.databaseUrl });
   const server = createServer(createApp({ db, ...appOptions }).callback());
   server.keepAliveTimeout = 65_000; // longer than the gateway's idle upstream keep-alive
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, resolve);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, resolve);
+    });
+  } catch (error) {
+    await db.destroy(); // a busy port must not leave the database open (the caller reports and exits)
+    throw error;
+  }
   const { address, port } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   let closing: Promise<void> | undefined;

@@ -75,7 +75,7 @@ test('SIGHUP reloads kong.yml in the running stack (npm start)', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sighup-'));
   const file = join(dir, 'kong.yml');
   writeFileSync(file, `_format_version: "3.0"\nservices:\n  - name: s\n    url: \${{ env "DECK_ANIMAL_STORE_BACKEND_URL" }}\n    routes: [{ name: a, paths: [/a/] }]\n`);
-  const stack = spawnTs('gateway/local/start.ts', [], {
+  const stack = spawnTs('scripts/stack/start.ts', [], {
     BACKEND_PORT: '0',
     DATA_DIR: dir,
     KONG_DECLARATIVE_CONFIG: file,
@@ -86,16 +86,17 @@ test('SIGHUP reloads kong.yml in the running stack (npm start)', async (t) => {
     stack.child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
-  const [, proxy] = await stack.waitFor(/proxy\s+(http:\/\/\S+)\/v1/);
+  const [, proxy] = await stack.waitFor(/proxy\s+(http:\/\/\S+)\/v1/, 60_000);
+  const gatewayPid = Number((await stack.waitFor(/kill -HUP (\d+)/))[1]); // the banner names the process that reloads
   t.is((await request(`${proxy}/a/pets`)).status, 200);
   t.is((await request(`${proxy}/b/pets`)).status, 404);
   writeFileSync(file, `_format_version: "3.0"\nservices:\n  - name: s\n    url: \${{ env "DECK_ANIMAL_STORE_BACKEND_URL" }}\n    routes: [{ name: b, paths: [/b/] }]\n`);
-  stack.child.kill('SIGHUP');
+  process.kill(gatewayPid, 'SIGHUP');
   await stack.waitFor(/kong.yml reloaded/);
   t.is((await request(`${proxy}/b/pets`)).status, 200);
   t.is((await request(`${proxy}/a/pets`)).status, 404);
   writeFileSync(file, 'services: [[[');
-  stack.child.kill('SIGHUP');
+  process.kill(gatewayPid, 'SIGHUP');
   await stack.waitFor(/NOT reloaded/);
   t.is((await request(`${proxy}/b/pets`)).status, 200);
   stack.child.kill('SIGTERM');

@@ -1,0 +1,108 @@
+// `npm start` (scripts/stack/start.ts): the backend and the local gateway as two processes under
+// one supervisor, started here as npm does, on ephemeral ports.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import { request } from '../helpers/backend.ts';
+import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';
+
+const EPHEMERAL = { BACKEND_PORT: '0', KONG_PROXY_LISTEN: '127.0.0.1:0', KONG_ADMIN_LISTEN: '127.0.0.1:0' };
+
+function startStack(t: ExecutionContext, env: NodeJS.ProcessEnv = {}): SpawnedProcess {
+  const dir = mkdtempSync(join(tmpdir(), 'npm-start-'));
+  const stack = spawnTs('scripts/stack/start.ts', [], { ...EPHEMERAL, DATA_DIR: dir, ...env });
+  t.teardown(() => {
+    stack.child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return stack;
+}
+
+async function banner(stack: SpawnedProcess) {
+  const [, proxy, gatewayPid] = await stack.waitFor(/proxy\s+(http:\/\/\S+)\/v1\s+\(gateway, pid (\d+)/, 60_000);
+  const [, admin] = await stack.waitFor(/admin API\s+(http:\/\/\S+)\s+\(gateway, pid/);
+  const [, backend, backendPid] = await stack.waitFor(/backend\s+(http:\/\/\S+)\s+\(backend, pid (\d+)/);
+  await stack.waitFor(/kill -HUP \d+/);
+  return { proxy: proxy!, admin: admin!, backend: backend!, gatewayPid: Number(gatewayPid), backendPid: Number(backendPid) };
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+function busyPort(t: ExecutionContext): Promise<number> {
+  const server: Server = createServer();
+  t.teardown(() => server.close());
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+}
+
+test('two processes, a banner whose commands use the addresses in use, and one Ctrl-C stops both', async (t) => {
+  const stack = startStack(t);
+  const { proxy, admin, backend, gatewayPid, backendPid } = await banner(stack);
+  t.not(gatewayPid, stack.child.pid);
+  t.not(backendPid, stack.child.pid);
+  t.not(gatewayPid, backendPid);
+  t.is((await request(`${backend}/pets?limit=1`)).status, 200, 'the backend answers on the address shown');
+  t.is((await request(`${proxy}/v1/pets`)).status, 401, 'the proxy answers on the address shown');
+  t.is((await request(admin)).status, 200, 'the Admin API answers on the address shown');
+  // The hints: the CLI is pointed at this Admin API, curl at this proxy, HUP at the gateway's pid.
+  t.true(stack.output().includes(`KONG_ADMIN_URL=${admin} npm run consumers -- create`));
+  t.true(stack.output().includes(`curl -si ${proxy}/v1/pets`));
+  t.true(stack.output().includes(`kill -HUP ${gatewayPid}\n`));
+
+  stack.child.kill('SIGINT');
+  t.deepEqual(await stack.exited, { code: 0, signal: null });
+  t.false(alive(gatewayPid));
+  t.false(alive(backendPid));
+});
+
+test('when one process dies the supervisor says so, stops the other and exits 1 (no restart)', async (t) => {
+  const stack = startStack(t);
+  const { backendPid, gatewayPid } = await banner(stack);
+  process.kill(backendPid, 'SIGKILL');
+  t.is((await stack.exited).code, 1);
+  t.regex(stack.output(), new RegExp(`\\[stack\\] backend \\(pid ${backendPid}\\) stopped unexpectedly \\(killed by SIGKILL\\); stopping the rest\n`));
+  t.false(alive(gatewayPid));
+});
+
+test('a busy BACKEND_PORT is one line naming the address and the variables', async (t) => {
+  const port = await busyPort(t);
+  const stack = startStack(t, { BACKEND_PORT: String(port) });
+  t.is((await stack.exited).code, 1);
+  t.is(stack.output(), `[backend] cannot listen on 127.0.0.1:${port} (BACKEND_HOST, BACKEND_PORT): address already in use\n`);
+});
+
+test('a busy proxy or Admin API port is one line naming the address and the variable; the backend is stopped', async (t) => {
+  const port = await busyPort(t);
+  for (const variable of ['KONG_PROXY_LISTEN', 'KONG_ADMIN_LISTEN']) {
+    const stack = startStack(t, { [variable]: `127.0.0.1:${port}` });
+    t.is((await stack.exited).code, 1);
+    t.is(stack.output(), `[gateway] cannot listen on 127.0.0.1:${port} (${variable}): address already in use\n`);
+  }
+});
+
+test('bad settings and a missing kong.yml are one line each, naming the variable or the file', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'npm-start-bad-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'not-a-dir'), '');
+  const cases: [NodeJS.ProcessEnv, number, string][] = [
+    [{ KONG_ADMIN_LISTEN: 'localhost' }, 2, `[gateway] KONG_ADMIN_LISTEN must look like host:port (Kong's format), got "localhost"`],
+    [{ BACKEND_PORT: 'http' }, 2, '[backend] BACKEND_PORT must be a port number, got "http"'],
+    [{ KONG_DECLARATIVE_CONFIG: join(dir, 'missing.yml') }, 1, `[gateway] cannot open ${join(dir, 'missing.yml')} (KONG_DECLARATIVE_CONFIG): no such file or directory`],
+    [{ DATA_DIR: join(dir, 'not-a-dir') }, 1, `[backend] cannot open the database (DATA_DIR=${join(dir, 'not-a-dir')}): a file is in the way`],
+  ];
+  await Promise.all(
+    cases.map(async ([env, code, line]) => {
+      const stack = startStack(t, env);
+      t.is((await stack.exited).code, code);
+      t.is(stack.output(), `${line}\n`);
+    }),
+  );
+});
