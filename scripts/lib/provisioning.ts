@@ -223,7 +223,9 @@ export class Provisioning {
           expectOk(await this.kong.DELETE('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', { params: { path: { consumer_username_or_id: consumer.id!, credential_id_or_key: credential.id } } }), 'revoking an old key');
           continue;
         }
-        if (credential.ttl !== undefined && credential.ttl <= graceSeconds) continue; // already expiring sooner
+        // Kong answers `"ttl": null` for a key that never expires (kong/api/endpoints.lua reads
+        // with `nulls = true`): such a key gets the grace too. Only a key expiring sooner is kept.
+        if (typeof credential.ttl === 'number' && credential.ttl <= graceSeconds) continue;
         expectOk(
           await this.kong.PATCH('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', {
             params: { path: { consumer_username_or_id: consumer.id!, credential_id_or_key: credential.id } },
