@@ -23,3 +23,15 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/**
+ * Runs the same CLI in this process through its `main(argv, io)` (scripts/lib/consumers-cli.ts):
+ * same arguments, output and exit code, without a Node start per call. `env` is all it sees.
+ */
+export async function runCliInProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const { main } = await import('../../scripts/lib/consumers-cli.ts');
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env });
+  return { code, stdout, stderr };
+}
