@@ -1,8 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import anyTest, { type TestFn } from 'ava';
+import { parse as parseYaml } from 'yaml';
 import { API_KEY_PATTERN } from '../../scripts/lib/api-keys.ts';
+import { KONG_YML_SELECT_TAG } from '../../scripts/lib/provisioning.ts';
 import { runCli, runCliInProcess } from '../helpers/cli.ts';
+import { KONG_YML } from '../helpers/gateway.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';
 
 // The provisioning CLI against the local gateway's Admin API; the keys it prints are then used
@@ -273,4 +277,61 @@ test('a consumer that does not exist is a runtime failure: exit 1', async (t) =>
   const result = await t.context.cli(['show', 'cli-nobody']);
   t.is(result.code, 1);
   t.is(result.stderr, 'error: consumer cli-nobody does not exist\n');
+});
+
+// The CLI acts only on consumers it manages (tag petstore-consumer), never on what kong.yml
+// manages (select tag animal-store): deleting animal-store-anonymous would turn every keyless
+// request into a 500.
+test("the CLI's idea of kong.yml's select tag is kong.yml's", (t) => {
+  const document = parseYaml(readFileSync(KONG_YML, 'utf8')) as { _info: { select_tags: string[] } };
+  t.deepEqual(document._info.select_tags, [KONG_YML_SELECT_TAG]);
+});
+
+const ACTIONS = [['show'], ['set-plan', '--plan', 'pro'], ['rotate-key'], ['revoke-key'], ['delete']];
+
+test.serial("kong.yml's anonymous consumer is out of the CLI's reach", async (t) => {
+  const { stack, cli } = t.context;
+  const before = await stack.admin('/consumers/animal-store-anonymous');
+  const pluginsBefore = await stack.admin('/consumers/animal-store-anonymous/plugins');
+  t.is(before.status, 200);
+  t.is((await stack.call('/v1/pets')).status, 401);
+  for (const [command, ...options] of ACTIONS) {
+    const result = await cli([command!, 'animal-store-anonymous', ...options]);
+    t.is(result.code, 1, command);
+    t.is(result.stdout, '');
+    t.is(result.stderr, 'error: consumer animal-store-anonymous belongs to gateway/kong.yml (tag animal-store); change it there, not with this CLI\n', command);
+  }
+  t.deepEqual((await stack.admin('/consumers/animal-store-anonymous')).body, before.body, 'unchanged');
+  t.deepEqual((await stack.admin('/consumers/animal-store-anonymous/plugins')).body, pluginsBefore.body, 'its plugins are untouched');
+  const keyless = await stack.call('/v1/pets');
+  t.is(keyless.status, 401, 'keyless requests still meet the anonymous consumer');
+  t.is(keyless.body.code, 'missing_api_key');
+});
+
+test("another team's consumer is out of the CLI's reach, and not listed", async (t) => {
+  const { stack, cli } = t.context;
+  const created = await stack.admin('/consumers', { method: 'POST', json: { username: 'cli-other-team', tags: ['other-team'] } });
+  t.is(created.status, 201);
+  const credential = await stack.admin('/consumers/cli-other-team/key-auth', { method: 'POST', json: {} });
+  for (const [command, ...options] of ACTIONS) {
+    const result = await cli([command!, 'cli-other-team', ...options]);
+    t.is(result.code, 1, command);
+    t.is(result.stderr, 'error: consumer cli-other-team is not managed by this CLI (it lacks the tag petstore-consumer)\n', command);
+  }
+  t.is((await stack.call('/v1/pets', { key: credential.body.key })).status, 200, 'its key still works');
+  t.deepEqual((await stack.admin('/consumers/cli-other-team')).body.tags, ['other-team']);
+  t.is((await stack.admin('/consumers/cli-other-team/plugins')).body.data.length, 0, 'no plan was applied');
+  const listed = JSON.parse((await cli(['list', '--json'])).stdout) as Array<{ username: string }>;
+  t.false(listed.some((c) => c.username === 'cli-other-team' || c.username === 'animal-store-anonymous'));
+});
+
+test('a consumer tagged both petstore-consumer and animal-store belongs to kong.yml', async (t) => {
+  const { stack, cli } = t.context;
+  await stack.admin('/consumers', { method: 'POST', json: { username: 'cli-both', tags: ['animal-store', 'petstore-consumer', 'plan:free'] } });
+  const result = await cli(['delete', 'cli-both']);
+  t.is(result.code, 1);
+  t.regex(result.stderr, /^error: consumer cli-both belongs to gateway\/kong.yml/);
+  t.is((await stack.admin('/consumers/cli-both')).status, 200);
+  const listed = JSON.parse((await cli(['list', '--json'])).stdout) as Array<{ username: string }>;
+  t.false(listed.some((c) => c.username === 'cli-both'));
 });
