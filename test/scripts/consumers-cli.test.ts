@@ -335,3 +335,30 @@ test('a consumer tagged both petstore-consumer and animal-store belongs to kong.
   const listed = JSON.parse((await cli(['list', '--json'])).stdout) as Array<{ username: string }>;
   t.false(listed.some((c) => c.username === 'cli-both'));
 });
+
+test.serial("the README's admin walkthrough runs as written", async (t) => {
+  const { stack, cli } = t.context;
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const block = /## An admin's walkthrough[^\n]*\n+```sh\n([\s\S]*?)```/.exec(readme)?.[1];
+  t.truthy(block, "README has the walkthrough's sh block");
+  const commands = block!.split('\n').filter((line) => line.startsWith('npm run consumers -- '));
+  t.true(commands.length >= 6);
+  let key = '';
+  for (const line of commands) {
+    const args = line.replace(/#.*$/, '').trim().split(/\s+/).slice(4);
+    const result = await cli(args);
+    t.is(result.code, 0, `${line}\n${result.stderr}`);
+    t.is(result.stderr, '', line);
+    if (args[0] === 'create' && args.includes('alice')) {
+      const [first, second] = result.stdout.split('\n');
+      t.true(block!.includes(`#   ${first}\n`), first);
+      t.regex(second!, /^API key \(shown once, store it now\): ask_/);
+      t.true(block!.includes('#   API key (shown once, store it now): ask_…'));
+      key = second!.split(': ')[1]!;
+      const response = await stack.call('/v1/pets', { key });
+      t.is(response.status, 200);
+      t.is(response.headers.get('x-ratelimit-limit'), '60', 'as the curl line says');
+    }
+  }
+  t.is((await stack.call('/v1/pets', { key })).status, 401, "revoke-key: alice's keys answer 401");
+});
