@@ -36,6 +36,11 @@ function wholeNumber(min: number) {
   };
 }
 
+function nonEmpty(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('It must not be empty.');
+  return value;
+}
+
 function adminUrl(options: ConnectionOptions, env: NodeJS.ProcessEnv): string {
   const [value, source] = options.adminUrl !== undefined ? [options.adminUrl, '--admin-url'] : [env.KONG_ADMIN_URL ?? DEFAULT_ADMIN_URL, 'KONG_ADMIN_URL'];
   let url: URL | undefined;
@@ -111,7 +116,7 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
   const create = root
     .command('create')
     .description('a consumer with a new key (printed once)')
-    .requiredOption('--username <name>', 'the consumer username')
+    .requiredOption('--username <name>', 'the consumer username', nonEmpty)
     .addOption(planOption('the plan').makeOptionMandatory())
     .option('--custom-id <id>', "the consumer's custom_id, e.g. your own customer id");
   connectionOptions(limitOptions(create)).action(async (options: ConnectionOptions & { username: string; plan: PlanName; customId?: string; minute?: number; day?: number }) => {
@@ -135,7 +140,7 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
     else out(renderTable(['USERNAME', 'PLAN', 'CUSTOM ID', 'CREATED'], rows.map((r) => [r.username, r.plan, r.custom_id ?? '-', isoTime(r.created_at ?? 0)])));
   });
 
-  const show = root.command('show').description('one consumer: plan, limits, key ids (never a key itself)').argument('<username>');
+  const show = root.command('show').description('one consumer: plan, limits, key ids (never a key itself)').argument('<username>', 'the consumer username', nonEmpty);
   connectionOptions(show).action(async (username: string, options: ConnectionOptions) => {
     const summary = await provisioning(options).show(username);
     if (options.json) {
@@ -150,7 +155,7 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
   const setPlan = root
     .command('set-plan')
     .description("change a consumer's plan; the gateway applies it from the next request")
-    .argument('<username>')
+    .argument('<username>', 'the consumer username', nonEmpty)
     .addOption(planOption('the new plan').makeOptionMandatory());
   connectionOptions(limitOptions(setPlan)).action(async (username: string, options: ConnectionOptions & { plan: PlanName; minute?: number; day?: number }) => {
     const result = await provisioning(options).setPlan(username, options.plan, custom(options));
@@ -160,7 +165,7 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
   const rotateKey = root
     .command('rotate-key')
     .description('a new key (printed once); the old keys keep working for the grace period')
-    .argument('<username>')
+    .argument('<username>', 'the consumer username', nonEmpty)
     .option('--grace <seconds>', 'how long the old keys keep working; 0 revokes them now', wholeNumber(0), DEFAULT_GRACE_SECONDS);
   connectionOptions(rotateKey).action(async (username: string, options: ConnectionOptions & { grace: number }) => {
     const issued = await provisioning(options).rotateKey(username, options.grace);
@@ -172,13 +177,13 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
     out(`new API key for ${issued.username} (shown once, store it now): ${issued.key}\n${issued.previousKeys} previous key(s) ${old}`);
   });
 
-  const revokeKey = root.command('revoke-key').description('revoke every key of the consumer now').argument('<username>');
+  const revokeKey = root.command('revoke-key').description('revoke every key of the consumer now').argument('<username>', 'the consumer username', nonEmpty);
   connectionOptions(revokeKey).action(async (username: string, options: ConnectionOptions) => {
     const revoked = await provisioning(options).revokeKeys(username);
     out(options.json ? JSON.stringify({ username, revoked }) : `revoked ${revoked} key(s) of ${username}`);
   });
 
-  const remove = root.command('delete').description('delete the consumer, its keys and its plan').argument('<username>');
+  const remove = root.command('delete').description('delete the consumer, its keys and its plan').argument('<username>', 'the consumer username', nonEmpty);
   connectionOptions(remove).action(async (username: string, options: ConnectionOptions) => {
     await provisioning(options).delete(username);
     out(options.json ? JSON.stringify({ username, deleted: true }) : `deleted ${username}`);

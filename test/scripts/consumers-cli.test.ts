@@ -211,6 +211,8 @@ const USAGE_ERRORS: Array<[string[], RegExp]> = [
   [['rotate-key', 'u', '--grace', '-1'], /^error: option '--grace <seconds>' argument '-1' is invalid\. It must be a whole number\. \(see rotate-key --help\)$/],
   [['rotate-key', 'u', '--grace', '1h'], /^error: option '--grace <seconds>' argument '1h' is invalid\./],
   [['rotate-key'], /^error: missing required argument 'username' \(see rotate-key --help\)$/],
+  [['show', ''], /^error: command-argument value '' is invalid for argument 'username'\. It must not be empty\. \(see show --help\)$/],
+  [['create', '--username', ' ', '--plan', 'free'], /^error: option '--username <name>' argument ' ' is invalid\. It must not be empty\./],
   [['show', 'alice', 'extra'], /^error: too many arguments for 'show'\. Expected 1 argument but got 2\. \(see show --help\)$/],
   [['revoke-key', 'alice', 'bob'], /^error: too many arguments for 'revoke-key'\./],
   [['delete', 'alice', '--force'], /^error: unknown option '--force' \(see delete --help\)$/],
