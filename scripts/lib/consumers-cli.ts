@@ -42,7 +42,8 @@ function nonEmpty(value: string): string {
 }
 
 function adminUrl(options: ConnectionOptions, env: NodeJS.ProcessEnv): string {
-  const [value, source] = options.adminUrl !== undefined ? [options.adminUrl, '--admin-url'] : [env.KONG_ADMIN_URL ?? DEFAULT_ADMIN_URL, 'KONG_ADMIN_URL'];
+  const [value, source] =
+    options.adminUrl !== undefined ? [options.adminUrl, '--admin-url'] : [env.KONG_ADMIN_URL ?? DEFAULT_ADMIN_URL, 'KONG_ADMIN_URL'];
   let url: URL | undefined;
   try {
     url = new URL(value);
@@ -56,7 +57,8 @@ function adminUrl(options: ConnectionOptions, env: NodeJS.ProcessEnv): string {
 }
 
 function adminHeaders(options: ConnectionOptions, env: NodeJS.ProcessEnv): Record<string, string> | undefined {
-  const [header, source] = options.adminHeader !== undefined ? [options.adminHeader, '--admin-header'] : [env.KONG_ADMIN_HEADER, 'KONG_ADMIN_HEADER'];
+  const [header, source] =
+    options.adminHeader !== undefined ? [options.adminHeader, '--admin-header'] : [env.KONG_ADMIN_HEADER, 'KONG_ADMIN_HEADER'];
   if (!header) return undefined;
   const colon = header.indexOf(':');
   const name = header.slice(0, colon).trim();
@@ -90,7 +92,11 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
   let catalogue: Catalogue | undefined;
   const plans = () => (catalogue ??= loadCatalogue());
   const provisioning = (options: ConnectionOptions) =>
-    new Provisioning(createKongAdminClient({ url: adminUrl(options, io.env), headers: adminHeaders(options, io.env) }), plans(), policyFromEnv(io.env));
+    new Provisioning(
+      createKongAdminClient({ url: adminUrl(options, io.env), headers: adminHeaders(options, io.env) }),
+      plans(),
+      policyFromEnv(io.env),
+    );
 
   const root = new Command('npm run consumers --')
     .description("Provision API consumers (keys and plans) through Kong's Admin API.")
@@ -105,11 +111,16 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
 
   const planOption = (description: string) => new Option('--plan <plan>', description).choices(PLAN_NAMES);
   const limitOptions = (command: Command) =>
-    command.option('--minute <n>', 'requests per minute (enterprise only)', wholeNumber(1)).option('--day <n>', 'requests per day (enterprise only)', wholeNumber(1));
+    command
+      .option('--minute <n>', 'requests per minute (enterprise only)', wholeNumber(1))
+      .option('--day <n>', 'requests per day (enterprise only)', wholeNumber(1));
   const connectionOptions = (command: Command) =>
     command
       .option('--admin-url <url>', `Kong Admin API (env KONG_ADMIN_URL, default ${DEFAULT_ADMIN_URL})`)
-      .option('--admin-header <header>', 'extra header for every Admin API call, "Name: value" (env KONG_ADMIN_HEADER), e.g. an admin token')
+      .option(
+        '--admin-header <header>',
+        'extra header for every Admin API call, "Name: value" (env KONG_ADMIN_HEADER), e.g. an admin token',
+      )
       .option('--json', 'machine-readable output');
   const custom = (options: { minute?: number; day?: number }) => ({ minute: options.minute, day: options.day });
 
@@ -119,11 +130,22 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
     .requiredOption('--username <name>', 'the consumer username', nonEmpty)
     .addOption(planOption('the plan').makeOptionMandatory())
     .option('--custom-id <id>', "the consumer's custom_id, e.g. your own customer id");
-  connectionOptions(limitOptions(create)).action(async (options: ConnectionOptions & { username: string; plan: PlanName; customId?: string; minute?: number; day?: number }) => {
-    const issued = await provisioning(options).create({ username: options.username, plan: options.plan, customId: options.customId, limits: custom(options) });
-    if (options.json) out(JSON.stringify(issued));
-    else out(`created ${issued.username} on plan ${issued.plan} (${describeLimits(issued.limits)})\nAPI key (shown once, store it now): ${issued.key}`);
-  });
+  connectionOptions(limitOptions(create)).action(
+    async (options: ConnectionOptions & { username: string; plan: PlanName; customId?: string; minute?: number; day?: number }) => {
+      const issued = await provisioning(options).create({
+        username: options.username,
+        plan: options.plan,
+        customId: options.customId,
+        limits: custom(options),
+      });
+      if (options.json) {
+        out(JSON.stringify(issued));
+        return;
+      }
+      out(`created ${issued.username} on plan ${issued.plan} (${describeLimits(issued.limits)})`);
+      out(`API key (shown once, store it now): ${issued.key}`);
+    },
+  );
 
   const list = root
     .command('list')
@@ -134,21 +156,42 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
     const rows = [];
     for await (const consumer of provisioning(options).list({ plan: options.plan, tag: options.tag })) {
       const plan = (consumer.tags ?? []).find((t) => t.startsWith('plan:'))?.slice(5) ?? '-';
-      rows.push({ username: consumer.username ?? '', plan, custom_id: (consumer.custom_id as string | null | undefined) ?? null, id: consumer.id, created_at: consumer.created_at });
+      rows.push({
+        username: consumer.username ?? '',
+        plan,
+        custom_id: (consumer.custom_id as string | null | undefined) ?? null,
+        id: consumer.id,
+        created_at: consumer.created_at,
+      });
     }
     if (options.json) out(JSON.stringify(rows));
-    else out(renderTable(['USERNAME', 'PLAN', 'CUSTOM ID', 'CREATED'], rows.map((r) => [r.username, r.plan, r.custom_id ?? '-', isoTime(r.created_at ?? 0)])));
+    else
+      out(
+        renderTable(
+          ['USERNAME', 'PLAN', 'CUSTOM ID', 'CREATED'],
+          rows.map((r) => [r.username, r.plan, r.custom_id ?? '-', isoTime(r.created_at ?? 0)]),
+        ),
+      );
   });
 
-  const show = root.command('show').description('one consumer: plan, limits, key ids (never a key itself)').argument('<username>', 'the consumer username', nonEmpty);
+  const show = root
+    .command('show')
+    .description('one consumer: plan, limits, key ids (never a key itself)')
+    .argument('<username>', 'the consumer username', nonEmpty);
   connectionOptions(show).action(async (username: string, options: ConnectionOptions) => {
     const summary = await provisioning(options).show(username);
     if (options.json) {
       out(JSON.stringify(summary));
       return;
     }
-    out(`${summary.username} (${summary.id})\n  plan     ${summary.plan ?? '-'}\n  limits   ${describeLimits(summary.limits)}\n  custom   ${summary.customId ?? '-'}`);
-    for (const key of summary.keys) out(`  key      ${key.id} created ${isoTime(key.createdAt)}${key.expiresInSeconds !== null ? `, expires in ${key.expiresInSeconds}s` : ''}`);
+    out(`${summary.username} (${summary.id})`);
+    out(`  plan     ${summary.plan ?? '-'}`);
+    out(`  limits   ${describeLimits(summary.limits)}`);
+    out(`  custom   ${summary.customId ?? '-'}`);
+    for (const key of summary.keys) {
+      const expiry = key.expiresInSeconds !== null ? `, expires in ${key.expiresInSeconds}s` : '';
+      out(`  key      ${key.id} created ${isoTime(key.createdAt)}${expiry}`);
+    }
     if (summary.keys.length === 0) out('  key      none (revoked)');
   });
 
@@ -157,10 +200,12 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
     .description("change a consumer's plan; the gateway applies it from the next request")
     .argument('<username>', 'the consumer username', nonEmpty)
     .addOption(planOption('the new plan').makeOptionMandatory());
-  connectionOptions(limitOptions(setPlan)).action(async (username: string, options: ConnectionOptions & { plan: PlanName; minute?: number; day?: number }) => {
-    const result = await provisioning(options).setPlan(username, options.plan, custom(options));
-    out(options.json ? JSON.stringify(result) : `${result.username} is now on plan ${result.plan} (${describeLimits(result.limits)})`);
-  });
+  connectionOptions(limitOptions(setPlan)).action(
+    async (username: string, options: ConnectionOptions & { plan: PlanName; minute?: number; day?: number }) => {
+      const result = await provisioning(options).setPlan(username, options.plan, custom(options));
+      out(options.json ? JSON.stringify(result) : `${result.username} is now on plan ${result.plan} (${describeLimits(result.limits)})`);
+    },
+  );
 
   const rotateKey = root
     .command('rotate-key')
@@ -177,13 +222,19 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
     out(`new API key for ${issued.username} (shown once, store it now): ${issued.key}\n${issued.previousKeys} previous key(s) ${old}`);
   });
 
-  const revokeKey = root.command('revoke-key').description('revoke every key of the consumer now').argument('<username>', 'the consumer username', nonEmpty);
+  const revokeKey = root
+    .command('revoke-key')
+    .description('revoke every key of the consumer now')
+    .argument('<username>', 'the consumer username', nonEmpty);
   connectionOptions(revokeKey).action(async (username: string, options: ConnectionOptions) => {
     const revoked = await provisioning(options).revokeKeys(username);
     out(options.json ? JSON.stringify({ username, revoked }) : `revoked ${revoked} key(s) of ${username}`);
   });
 
-  const remove = root.command('delete').description('delete the consumer, its keys and its plan').argument('<username>', 'the consumer username', nonEmpty);
+  const remove = root
+    .command('delete')
+    .description('delete the consumer, its keys and its plan')
+    .argument('<username>', 'the consumer username', nonEmpty);
   connectionOptions(remove).action(async (username: string, options: ConnectionOptions) => {
     await provisioning(options).delete(username);
     out(options.json ? JSON.stringify({ username, deleted: true }) : `deleted ${username}`);
@@ -204,11 +255,20 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
       });
       out(renderTable(['PLAN', 'PER MINUTE', 'PER DAY'], rows));
     });
-  const sync = catalogueCommand.command('sync').description("push the catalogue's limits to every consumer of a plan (progress on stderr)").addOption(planOption('only this plan'));
+  const sync = catalogueCommand
+    .command('sync')
+    .description("push the catalogue's limits to every consumer of a plan (progress on stderr)")
+    .addOption(planOption('only this plan'));
   connectionOptions(sync).action(async (options: ConnectionOptions & { plan?: PlanName }) => {
     const only = options.plan ? [options.plan] : [...PLAN_NAMES];
     const counts = await provisioning(options).syncPlans(only, (done, plan, name) => io.stderr.write(`synced ${plan} #${done}: ${name}\n`));
-    out(options.json ? JSON.stringify(counts) : Object.entries(counts).map(([plan, n]) => `${plan}: ${n} consumer(s) updated`).join('\n') || 'nothing to sync');
+    out(
+      options.json
+        ? JSON.stringify(counts)
+        : Object.entries(counts)
+            .map(([plan, n]) => `${plan}: ${n} consumer(s) updated`)
+            .join('\n') || 'nothing to sync',
+    );
   });
 
   // One line per usage error, pointing at the help of the command that was typed.

@@ -179,7 +179,11 @@ export class Provisioning {
   /** Consumers the scripts manage, optionally of one plan and/or carrying one more tag. */
   async *list(filter: { plan?: PlanName; tag?: string } = {}): AsyncGenerator<Consumer> {
     const tags = [CONSUMER_TAG, ...(filter.plan ? [planTag(filter.plan)] : []), ...(filter.tag ? [filter.tag] : [])].join(',');
-    for await (const consumer of pages((offset) => this.kong.GET('/consumers', { params: { query: { tags, offset, size: 100 } } }).then((result) => expectOk(result, 'listing consumers')))) {
+    const page = (offset: string | undefined) =>
+      this.kong
+        .GET('/consumers', { params: { query: { tags, offset, size: 100 } } })
+        .then((result) => expectOk(result, 'listing consumers'));
+    for await (const consumer of pages(page)) {
       if (isManaged(consumer)) yield consumer;
     }
   }

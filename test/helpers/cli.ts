@@ -32,6 +32,7 @@ export async function runCliInProcess(args: string[], env: NodeJS.ProcessEnv = {
   const { main } = await import('../../scripts/lib/consumers-cli.ts');
   let stdout = '';
   let stderr = '';
-  const code = await main(args, { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env });
+  const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env };
+  const code = await main(args, io);
   return { code, stdout, stderr };
 }

@@ -41,13 +41,24 @@ async function startKongShapedAdmin(credentials: ReturnType<typeof credential>[]
     const path = new URL(req.url!, 'http://admin').pathname;
     calls.push({ method: req.method!, path, body });
     const parts = path.split('/').filter(Boolean);
-    if (parts[0] !== 'consumers' || (parts[1] !== consumer.id && parts[1] !== consumer.username)) return send(res, 404, { message: 'Not found' });
+    if (parts[0] !== 'consumers' || (parts[1] !== consumer.id && parts[1] !== consumer.username))
+      return send(res, 404, { message: 'Not found' });
     if (parts.length === 2 && req.method === 'GET') return send(res, 200, consumer);
     if (parts[2] === 'plugins' && req.method === 'GET') {
       const plugin = {
-        id: '3f0e1a2b-0000-4000-8000-000000000001', name: 'rate-limiting', instance_name: null, created_at: 1893456000, updated_at: 1893456000,
-        route: null, service: null, consumer: { id: CONSUMER_ID }, protocols: ['grpc', 'grpcs', 'http', 'https'], enabled: true, ordering: null,
-        tags: ['petstore-consumer', 'plan:pro'], config: { second: null, minute: 300, hour: null, day: 10000, month: null, year: null, limit_by: 'consumer', policy: 'local' },
+        id: '3f0e1a2b-0000-4000-8000-000000000001',
+        name: 'rate-limiting',
+        instance_name: null,
+        created_at: 1893456000,
+        updated_at: 1893456000,
+        route: null,
+        service: null,
+        consumer: { id: CONSUMER_ID },
+        protocols: ['grpc', 'grpcs', 'http', 'https'],
+        enabled: true,
+        ordering: null,
+        tags: ['petstore-consumer', 'plan:pro'],
+        config: { second: null, minute: 300, hour: null, day: 10000, month: null, year: null, limit_by: 'consumer', policy: 'local' },
       };
       return send(res, 200, { data: [plugin], next: null });
     }
@@ -95,7 +106,11 @@ test('rotate-key gives a key Kong reports as "ttl": null the grace period', asyn
 });
 
 test('rotate-key keeps a shorter ttl and shortens a longer one', async (t) => {
-  const credentials = [credential('cred-soon', 'ask_soon', 60), credential('cred-late', 'ask_late', 7200), credential('cred-never', 'ask_never', null)];
+  const credentials = [
+    credential('cred-soon', 'ask_soon', 60),
+    credential('cred-late', 'ask_late', 7200),
+    credential('cred-never', 'ask_never', null),
+  ];
   const admin = await startKongShapedAdmin(credentials);
   t.teardown(admin.close);
   const provisioning = new Provisioning(createKongAdminClient({ url: admin.url }), loadCatalogue());
@@ -106,5 +121,8 @@ test('rotate-key keeps a shorter ttl and shortens a longer one', async (t) => {
     admin.calls.filter((call) => call.method === 'PATCH').map((call) => call.path.split('/').pop()),
     ['cred-late', 'cred-never'],
   );
-  t.deepEqual(credentials.slice(0, 3).map((c) => c.ttl), [60, 3600, 3600]);
+  t.deepEqual(
+    credentials.slice(0, 3).map((c) => c.ttl),
+    [60, 3600, 3600],
+  );
 });
