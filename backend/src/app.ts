@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Knex } from 'knex';
@@ -26,7 +27,9 @@ export function createApp({ db, clock, logError, cachePetPages }: AppOptions): K
   const orders = new OrderService(db, pets, clock);
 
   app.use(errorMiddleware(logError));
-  const router = new Router();
+  // Every method Node's parser accepts counts as known, so allowedMethods answers a method a path
+  // does not serve with 405 and Allow (its default list would make TRACE, PURGE… a 501).
+  const router = new Router({ methods: [...METHODS] });
   petRoutes(router, pets, pages);
   orderRoutes(router, orders);
   app.use(router.routes());

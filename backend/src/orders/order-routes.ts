@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import { object, optional, string } from 'superstruct';
-import { requireJsonBody } from '../http/json-body.ts';
+import { jsonBody, requireJsonBody } from '../http/json-body.ts';
 import { decodeCursor, nextLink, publicPath, sendPage, toPage } from '../http/pagination.ts';
 import { IdParam, PAGE_LIMIT, PageLimitParam } from '../http/params.ts';
 import { parseWith } from '../http/validation.ts';
@@ -34,7 +34,7 @@ export function orderRoutes(router: Router, orders: OrderService): void {
   });
 
   router.post(AREA, requireJsonBody, async (ctx) => {
-    const { petId } = parseWith(NewOrderStruct, ctx.request.body, 'order');
+    const { petId } = parseWith(NewOrderStruct, jsonBody(ctx), 'order');
     const order = await orders.place(petId);
     ctx.status = 201;
     ctx.set('Location', publicPath(ctx, `/store/orders/${order.id}`));

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { object, optional, string } from 'superstruct';
 import { ApiError, ErrorCode } from '../http/errors.ts';
-import { requireJsonBody } from '../http/json-body.ts';
+import { jsonBody, requireJsonBody } from '../http/json-body.ts';
 import { decodeCursor, nextLink, publicPath, publicPrefix, sendPage, toPage, type RenderedPage } from '../http/pagination.ts';
 import { IdParam, PAGE_LIMIT, PageLimitParam } from '../http/params.ts';
 import { parseWith } from '../http/validation.ts';
@@ -30,7 +30,7 @@ export function petRoutes(router: Router, pets: PetRepository, pages?: PageCache
   });
 
   router.post('/pets', requireJsonBody, async (ctx) => {
-    const input = parseWith(NewPetStruct, ctx.request.body, 'pet');
+    const input = parseWith(NewPetStruct, jsonBody(ctx), 'pet');
     const pet = await pets.create({ ...input, status: input.status ?? 'available' });
     ctx.status = 201;
     ctx.set('Location', publicPath(ctx, `/pets/${pet.id}`));
