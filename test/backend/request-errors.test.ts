@@ -206,6 +206,14 @@ test('a compressed body or a charset other than UTF-8 answers 415', async (t) =>
   t.is(latin1.status, 415);
 });
 
+test('a "__proto__" field is refused by name like any unknown field', async (t) => {
+  for (const value of ['{"a":1}', '1', 'null']) {
+    const response = await postRaw(t, '/pets', `{"name":"Rex","categoryId":1,"__proto__":${value}}`);
+    t.is(response.status, 400, value);
+    t.is(response.body.message, 'Invalid pet: unknown field(s): __proto__.', value);
+  }
+});
+
 test('a JSON array body answers 400 validation_failed', async (t) => {
   const response = await postRaw(t, '/store/orders', '[{"petId":1}]');
   t.deepEqual(response.body, { code: 'validation_failed', message: 'Invalid order: expected a JSON object, but received an array.', status: 400 });
