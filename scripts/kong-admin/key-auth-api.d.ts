@@ -58,8 +58,8 @@ export interface components {
                 id: string;
             };
             key: string;
-            /** @description Seconds left */
-            ttl?: number;
+            /** @description Seconds left, when the credential expires; null when it never does. */
+            ttl?: number | null;
             tags?: string[] | null;
             created_at: number;
         };

@@ -41,17 +41,23 @@ export function isPlanName(name: string): name is PlanName {
   return (PLAN_NAMES as readonly string[]).includes(name);
 }
 
+/** Limits that do not fit the plan: the admin asked for something the catalogue does not allow. */
+export class PlanLimitsError extends Error {}
+
 /** The limits of a plan; enterprise needs them given explicitly. */
 export function limitsFor(catalogue: Catalogue, plan: PlanName, custom?: Partial<Limits>): Limits {
   const entry = catalogue.plans[plan];
   if ('custom' in entry) {
     if (custom?.minute === undefined || custom.day === undefined) {
-      throw new Error(`plan ${plan} has custom limits: give --minute N and --day N`);
+      throw new PlanLimitsError(`plan ${plan} has custom limits: give --minute N and --day N`);
+    }
+    if (custom.minute < 1 || custom.day < custom.minute) {
+      throw new PlanLimitsError(`plan ${plan} needs --minute >= 1 and --day >= --minute, got ${custom.minute}/minute and ${custom.day}/day`);
     }
     return limits(custom, `${plan} limits`);
   }
   if (custom?.minute !== undefined || custom?.day !== undefined) {
-    throw new Error(`plan ${plan} has fixed limits (${entry.minute}/minute, ${entry.day}/day); --minute and --day are for enterprise`);
+    throw new PlanLimitsError(`plan ${plan} has fixed limits (${entry.minute}/minute, ${entry.day}/day); --minute and --day are for enterprise`);
   }
   return entry;
 }

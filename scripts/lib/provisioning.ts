@@ -7,6 +7,8 @@ import { limitsFor, type Catalogue, type Limits, type PlanName } from './plans.t
  * (`animal-store`), so `deck gateway sync` of kong.yml never deletes provisioned consumers.
  */
 export const CONSUMER_TAG = 'petstore-consumer';
+/** kong.yml's select tag (`_info.select_tags`): what carries it belongs to kong.yml, never to the CLI. */
+export const KONG_YML_SELECT_TAG = 'animal-store';
 export const planTag = (plan: PlanName) => `plan:${plan}`;
 const DEFAULT_GRACE_SECONDS = 24 * 3600;
 
@@ -36,6 +38,20 @@ export interface IssuedKey {
 }
 
 type Rollback = () => Promise<unknown>;
+
+/** A consumer the CLI may act on: it carries the CLI's tag and not kong.yml's select tag. */
+export function isManaged(consumer: Consumer): boolean {
+  const tags = consumer.tags ?? [];
+  return tags.includes(CONSUMER_TAG) && !tags.includes(KONG_YML_SELECT_TAG);
+}
+
+/** Why the CLI refuses to touch a consumer it does not manage. */
+function notManaged(username: string, consumer: Consumer): AdminApiError {
+  if ((consumer.tags ?? []).includes(KONG_YML_SELECT_TAG)) {
+    return new AdminApiError(`consumer ${username} belongs to gateway/kong.yml (tag ${KONG_YML_SELECT_TAG}); change it there, not with this CLI`);
+  }
+  return new AdminApiError(`consumer ${username} is not managed by this CLI (it lacks the tag ${CONSUMER_TAG})`);
+}
 
 /**
  * What an admin does to API consumers, each command all-or-nothing from the admin's view: when
@@ -87,6 +103,7 @@ export class Provisioning {
   private async requireConsumer(username: string): Promise<Consumer> {
     const consumer = await this.findConsumer(username);
     if (!consumer) throw new AdminApiError(`consumer ${username} does not exist`);
+    if (!isManaged(consumer)) throw notManaged(username, consumer);
     return consumer;
   }
 
@@ -162,7 +179,13 @@ export class Provisioning {
   /** Consumers the scripts manage, optionally of one plan and/or carrying one more tag. */
   async *list(filter: { plan?: PlanName; tag?: string } = {}): AsyncGenerator<Consumer> {
     const tags = [CONSUMER_TAG, ...(filter.plan ? [planTag(filter.plan)] : []), ...(filter.tag ? [filter.tag] : [])].join(',');
-    yield* pages((offset) => this.kong.GET('/consumers', { params: { query: { tags, offset, size: 100 } } }).then((result) => expectOk(result, 'listing consumers')));
+    const page = (offset: string | undefined) =>
+      this.kong
+        .GET('/consumers', { params: { query: { tags, offset, size: 100 } } })
+        .then((result) => expectOk(result, 'listing consumers'));
+    for await (const consumer of pages(page)) {
+      if (isManaged(consumer)) yield consumer;
+    }
   }
 
   async setPlan(username: string, plan: PlanName, custom?: Partial<Limits>): Promise<{ username: string; plan: PlanName; limits: Limits }> {
@@ -223,7 +246,9 @@ export class Provisioning {
           expectOk(await this.kong.DELETE('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', { params: { path: { consumer_username_or_id: consumer.id!, credential_id_or_key: credential.id } } }), 'revoking an old key');
           continue;
         }
-        if (credential.ttl !== undefined && credential.ttl <= graceSeconds) continue; // already expiring sooner
+        // Kong answers `"ttl": null` for a key that never expires (kong/api/endpoints.lua reads
+        // with `nulls = true`): such a key gets the grace too. Only a key expiring sooner is kept.
+        if (typeof credential.ttl === 'number' && credential.ttl <= graceSeconds) continue;
         expectOk(
           await this.kong.PATCH('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', {
             params: { path: { consumer_username_or_id: consumer.id!, credential_id_or_key: credential.id } },
@@ -258,8 +283,8 @@ export class Provisioning {
   }
 
   async delete(username: string): Promise<void> {
-    await this.requireConsumer(username);
-    expectOk(await this.kong.DELETE('/consumers/{consumer_username_or_id}', { params: { path: { consumer_username_or_id: username } } }), `deleting ${username}`);
+    const consumer = await this.requireConsumer(username);
+    expectOk(await this.kong.DELETE('/consumers/{consumer_username_or_id}', { params: { path: { consumer_username_or_id: consumer.id! } } }), `deleting ${username}`);
   }
 
   /** Pushes the catalogue's limits to every consumer of the given plans; reports progress. */

@@ -23,3 +23,16 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/**
+ * Runs the same CLI in this process through its `main(argv, io)` (scripts/lib/consumers-cli.ts):
+ * same arguments, output and exit code, without a Node start per call. `env` is all it sees.
+ */
+export async function runCliInProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const { main } = await import('../../scripts/lib/consumers-cli.ts');
+  let stdout = '';
+  let stderr = '';
+  const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env };
+  const code = await main(args, io);
+  return { code, stdout, stderr };
+}

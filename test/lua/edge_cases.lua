@@ -98,8 +98,14 @@ cases["more than ban_threshold 429s within the window ban the key, until the ban
     stub.run(handler, "access", conf)
     eq(r.exited, nil, "no ban before the threshold (" .. i .. ")")
     r.status, r.source, r.credential = 429, "exit", { id = "cred-1" }
+    r.consumer = { id = "cons-1", username = "mallory" }
     r.response_headers["ratelimit-limit"] = "5"
     stub.run(handler, "header_filter", conf)
+    eq(#r.logs, i > conf.ban_threshold and 1 or 0, "log lines after 429 number " .. i)
+    if i > conf.ban_threshold then
+      eq(r.logs[1], "API key banned for 900 s after repeated 429s: consumer mallory (id cons-1), credential cred-1", "ban log line")
+      eq(r.logs[1]:find("greedy", 1, true), nil, "the key is never logged")
+    end
   end
   local banned = stub.request({ Authorization = "Bearer greedy" })
   stub.run(handler, "access", conf)

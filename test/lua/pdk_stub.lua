@@ -53,6 +53,7 @@ function stub.request(headers)
     status = 200,
     source = "service",
     credential = nil,
+    consumer = nil,
     ctx = {},
     logs = {},
   }
@@ -94,6 +95,7 @@ kong = {
   },
   client = {
     get_credential = function() return cur().credential end,
+    get_consumer = function() return cur().consumer end,
   },
   log = {
     err = function(...) table.insert(cur().logs, table.concat({ ... })) end,

@@ -1,18 +1,23 @@
+import { readFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import anyTest, { type TestFn } from 'ava';
+import { parse as parseYaml } from 'yaml';
 import { API_KEY_PATTERN } from '../../scripts/lib/api-keys.ts';
-import { runCli } from '../helpers/cli.ts';
+import { KONG_YML_SELECT_TAG } from '../../scripts/lib/provisioning.ts';
+import { runCli, runCliInProcess } from '../helpers/cli.ts';
+import { KONG_YML } from '../helpers/gateway.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';
 
-// The provisioning CLI, run for real against the local gateway's Admin API; the keys it prints
-// are then used through the gateway running kong.yml.
+// The provisioning CLI against the local gateway's Admin API; the keys it prints are then used
+// through the gateway running kong.yml. Most tests call the CLI's main in this process
+// (runCliInProcess); the ones about the process itself (exit codes, stdout/stderr) spawn it.
 const test = anyTest as TestFn<{ stack: TestStack; cli: (args: string[], env?: NodeJS.ProcessEnv) => ReturnType<typeof runCli> }>;
 
 test.before(async (t) => {
   const stack = await startStack();
   t.context.stack = stack;
-  t.context.cli = (args, env = {}) => runCli(args, { KONG_ADMIN_URL: stack.gateway.adminUrl, ...env });
+  t.context.cli = (args, env = {}) => runCliInProcess(args, { KONG_ADMIN_URL: stack.gateway.adminUrl, ...env });
 });
 test.after.always(async (t) => {
   await t.context.stack?.dispose();
@@ -21,7 +26,12 @@ test.after.always(async (t) => {
 async function create(t: { context: { cli: (a: string[]) => ReturnType<typeof runCli> } }, username: string, ...extra: string[]) {
   const result = await t.context.cli(['create', '--username', username, '--json', ...extra]);
   if (result.code !== 0) throw new Error(result.stderr);
-  return JSON.parse(result.stdout.trim().split('\n').pop()!) as { username: string; plan: string; key: string; limits: { minute: number; day: number } };
+  return JSON.parse(result.stdout.trim().split('\n').pop()!) as {
+    username: string;
+    plan: string;
+    key: string;
+    limits: { minute: number; day: number };
+  };
 }
 
 test('create prints one JSON object with the key; the key works at once with the plan limits', async (t) => {
@@ -39,8 +49,9 @@ test('create prints one JSON object with the key; the key works at once with the
 
 test('enterprise needs its limits; other plans refuse them', async (t) => {
   const missing = await t.context.cli(['create', '--username', 'cli-ent', '--plan', 'enterprise']);
-  t.is(missing.code, 1);
-  t.regex(missing.stderr, /^error: plan enterprise has custom limits: give --minute N and --day N\n$/);
+  t.is(missing.code, 2);
+  t.is(missing.stderr, 'error: plan enterprise has custom limits: give --minute N and --day N (see create --help)\n');
+  t.is((await t.context.stack.admin('/consumers/cli-ent')).status, 404, 'nothing created');
   const issued = await create(t, 'cli-ent', '--plan', 'enterprise', '--minute', '5000', '--day', '900000');
   const response = await t.context.stack.call('/v1/pets', { key: issued.key });
   t.is(response.headers.get('x-ratelimit-limit'), '5000');
@@ -109,7 +120,7 @@ test('a failure after the consumer was created rolls everything back', async (t)
   t.is((await stack.admin('/consumers/cli-rollback')).status, 404);
 });
 
-test('an unreachable Admin API is one clear line and exit code 1', async (t) => {
+test('process: an unreachable Admin API is one clear line on stderr and exit code 1', async (t) => {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -117,18 +128,7 @@ test('an unreachable Admin API is one clear line and exit code 1', async (t) => 
   const result = await runCli(['list'], { KONG_ADMIN_URL: `http://127.0.0.1:${port}` });
   t.is(result.code, 1);
   t.is(result.stderr, `error: cannot reach the Kong Admin API at http://127.0.0.1:${port}: ECONNREFUSED\n`);
-});
-
-test('usage errors exit with 2', async (t) => {
-  const { cli } = t.context;
-  for (const args of [['create', '--plan', 'free'], ['create', '--username', 'u', '--plan', 'gold'], ['frobnicate'], ['create', '--bogus']]) {
-    const result = await cli(args);
-    t.is(result.code, 2, args.join(' '));
-    t.regex(result.stderr, /^error: .*\(see --help\)\n$/);
-  }
-  const help = await cli(['--help']);
-  t.is(help.code, 0);
-  t.regex(help.stdout, /rotate-key U \[--grace SECONDS\]/);
+  t.is(result.stdout, '');
 });
 
 test('--admin-header reaches an Admin API behind a token-checking proxy', async (t) => {
@@ -140,19 +140,22 @@ test('--admin-header reaches an Admin API behind a token-checking proxy', async 
       res.end('{"message":"missing admin token"}');
       return;
     }
-    const upstream = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode!, r.headers);
-      r.pipe(res);
-    });
+    const upstream = httpRequest(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+      (r) => {
+        res.writeHead(r.statusCode!, r.headers);
+        r.pipe(res);
+      },
+    );
     req.pipe(upstream);
   });
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   t.teardown(() => proxy.close());
   const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-  const refused = await runCli(['plans', 'sync'], { KONG_ADMIN_URL: url });
+  const refused = await runCliInProcess(['plans', 'sync'], { KONG_ADMIN_URL: url });
   t.is(refused.code, 1);
   t.regex(refused.stderr, /Kong answered 401: missing admin token/);
-  const allowed = await runCli(['list', '--admin-url', url, '--admin-header', 'X-Admin-Token: s3cret']);
+  const allowed = await runCliInProcess(['list', '--admin-url', url, '--admin-header', 'X-Admin-Token: s3cret']);
   t.is(allowed.code, 0, allowed.stderr);
 });
 
@@ -176,10 +179,235 @@ test('list, plans and plans sync', async (t) => {
   t.is((await stack.admin(`/plugins/${plugin.id}`)).body.config.minute, 300);
 });
 
-test('keys never reach stderr', async (t) => {
-  const result = await t.context.cli(['create', '--username', 'cli-secret', '--plan', 'free']);
+test('process: the key goes to stdout only, exit code 0', async (t) => {
+  const result = await runCli(['create', '--username', 'cli-secret', '--plan', 'free'], {
+    KONG_ADMIN_URL: t.context.stack.gateway.adminUrl,
+  });
+  t.is(result.code, 0, result.stderr);
+  t.is(result.stderr, '');
   const key = /ask_[A-Za-z0-9_-]{43}/.exec(result.stdout)![0];
-  t.false(result.stderr.includes(key));
   const show = await t.context.cli(['show', 'cli-secret', '--json']);
   t.false(show.stdout.includes(key), 'show never prints a key');
+  t.false(show.stderr.includes(key));
+});
+
+/** An Admin API that only counts requests: a usage error must not reach it. */
+async function countingAdmin(t: { teardown: (fn: () => void) => void }) {
+  let requests = 0;
+  const server = createServer((_req, res) => {
+    requests += 1;
+    res.writeHead(500).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => server.close());
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests: () => requests };
+}
+
+const USAGE_ERRORS: Array<[string[], RegExp]> = [
+  [[], /^error: a command is needed \(see --help\)$/],
+  [['frobnicate'], /^error: unknown command 'frobnicate' \(see --help\)$/],
+  [['create', '--plan', 'free'], /^error: required option '--username <name>' not specified \(see create --help\)$/],
+  [
+    ['create', '--username', 'u', '--plan', 'gold'],
+    /^error: option '--plan <plan>' argument 'gold' is invalid\. Allowed choices are free, pro, business, enterprise\. \(see create/,
+  ],
+  [['create', '--username', 'u', '--plan', 'free', '--bogus'], /^error: unknown option '--bogus' \(see create --help\)$/],
+  [['create', '--username', 'u', '--plan', 'free', 'extra'], /^error: too many arguments for 'create'\. .* \(see create --help\)$/],
+  [
+    ['create', '--username', 'u', '--plan', 'enterprise'],
+    /^error: plan enterprise has custom limits: give --minute N and --day N \(see create --help\)$/,
+  ],
+  [
+    ['create', '--username', 'u', '--plan', 'enterprise', '--minute', '100', '--day', '10'],
+    /^error: plan enterprise needs --minute >= 1 and --day >= --minute, got 100\/minute and 10\/day \(see create --help\)$/,
+  ],
+  [
+    ['create', '--username', 'u', '--plan', 'free', '--minute', '5'],
+    /^error: plan free has fixed limits \(60\/minute, 1000\/day\); --minute and --day are for enterprise \(see create --help\)$/,
+  ],
+  [
+    ['create', '--username', 'u', '--plan', 'enterprise', '--minute', '-5', '--day', '10'],
+    /^error: option '--minute <n>' argument '-5' is invalid\. It must be a whole number >= 1\. \(see create --help\)$/,
+  ],
+  [
+    ['create', '--username', 'u', '--plan', 'enterprise', '--minute', '5', '--day', '1.5'],
+    /^error: option '--day <n>' argument '1\.5' is invalid\. It must be a whole number >= 1\. \(see create --help\)$/,
+  ],
+  [
+    ['create', '--username', 'u', '--plan', 'enterprise', '--minute', '0', '--day', '10'],
+    /^error: option '--minute <n>' argument '0' is invalid\./,
+  ],
+  [['set-plan', 'u', '--plan', 'pro', '--day', '10'], /^error: plan pro has fixed limits .* \(see set-plan --help\)$/],
+  [['set-plan', 'u'], /^error: required option '--plan <plan>' not specified \(see set-plan --help\)$/],
+  [
+    ['rotate-key', 'u', '--grace', '-1'],
+    /^error: option '--grace <seconds>' argument '-1' is invalid\. It must be a whole number\. \(see rotate-key --help\)$/,
+  ],
+  [['rotate-key', 'u', '--grace', '1h'], /^error: option '--grace <seconds>' argument '1h' is invalid\./],
+  [['rotate-key'], /^error: missing required argument 'username' \(see rotate-key --help\)$/],
+  [['show', ''], /^error: command-argument value '' is invalid for argument 'username'\. It must not be empty\. \(see show --help\)$/],
+  [['create', '--username', ' ', '--plan', 'free'], /^error: option '--username <name>' argument ' ' is invalid\. It must not be empty\./],
+  [['show', 'alice', 'extra'], /^error: too many arguments for 'show'\. Expected 1 argument but got 2\. \(see show --help\)$/],
+  [['revoke-key', 'alice', 'bob'], /^error: too many arguments for 'revoke-key'\./],
+  [['delete', 'alice', '--force'], /^error: unknown option '--force' \(see delete --help\)$/],
+  [['plans', 'bogus'], /^error: too many arguments for 'plans'\./],
+  [['plans', 'sync', '--plan', 'gold'], /^error: option '--plan <plan>' argument 'gold' is invalid\..* \(see plans sync --help\)$/],
+  [
+    ['list', '--admin-url', 'notaurl'],
+    /^error: --admin-url must be an http\(s\) URL such as http:\/\/127\.0\.0\.1:8001, got "notaurl" \(see list --help\)$/,
+  ],
+  [['list', '--admin-url', 'ftp://127.0.0.1:8001'], /^error: --admin-url must be an http\(s\) URL/],
+  [['list', '--admin-header', 'no colon'], /^error: --admin-header must look like "Name: value" \(see list --help\)$/],
+];
+
+for (const [args, expected] of USAGE_ERRORS) {
+  test(`usage error, exit 2 and one line, nothing sent: ${args.join(' ') || '(no arguments)'}`, async (t) => {
+    const admin = await countingAdmin(t);
+    const result = await runCliInProcess(args, { KONG_ADMIN_URL: admin.url });
+    t.is(result.code, 2);
+    t.is(result.stdout, '');
+    t.true(result.stderr.endsWith('\n') && result.stderr.split('\n').length === 2, result.stderr);
+    t.regex(result.stderr.trimEnd(), expected);
+    t.is(admin.requests(), 0);
+  });
+}
+
+test('a malformed KONG_ADMIN_URL is a usage error that names the variable', async (t) => {
+  const result = await runCliInProcess(['list'], { KONG_ADMIN_URL: 'notaurl' });
+  t.is(result.code, 2);
+  t.is(result.stderr, 'error: KONG_ADMIN_URL must be an http(s) URL such as http://127.0.0.1:8001, got "notaurl" (see list --help)\n');
+});
+
+test('--help for every command: its usage on stdout, exit 0', async (t) => {
+  for (const [args, usage] of [
+    [['--help'], 'Usage: npm run consumers -- [options] [command]'],
+    [['create', '--help'], 'Usage: npm run consumers -- create [options]'],
+    [['list', '--help'], 'Usage: npm run consumers -- list [options]'],
+    [['show', '--help'], 'Usage: npm run consumers -- show [options] <username>'],
+    [['set-plan', '-h'], 'Usage: npm run consumers -- set-plan [options] <username>'],
+    [['rotate-key', '--help'], 'Usage: npm run consumers -- rotate-key [options] <username>'],
+    [['revoke-key', '--help'], 'Usage: npm run consumers -- revoke-key [options] <username>'],
+    [['delete', '--help'], 'Usage: npm run consumers -- delete [options] <username>'],
+    [['plans', '--help'], 'Usage: npm run consumers -- plans [options] [command]'],
+    [['plans', 'sync', '--help'], 'Usage: npm run consumers -- plans sync [options]'],
+    [['help', 'rotate-key'], 'Usage: npm run consumers -- rotate-key [options] <username>'],
+  ] as const) {
+    const result = await runCliInProcess([...args]);
+    t.is(result.code, 0, args.join(' '));
+    t.is(result.stderr, '');
+    t.true(result.stdout.startsWith(`${usage}\n`), `${args.join(' ')}: ${result.stdout.split('\n')[0]}`);
+  }
+  t.regex(
+    (await runCliInProcess(['rotate-key', '--help'])).stdout,
+    /--grace <seconds>\s+how long the old keys keep working; 0 revokes them\s+now \(default: 86400\)/,
+  );
+  t.regex((await runCliInProcess(['--help'])).stdout, /Exit codes: 0 done, 1 the command failed, 2 a usage error\./);
+});
+
+test('process: a usage error exits 2 with one line on stderr; --help exits 0 on stdout', async (t) => {
+  const wrong = await runCli(['show', 'alice', 'extra']);
+  t.is(wrong.code, 2);
+  t.is(wrong.stdout, '');
+  t.is(wrong.stderr, "error: too many arguments for 'show'. Expected 1 argument but got 2. (see show --help)\n");
+  const help = await runCli(['rotate-key', '--help']);
+  t.is(help.code, 0);
+  t.is(help.stderr, '');
+  t.regex(help.stdout, /^Usage: npm run consumers -- rotate-key \[options\] <username>\n/);
+});
+
+test('a consumer that does not exist is a runtime failure: exit 1', async (t) => {
+  const result = await t.context.cli(['show', 'cli-nobody']);
+  t.is(result.code, 1);
+  t.is(result.stderr, 'error: consumer cli-nobody does not exist\n');
+});
+
+// The CLI acts only on consumers it manages (tag petstore-consumer), never on what kong.yml
+// manages (select tag animal-store): deleting animal-store-anonymous would turn every keyless
+// request into a 500.
+test("the CLI's idea of kong.yml's select tag is kong.yml's", (t) => {
+  const document = parseYaml(readFileSync(KONG_YML, 'utf8')) as { _info: { select_tags: string[] } };
+  t.deepEqual(document._info.select_tags, [KONG_YML_SELECT_TAG]);
+});
+
+const ACTIONS = [['show'], ['set-plan', '--plan', 'pro'], ['rotate-key'], ['revoke-key'], ['delete']];
+
+test.serial("kong.yml's anonymous consumer is out of the CLI's reach", async (t) => {
+  const { stack, cli } = t.context;
+  const before = await stack.admin('/consumers/animal-store-anonymous');
+  const pluginsBefore = await stack.admin('/consumers/animal-store-anonymous/plugins');
+  t.is(before.status, 200);
+  t.is((await stack.call('/v1/pets')).status, 401);
+  for (const [command, ...options] of ACTIONS) {
+    const result = await cli([command!, 'animal-store-anonymous', ...options]);
+    t.is(result.code, 1, command);
+    t.is(result.stdout, '');
+    t.is(
+      result.stderr,
+      'error: consumer animal-store-anonymous belongs to gateway/kong.yml (tag animal-store); change it there, not with this CLI\n',
+      command,
+    );
+  }
+  t.deepEqual((await stack.admin('/consumers/animal-store-anonymous')).body, before.body, 'unchanged');
+  t.deepEqual((await stack.admin('/consumers/animal-store-anonymous/plugins')).body, pluginsBefore.body, 'its plugins are untouched');
+  const keyless = await stack.call('/v1/pets');
+  t.is(keyless.status, 401, 'keyless requests still meet the anonymous consumer');
+  t.is(keyless.body.code, 'missing_api_key');
+});
+
+test("another team's consumer is out of the CLI's reach, and not listed", async (t) => {
+  const { stack, cli } = t.context;
+  const created = await stack.admin('/consumers', { method: 'POST', json: { username: 'cli-other-team', tags: ['other-team'] } });
+  t.is(created.status, 201);
+  const credential = await stack.admin('/consumers/cli-other-team/key-auth', { method: 'POST', json: {} });
+  for (const [command, ...options] of ACTIONS) {
+    const result = await cli([command!, 'cli-other-team', ...options]);
+    t.is(result.code, 1, command);
+    t.is(result.stderr, 'error: consumer cli-other-team is not managed by this CLI (it lacks the tag petstore-consumer)\n', command);
+  }
+  t.is((await stack.call('/v1/pets', { key: credential.body.key })).status, 200, 'its key still works');
+  t.deepEqual((await stack.admin('/consumers/cli-other-team')).body.tags, ['other-team']);
+  t.is((await stack.admin('/consumers/cli-other-team/plugins')).body.data.length, 0, 'no plan was applied');
+  const listed = JSON.parse((await cli(['list', '--json'])).stdout) as Array<{ username: string }>;
+  t.false(listed.some((c) => c.username === 'cli-other-team' || c.username === 'animal-store-anonymous'));
+});
+
+test('a consumer tagged both petstore-consumer and animal-store belongs to kong.yml', async (t) => {
+  const { stack, cli } = t.context;
+  await stack.admin('/consumers', {
+    method: 'POST',
+    json: { username: 'cli-both', tags: ['animal-store', 'petstore-consumer', 'plan:free'] },
+  });
+  const result = await cli(['delete', 'cli-both']);
+  t.is(result.code, 1);
+  t.regex(result.stderr, /^error: consumer cli-both belongs to gateway\/kong.yml/);
+  t.is((await stack.admin('/consumers/cli-both')).status, 200);
+  const listed = JSON.parse((await cli(['list', '--json'])).stdout) as Array<{ username: string }>;
+  t.false(listed.some((c) => c.username === 'cli-both'));
+});
+
+test.serial("the README's admin walkthrough runs as written", async (t) => {
+  const { stack, cli } = t.context;
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const block = /## An admin's walkthrough[^\n]*\n+```sh\n([\s\S]*?)```/.exec(readme)?.[1];
+  t.truthy(block, "README has the walkthrough's sh block");
+  const commands = block!.split('\n').filter((line) => line.startsWith('npm run consumers -- '));
+  t.true(commands.length >= 6);
+  let key = '';
+  for (const line of commands) {
+    const args = line.replace(/#.*$/, '').trim().split(/\s+/).slice(4);
+    const result = await cli(args);
+    t.is(result.code, 0, `${line}\n${result.stderr}`);
+    t.is(result.stderr, '', line);
+    if (args[0] === 'create' && args.includes('alice')) {
+      const [first, second] = result.stdout.split('\n');
+      t.true(block!.includes(`#   ${first}\n`), first);
+      t.regex(second!, /^API key \(shown once, store it now\): ask_/);
+      t.true(block!.includes('#   API key (shown once, store it now): ask_…'));
+      key = second!.split(': ')[1]!;
+      const response = await stack.call('/v1/pets', { key });
+      t.is(response.status, 200);
+      t.is(response.headers.get('x-ratelimit-limit'), '60', 'as the curl line says');
+    }
+  }
+  t.is((await stack.call('/v1/pets', { key })).status, 401, "revoke-key: alice's keys answer 401");
 });

@@ -9,9 +9,14 @@ export const ErrorCode = {
   petNotFound: 'pet_not_found',
   orderNotFound: 'order_not_found',
   methodNotAllowed: 'method_not_allowed',
-  notImplemented: 'not_implemented',
   petNotAvailable: 'pet_not_available',
   invalidOrderTransition: 'invalid_order_transition',
+  invalidIdempotencyKey: 'invalid_idempotency_key',
+  idempotencyKeyInProgress: 'idempotency_key_in_progress',
+  idempotencyKeyReused: 'idempotency_key_reused',
+  badRequest: 'bad_request',
+  requestTimeout: 'request_timeout',
+  requestHeadersTooLarge: 'request_headers_too_large',
   internalError: 'internal_error',
 } as const;
 

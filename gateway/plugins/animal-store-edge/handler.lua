@@ -99,7 +99,11 @@ local function strike(conf, token, limit)
     local until_s = floor(ngx.now()) + conf.ban_duration
     dict:set(ban_key(token), int(until_s) .. ":" .. int(limit or 0), conf.ban_duration)
     dict:delete("strikes:" .. token)
-    kong.log.notice("API key banned for ", conf.ban_duration, " s after repeated 429s")
+    -- Names whose key it is (consumer and credential ids), never the key itself.
+    local consumer = kong.client.get_consumer() or {}
+    local credential = kong.client.get_credential() or {}
+    kong.log.notice("API key banned for ", conf.ban_duration, " s after repeated 429s: consumer ",
+                    consumer.username or "-", " (id ", consumer.id or "-", "), credential ", credential.id or "-")
   end
 end
 

@@ -27,6 +27,14 @@ test('a key that keeps hitting 429 is banned with its own code, and the ban expi
   t.is(banned.headers.get('x-ratelimit-remaining'), '0');
   t.is(banned.headers.get('x-ratelimit-limit'), '1');
   t.deepEqual(contractProblems('GET', '/pets', banned, { checkHeaders: true }), []);
+  // The ban's log line names whose key it is (consumer and credential ids), never the key.
+  const consumer = (await stack.admin('/consumers/ban-mallory')).body;
+  const credential = (await stack.admin('/consumers/ban-mallory/key-auth')).body.data[0];
+  const bans = stack.gateway.logs.filter((line) => line.includes('API key banned'));
+  t.is(bans.length, 1, bans.join('\n'));
+  const expected = `API key banned for 900 s after repeated 429s: consumer ban-mallory (id ${consumer.id}), credential ${credential.id}`;
+  t.true(bans[0]!.endsWith(expected), bans[0]);
+  t.false(stack.gateway.logs.some((line) => line.includes(key)), 'the key is never logged');
   t.is((await stack.call('/v1/pets', { key: other })).status, 200, 'other keys are not affected');
 
   stack.clock.advance(600_000);
