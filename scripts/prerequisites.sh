@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs before `npm start` (prestart) and `npm test` (pretest), so that each is one command on a
+# fresh clone: it checks what the command needs beyond Node, one line per missing piece naming the
+# Debian package, then installs the npm packages when package-lock.json changed since the last
+# install (on a fresh clone: always). Bash, not TypeScript: it runs before tsx is installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+purpose=${1:-}
+list_packages=${2:-}
+if [[ ($purpose != start && $purpose != test) || ($list_packages != "" && $list_packages != --debian-packages) ]]; then
+  echo "usage: scripts/prerequisites.sh start|test [--debian-packages]" >&2
+  exit 2
+fi
+
+failed=0
+packages=()
+have() { command -v "$1" >/dev/null 2>&1; }
+# need <Debian packages> <what it is, for whom> <check...>: one line when the check fails;
+# with --debian-packages the missing packages are listed instead (.ci/run installs them).
+need() {
+  local debian=$1 what=$2
+  shift 2
+  "$@" >/dev/null 2>&1 && return 0
+  failed=1
+  packages+=($debian)
+  [[ -n $list_packages ]] || echo "missing $what: apt-get install $debian" >&2
+}
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if ((node_major < 20)); then
+  echo "missing Node 20, 22 or 24 (found $(node --version)): install Node 24 LTS from https://nodejs.org or NodeSource's Debian packages" >&2
+  exit 1
+fi
+
+# npm ci compiles two native addons: sqlite3 (node-gyp: python3, make, g++) and the gateway's
+# LuaJIT addon, built against Debian's luajit2 library found through pkg-config.
+need build-essential "a C++ compiler and make (npm ci compiles native addons)" bash -c 'command -v g++ && command -v make'
+need python3 "python3 (node-gyp runs on it)" have python3
+need "pkg-config libluajit2-5.1-dev" "the LuaJIT library (the gateway's LuaJIT addon)" pkg-config --exists luajit
+
+if [[ $purpose == test ]]; then
+  need luajit2 "luajit (the plugin's cases run on LuaJIT, as in Kong)" have luajit
+  need postgresql "PostgreSQL's server programs (the backend's PostgreSQL tests)" bash -c 'ls /usr/lib/postgresql/*/bin/initdb'
+  need lua-check "luacheck (npm run lint)" have luacheck
+  need python3-venv "Python's venv (Schemathesis installs into a venv of its own)" python3 -c 'import ensurepip, venv'
+  # decK is built from the Go module proxy; its go.mod wants this Go (Debian's golang is older).
+  go_needed=1.26.4
+  go_found=$(go env GOVERSION 2>/dev/null | sed 's/^go//' || true)
+  if [[ -z $go_found ]] || [[ $(printf '%s\n' "$go_needed" "$go_found" | sort -V | head -1) != "$go_needed" ]]; then
+    failed=1
+    [[ -n $list_packages ]] || echo "missing Go >= $go_needed${go_found:+ (found $go_found)}, to build decK: https://go.dev/dl (unpack to /usr/local/go, put /usr/local/go/bin on PATH)" >&2
+  fi
+fi
+if [[ -n $list_packages ]]; then
+  echo "${packages[*]}"
+  exit 0
+fi
+((failed == 0)) || exit 1
+
+# The hash of the lockfile the installed tree came from; a different one means install again.
+stamp=node_modules/.animal-store-lockfile.sha256
+wanted=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [[ ! -f $stamp || $(cat "$stamp") != "$wanted" ]]; then
+  if [[ -d node_modules && ! -f $stamp ]] && npm ls --all >/dev/null 2>&1; then
+    : # a tree installed before this script existed, and complete: keep it
+  else
+    echo "[setup] npm ci: installing the npm packages (the first time 2-3 minutes: native addons compile)" >&2
+    npm ci --no-audit --no-fund
+  fi
+  echo "$wanted" >"$stamp"
+fi

@@ -1,0 +1,62 @@
+// scripts/prerequisites.sh runs before `npm start` and `npm test`: on a machine that lacks a
+// prerequisite it prints one line per missing piece, naming the Debian package, and exits 1.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { REPO_ROOT } from '../helpers/process.ts';
+
+/** Runs the script with a PATH holding only Node and the shell tools it uses: none of the prerequisites. */
+function runBare(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const bin = mkdtempSync(join(tmpdir(), 'bare-path-'));
+  for (const tool of ['bash', 'sed', 'sort', 'head', 'cut', 'cat', 'ls', 'dirname', 'sha256sum']) symlinkSync(`/usr/bin/${tool}`, join(bin, tool));
+  symlinkSync(process.execPath, join(bin, 'node'));
+  return new Promise((resolve) => {
+    execFile('bash', ['scripts/prerequisites.sh', ...args], { cwd: REPO_ROOT, env: { PATH: bin } }, (error, stdout, stderr) => {
+      rmSync(bin, { recursive: true, force: true });
+      resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+    });
+  });
+}
+
+const BUILD = [
+  'missing a C++ compiler and make (npm ci compiles native addons): apt-get install build-essential',
+  'missing python3 (node-gyp runs on it): apt-get install python3',
+  "missing the LuaJIT library (the gateway's LuaJIT addon): apt-get install pkg-config libluajit2-5.1-dev",
+];
+
+test('npm start: one line per missing build prerequisite, naming the package; exit 1 before installing anything', async (t) => {
+  const { code, stdout, stderr } = await runBare(['start']);
+  t.is(code, 1);
+  t.is(stdout, '');
+  t.deepEqual(stderr.trimEnd().split('\n'), BUILD);
+});
+
+test('npm test: also luajit, luacheck, venv and Go, each on its own line', async (t) => {
+  const { code, stderr } = await runBare(['test']);
+  t.is(code, 1);
+  const lines = stderr.trimEnd().split('\n').filter((line) => !line.includes('postgresql')); // present or not on this machine
+  t.deepEqual(lines, [
+    ...BUILD,
+    "missing luajit (the plugin's cases run on LuaJIT, as in Kong): apt-get install luajit2",
+    'missing luacheck (npm run lint): apt-get install lua-check',
+    "missing Python's venv (Schemathesis installs into a venv of its own): apt-get install python3-venv",
+    'missing Go >= 1.26.4, to build decK: https://go.dev/dl (unpack to /usr/local/go, put /usr/local/go/bin on PATH)',
+  ]);
+});
+
+test('--debian-packages lists what .ci/run installs with apt-get', async (t) => {
+  const { code, stdout } = await runBare(['test', '--debian-packages']);
+  t.is(code, 0);
+  t.deepEqual(
+    stdout.trim().split(' ').filter((p) => p !== 'postgresql'),
+    ['build-essential', 'python3', 'pkg-config', 'libluajit2-5.1-dev', 'luajit2', 'lua-check', 'python3-venv'],
+  );
+});
+
+test('a wrong argument is a usage error', async (t) => {
+  const { code, stderr } = await runBare(['deploy']);
+  t.is(code, 2);
+  t.is(stderr, 'usage: scripts/prerequisites.sh start|test [--debian-packages]\n');
+});
