@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
 import { request } from '../helpers/backend.ts';
@@ -23,8 +23,18 @@ test('the image builds with the npm script, keeps only production dependencies a
   t.false('tsx' in pkg.dependencies, 'tsx is a development tool; the image prunes it');
 });
 
+test('both stages pin Node 24 LTS, the major .ci/run also tests on', (t) => {
+  const images = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+  t.deepEqual(images, ['node:24-bookworm', 'node:24-bookworm-slim']);
+  t.regex(dockerfile, /end of life/, 'the Dockerfile says why the major is pinned');
+});
+
 test('the built backend serves pets on plain node and stops cleanly on SIGTERM', async (t) => {
-  await promisify(execFile)('npm', ['run', 'build:backend'], { cwd: REPO_ROOT });
+  // Build and run on the Node running this test (npm's `env node` finds it first): under .ci/run's
+  // Node 24 pass this is the image's Node 24 build; under the Node 20 pass, the Node 20 one.
+  const path = `${dirname(process.execPath)}:${process.env.PATH}`;
+  t.log(`built and started with Node ${process.version}`);
+  await promisify(execFile)('npm', ['run', 'build:backend'], { cwd: REPO_ROOT, env: { ...process.env, PATH: path } });
   const emitted = readdirSync(join(REPO_ROOT, 'dist/backend'), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.js'));
   t.true(emitted.includes('main.js'));
   for (const file of emitted) {
