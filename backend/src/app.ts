@@ -27,7 +27,7 @@ export interface AppOptions {
 export function createApp({ db, clock, logError, cachePetPages }: AppOptions): Koa {
   const app = new Koa();
   // Pages are cached in memory only where this process is the single writer (SQLite).
-  const pages = (cachePetPages ?? db.client.config.client === 'sqlite3') ? new PageCache<RenderedPage>() : undefined;
+  const pages = (cachePetPages ?? (db.client as Knex.Client).config.client === 'sqlite3') ? new PageCache<RenderedPage>() : undefined;
   const pets = new PetRepository(db);
   const orders = new OrderService(new OrderRepository(db), pets, clock);
   const now = clock ?? (() => new Date());

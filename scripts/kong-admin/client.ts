@@ -53,7 +53,9 @@ export function expectOk<T>(result: { data?: T; error?: unknown; response: Respo
 }
 
 /** Follows Kong's `next` links until the last page. */
-export async function* pages<T>(fetchPage: (offset: string | undefined) => Promise<{ data?: T[]; offset?: string; next?: string | null }>): AsyncGenerator<T> {
+export async function* pages<T>(
+  fetchPage: (offset: string | undefined) => Promise<{ data?: T[]; offset?: string; next?: string | null }>,
+): AsyncGenerator<T> {
   let offset: string | undefined;
   do {
     const page = await fetchPage(offset);

@@ -131,7 +131,11 @@ export class Provisioning {
     return this.withRollback(async (onRollback) => {
       const consumer = expectOk(
         await this.kong.POST('/consumers', {
-          body: { username: input.username, custom_id: input.customId, tags: [CONSUMER_TAG, planTag(input.plan)] } as { username: string; custom_id: string; tags: string[] },
+          body: { username: input.username, custom_id: input.customId, tags: [CONSUMER_TAG, planTag(input.plan)] } as {
+            username: string;
+            custom_id: string;
+            tags: string[];
+          },
         }),
         `creating consumer ${input.username}`,
       );
@@ -226,7 +230,10 @@ export class Provisioning {
    * A new key now; the old ones keep working for `graceSeconds` through the credential ttl, so
    * clients can switch without downtime.
    */
-  async rotateKey(username: string, graceSeconds = DEFAULT_GRACE_SECONDS): Promise<IssuedKey & { graceSeconds: number; previousKeys: number }> {
+  async rotateKey(
+    username: string,
+    graceSeconds = DEFAULT_GRACE_SECONDS,
+  ): Promise<IssuedKey & { graceSeconds: number; previousKeys: number }> {
     const consumer = await this.requireConsumer(username);
     const summary = await this.summarize(consumer);
     const old = await this.keys(consumer.id!);
@@ -296,7 +303,7 @@ export class Provisioning {
       for await (const consumer of this.list({ plan })) {
         await this.setPlan(consumer.username!, plan);
         counts[plan] += 1;
-        progress(counts[plan]!, plan, consumer.username!);
+        progress(counts[plan], plan, consumer.username!);
       }
     }
     return counts;

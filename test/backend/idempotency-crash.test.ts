@@ -26,10 +26,10 @@ interface Store {
   open(): Knex;
 }
 
-async function sqliteStore(t: ExecutionContext): Promise<Store> {
+function sqliteStore(t: ExecutionContext): Promise<Store> {
   const dataDir = mkdtempSync(join(tmpdir(), 'animal-store-crash-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  return { env: { DATA_DIR: dataDir }, open: () => knex(sqliteConfig(join(dataDir, 'animal-store.sqlite'))) };
+  return Promise.resolve({ env: { DATA_DIR: dataDir }, open: () => knex(sqliteConfig(join(dataDir, 'animal-store.sqlite'))) });
 }
 
 let databases = 0;

@@ -152,12 +152,12 @@ function rawPost(url: string, path: string, headerLines: string[], body: string)
     });
     let text = '';
     socket.setEncoding('latin1');
-    socket.on('data', (chunk) => (text += chunk));
+    socket.on('data', (chunk: string) => (text += chunk));
     socket.on('error', reject);
     socket.on('end', () => {
       const [head, payload] = text.split('\r\n\r\n');
       if (!payload) return reject(new Error(`no body in: ${text}`));
-      resolve({ status: Number(head!.split(' ')[1]), body: JSON.parse(payload!) });
+      resolve({ status: Number(head!.split(' ')[1]), body: JSON.parse(payload) });
     });
   });
 }

@@ -8,7 +8,11 @@ import { contractProblems, documentedErrorCodes } from '../helpers/openapi-contr
 const test = anyTest as TestFn<{ backend: TestBackend }>;
 
 /** node:http, which sends any method token as is (fetch refuses TRACE and friends). */
-function rawRequest(base: string, method: string, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+function rawRequest(
+  base: string,
+  method: string,
+  path: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${base}${path}`, { method }, (res) => {
       let text = '';
@@ -234,9 +238,8 @@ test('an unexpected failure answers 500 internal_error without internals, and is
   const { openDatabase } = await import('../../backend/src/db/connect.ts');
   const { mkdtempSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
   const { createServer } = await import('node:http');
-  const db = await openDatabase({ dataDir: mkdtempSync(join(tmpdir(), 'animal-store-broken-')) });
+  const db = await openDatabase({ dataDir: mkdtempSync(`${tmpdir()}/animal-store-broken-`) });
   await db.destroy(); // every query now fails
   const logged: unknown[] = [];
   const server = createServer(createApp({ db, logError: (error) => logged.push(error) }).callback());
@@ -256,7 +259,7 @@ function rawExchange(base: string, raw: string): Promise<string> {
     const socket = connect(Number(port), hostname, () => socket.write(raw));
     let text = '';
     socket.setEncoding('latin1');
-    socket.on('data', (chunk) => (text += chunk));
+    socket.on('data', (chunk: string) => (text += chunk));
     socket.on('error', reject);
     socket.on('close', () => resolve(text));
   });

@@ -39,7 +39,7 @@ export async function benchLuaPhases(options: { seconds: number }): Promise<{ mi
       ['user-agent', 'autocannon'],
     ]), '127.0.0.1');
     ctx.finalLuaCall = { plugin: PLUGIN, phase: 'body_filter' };
-    definition.access!(ctx, config, env);
+    void definition.access!(ctx, config, env);
     ctx.authenticate(consumer, credential);
     ctx.proxied = true;
     for (const [name, value] of [
@@ -47,8 +47,8 @@ export async function benchLuaPhases(options: { seconds: number }): Promise<{ mi
       ['X-RateLimit-Limit-Minute', '1000000000'], ['X-RateLimit-Remaining-Minute', '999999999'],
       ['RateLimit-Limit', '1000000000'], ['RateLimit-Remaining', '999999999'], ['RateLimit-Reset', '31'],
     ] as const) ctx.setResponseHeader(name, value);
-    definition.header_filter!(ctx, config, env);
-    definition.body_filter!(ctx, config, env, body);
+    void definition.header_filter!(ctx, config, env);
+    void definition.body_filter!(ctx, config, env, body);
   };
 
   progress(`Lua plugin alone (${PLUGIN}, 3 phases, in process): ${options.seconds}s`);

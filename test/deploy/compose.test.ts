@@ -60,7 +60,7 @@ test('depends_on names real services with valid conditions and converges (no cyc
       t.truthy(services[dependency], `${name} -> ${dependency}`);
       t.true(conditions.has(condition), `${name} -> ${dependency}: ${condition}`);
       if (condition === 'service_healthy') {
-        const healthy = services[dependency]!.healthcheck ?? (services[dependency]!.build && readFileSync(join(REPO_ROOT, services[dependency]!.build!.context, services[dependency]!.build!.dockerfile), 'utf8').includes('HEALTHCHECK'));
+        const healthy = services[dependency]!.healthcheck ?? (services[dependency]!.build && readFileSync(join(REPO_ROOT, services[dependency]!.build.context, services[dependency]!.build.dockerfile), 'utf8').includes('HEALTHCHECK'));
         t.truthy(healthy, `${dependency} needs a health check`);
       }
     }

@@ -148,5 +148,5 @@ test('deleting a consumer deletes its credentials and plugins (on_delete cascade
 test('the Admin API refuses a non-loopback address unless forced', async (t) => {
   const dir = (await import('node:fs')).mkdtempSync((await import('node:path')).join((await import('node:os')).tmpdir(), 'admin-bind-'));
   const error = await t.throwsAsync(() => startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir, adminHost: '0.0.0.0' }));
-  t.regex(error!.message, /refusing to bind the Admin API to 0.0.0.0/);
+  t.regex(error.message, /refusing to bind the Admin API to 0.0.0.0/);
 });

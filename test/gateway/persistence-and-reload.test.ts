@@ -66,7 +66,7 @@ test('a bad file on reload keeps the running configuration and says why', async 
   });
   writeFileSync(file, config(upstream.url, '      - name: broken\n        paths: [/b]\n        colour: red\n'));
   const error = await t.throwsAsync(() => gateway.reload());
-  t.regex(error!.message, /routes\[1\] \(broken\): colour: unknown field/);
+  t.regex(error.message, /routes\[1\] \(broken\): colour: unknown field/);
   t.is((await request(`${gateway.proxyUrl}/r`, { headers: { apikey: 'k-declared' } })).status, 200);
   t.is((await request(`${gateway.proxyUrl}/b`, { headers: { apikey: 'k-declared' } })).status, 404);
 });

@@ -18,7 +18,10 @@ export interface Fixture {
  * A gateway running a small declarative config written for one test, in front of an echo
  * upstream. `yaml` may use ${UPSTREAM} for the upstream's URL.
  */
-export async function startFixture(yaml: string, options: Partial<GatewayOptions> & { clock?: ManualClock; upstream?: EchoUpstream } = {}): Promise<Fixture> {
+export async function startFixture(
+  yaml: string,
+  options: Partial<GatewayOptions> & { clock?: ManualClock; upstream?: EchoUpstream } = {},
+): Promise<Fixture> {
   const dir = mkdtempSync(join(tmpdir(), 'fixture-'));
   const upstream = options.upstream ?? (await startEchoUpstream());
   const configFile = writeConfig(dir, yaml.replaceAll('${UPSTREAM}', upstream.url));

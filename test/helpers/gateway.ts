@@ -18,7 +18,9 @@ export interface TestGateway extends RunningGateway {
 }
 
 /** A local gateway on ephemeral loopback ports, its own SQLite file and a manual clock. */
-export async function startTestGateway(options: Partial<GatewayOptions> & { configFile: string; clock?: ManualClock; dir?: string }): Promise<TestGateway> {
+export async function startTestGateway(
+  options: Partial<GatewayOptions> & { configFile: string; clock?: ManualClock; dir?: string },
+): Promise<TestGateway> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'gateway-'));
   const clock = options.clock ?? new ManualClock(Date.UTC(2030, 0, 1, 12, 0, 0));
   const logs: string[] = [];
@@ -33,7 +35,7 @@ export async function startTestGateway(options: Partial<GatewayOptions> & { conf
     log: (level, message) => logs.push(`${level}: ${message}`),
     ...options,
   });
-  return Object.assign(gateway, {
+  return Object.assign<RunningGateway, Omit<TestGateway, keyof RunningGateway>>(gateway, {
     clock,
     dir,
     logs,
@@ -41,7 +43,7 @@ export async function startTestGateway(options: Partial<GatewayOptions> & { conf
       await gateway.close();
       if (!options.dir) rmSync(dir, { recursive: true, force: true });
     },
-  }) as TestGateway;
+  });
 }
 
 /** Writes a declarative file into `dir` and returns its path. */
@@ -60,7 +62,9 @@ export interface EchoUpstream {
 }
 
 /** An upstream that records what reaches it and answers `{ echo: true }` (or what `reply` says). */
-export async function startEchoUpstream(reply?: (req: { url: string }) => { status: number; headers?: Record<string, string>; body?: string }): Promise<EchoUpstream> {
+export async function startEchoUpstream(
+  reply?: (req: { url: string }) => { status: number; headers?: Record<string, string>; body?: string },
+): Promise<EchoUpstream> {
   let last: ReturnType<EchoUpstream['last']>;
   const server = createServer((req, res) => {
     let body = '';

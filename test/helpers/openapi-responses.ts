@@ -26,7 +26,7 @@ export class OpenApiResponses {
     private readonly ajv: Ajv,
     private readonly documentId: string,
   ) {
-    ajv.addSchema(document as object, documentId);
+    ajv.addSchema(document, documentId);
   }
 
   /** The declared responses of an operation, or undefined when the document lacks it. */

@@ -29,8 +29,8 @@ export function spawnNode(nodeArgs: string[], env: NodeJS.ProcessEnv): SpawnedPr
     text += chunk.toString('utf8');
     for (const listener of listeners) listener();
   };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );

@@ -56,13 +56,13 @@ const all: Record<string, Migration> = {
 };
 
 export const migrations: Knex.MigrationSource<string> = {
-  async getMigrations() {
-    return Object.keys(all).sort();
+  getMigrations() {
+    return Promise.resolve(Object.keys(all).sort());
   },
   getMigrationName(name) {
     return name;
   },
-  async getMigration(name) {
-    return all[name]!;
+  getMigration(name) {
+    return Promise.resolve(all[name]!);
   },
 };

@@ -32,7 +32,7 @@ export function decodeCursor(cursor: string | undefined): number | undefined {
  */
 export function publicPrefix(ctx: Context): string {
   const prefix = ctx.get('X-Forwarded-Prefix');
-  if (!/^\/[A-Za-z0-9._~\/-]*$/.test(prefix)) return '';
+  if (!/^\/[A-Za-z0-9._~/-]*$/.test(prefix)) return '';
   return prefix.replace(/\/+$/, '');
 }
 

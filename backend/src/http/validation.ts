@@ -25,7 +25,7 @@ function opaqueNested(value: unknown): unknown {
   for (const [key, item] of Object.entries(value)) {
     // defineProperty, not assignment: a "__proto__" key must stay a field (and be refused by name).
     Object.defineProperty(copy, key, {
-      value: item !== null && typeof item === 'object' ? new Nested(kindOf(item)) : item,
+      value: item !== null && typeof item === 'object' ? new Nested(kindOf(item as object)) : item,
       enumerable: true,
       writable: true,
       configurable: true,

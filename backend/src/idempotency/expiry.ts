@@ -25,7 +25,10 @@ export async function purgeExpired(store: IdempotencyStore, { now, batchSize = 5
 }
 
 /** Runs purgeExpired every `intervalMs` (never two at once) until stopped; a failed run is logged and retried next time. */
-export function schedulePurge(store: IdempotencyStore, options: PurgeOptions & { intervalMs: number; log?: (error: unknown) => void }): { stop(): Promise<void> } {
+export function schedulePurge(
+  store: IdempotencyStore,
+  options: PurgeOptions & { intervalMs: number; log?: (error: unknown) => void },
+): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   let busy = false;
   const timer = setInterval(() => {

@@ -57,7 +57,7 @@ function replay(ctx: Context, response: StoredResponse): void {
 export function idempotency({ db, store, inFlight, now, ttlMs = IDEMPOTENCY_TTL_MS }: IdempotencyOptions): Middleware {
   return async (ctx: Context, next: Next) => {
     const request = readKeyedRequest(ctx, rawBody(ctx));
-    if (!request) return next();
+    if (!request) return next() as Promise<void>;
     const release = inFlight.claimLocal(request);
     if (!release) {
       ctx.set('Retry-After', String(IN_PROGRESS_RETRY_AFTER_SECONDS));
@@ -72,7 +72,12 @@ export function idempotency({ db, store, inFlight, now, ttlMs = IDEMPOTENCY_TTL_
     }
   };
 
-  async function runOnce(ctx: Context, next: Next, trx: Knex.Transaction, request: KeyedRequest): Promise<{ response: StoredResponse; replayed: boolean }> {
+  async function runOnce(
+    ctx: Context,
+    next: Next,
+    trx: Knex.Transaction,
+    request: KeyedRequest,
+  ): Promise<{ response: StoredResponse; replayed: boolean }> {
     if (!(await inFlight.claimShared(trx, request))) {
       ctx.set('Retry-After', String(IN_PROGRESS_RETRY_AFTER_SECONDS));
       throw inProgress();

@@ -23,8 +23,8 @@ export class InFlightKeys {
 
   /** Claims the key for the rest of `trx` across replicas; false when another replica runs it. */
   async claimShared(trx: Knex.Transaction, { scope, key }: KeyedRequest): Promise<boolean> {
-    if (this.db.client.config.client !== 'pg') return true;
-    const result = await trx.raw('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0)) AS claimed', [`idempotency\n${scope}\n${key}`]);
+    if ((this.db.client as Knex.Client).config.client !== 'pg') return true;
+    const result: unknown = await trx.raw('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0)) AS claimed', [`idempotency\n${scope}\n${key}`]);
     return (result as { rows: Array<{ claimed: boolean }> }).rows[0]!.claimed;
   }
 }

@@ -48,7 +48,7 @@ export function paginate<T extends { id: string; tags: string[] | null }>(
   }
   const matches = parseTags(query.tags);
   const sorted = items.filter((item) => !matches || matches(item.tags)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const start = after === undefined ? 0 : sorted.findIndex((item) => item.id > after!);
+  const start = after === undefined ? 0 : sorted.findIndex((item) => item.id > after);
   const slice = start === -1 ? [] : sorted.slice(start, start + size);
   const more = start !== -1 && start + size < sorted.length;
   const page: Page<unknown> = { data: slice.map(render), next: null };

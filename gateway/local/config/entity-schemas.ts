@@ -115,7 +115,7 @@ export function schemaViolation(errors: FieldErrors): KongError {
     const parts = path.split('.');
     let node = fields;
     for (const part of parts.slice(0, -1)) {
-      node[part] = (node[part] as Record<string, unknown> | undefined) ?? {};
+      node[part] = node[part] ?? {};
       node = node[part] as Record<string, unknown>;
     }
     const last = parts[parts.length - 1]!;

@@ -22,7 +22,7 @@ function split(entry: string): [string, string | undefined] {
 }
 
 const list = (config: Record<string, unknown>, key: string, field: 'headers' | 'json') =>
-  ((config[key] as Record<string, string[]>)[field] ?? []) as string[];
+  (config[key] as Record<string, string[]>)[field] ?? [];
 
 export const responseTransformer: PluginDefinition = {
   name: 'response-transformer',

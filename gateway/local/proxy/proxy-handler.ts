@@ -242,7 +242,7 @@ export class ProxyHandler {
     let headerFilterExited = false;
     for (const [definition, config] of steps.header_filter) {
       try {
-        definition.header_filter!(ctx, config, env);
+        void definition.header_filter!(ctx, config, env);
       } catch (error) {
         if (error instanceof ExitSignal) {
           // kong.response.exit in header_filter: ngx.exit(ngx.OK) ends the whole header filter.

@@ -86,7 +86,9 @@ export class Router {
         methods: route.methods?.length ? new Set(route.methods.map((m) => m.toUpperCase())) : undefined,
         hosts: route.hosts?.length ? route.hosts.map(hostMatcher) : undefined,
         headers: route.headers
-          ? Object.entries(route.headers).map(([name, values]) => [name.toLowerCase(), new Set(values.map((v) => v.toLowerCase()))] as [string, Set<string>])
+          ? Object.entries(route.headers).map(
+              ([name, values]) => [name.toLowerCase(), new Set(values.map((v) => v.toLowerCase()))] as [string, Set<string>],
+            )
           : undefined,
       };
       const groups = route.paths?.length ? groupPaths(route.paths) : [undefined];

@@ -53,7 +53,12 @@ function sanitizePostfix(postfix: string): string {
 }
 
 /** The path sent upstream: the service path joined with what the route left of the request path. */
-export function upstreamPath(requestPath: string, strippedPrefix: string | undefined, stripPath: boolean, servicePath: string | null): string {
+export function upstreamPath(
+  requestPath: string,
+  strippedPrefix: string | undefined,
+  stripPath: boolean,
+  servicePath: string | null,
+): string {
   const base = servicePath ?? '/';
   const postfix = sanitizePostfix(requestPath.slice((strippedPrefix ?? '/').length));
   if (base.endsWith('/')) {

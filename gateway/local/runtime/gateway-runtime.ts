@@ -3,7 +3,7 @@ import type { PluginEnvironment } from '../plugins/plugin.ts';
 import { PluginSet } from '../plugins/plugin-set.ts';
 import type { PluginRegistry } from '../plugins/registry.ts';
 import { Router } from '../proxy/router.ts';
-import type { Consumer, KeyAuthCredential, Service } from '../store/entities.ts';
+import type { Consumer, KeyAuthCredential } from '../store/entities.ts';
 import type { EntityStore, Snapshot } from '../store/entity-store.ts';
 import { ExpiringCounters } from './counters.ts';
 
@@ -59,7 +59,7 @@ export class GatewayRuntime {
   }
 
   private compile(snapshot: Snapshot): void {
-    const services = snapshot.entities.services as ReadonlyMap<string, Service>;
+    const services = snapshot.entities.services;
     const plugins = new PluginSet(snapshot.list('plugins'), this.registry);
     const ids = new Set<string>();
     for (const [definition, config] of plugins.configs()) {

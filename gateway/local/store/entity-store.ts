@@ -11,7 +11,7 @@ export class Snapshot {
   constructor(readonly entities: EntityMaps, readonly version: number) {}
 
   get<T extends EntityType>(type: T, id: string): EntityTypes[T] | undefined {
-    return this.entities[type].get(id) as EntityTypes[T] | undefined;
+    return this.entities[type].get(id);
   }
 
   list<T extends EntityType>(type: T): EntityTypes[T][] {
@@ -31,7 +31,7 @@ export class Draft {
   }
 
   get<T extends EntityType>(type: T, id: string): EntityTypes[T] | undefined {
-    return this.maps[type].get(id) as EntityTypes[T] | undefined;
+    return this.maps[type].get(id);
   }
 
   list<T extends EntityType>(type: T): EntityTypes[T][] {
@@ -119,7 +119,7 @@ export class EntityStore {
             }
           }
         });
-        this.current = new Snapshot(draft.maps as unknown as EntityMaps, this.current.version + 1);
+        this.current = new Snapshot(draft.maps, this.current.version + 1);
         for (const listener of this.listeners) listener(this.current);
       }
       return result;
