@@ -1,6 +1,6 @@
 // `npm start` (scripts/stack/start.ts): the backend and the local gateway as two processes under
 // one supervisor, started here as npm does, on ephemeral ports.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,10 +28,10 @@ async function banner(stack: SpawnedProcess) {
   return { proxy: proxy!, admin: admin!, backend: backend!, gatewayPid: Number(gatewayPid), backendPid: Number(backendPid) };
 }
 
+/** Running, i.e. neither gone nor a zombie waiting for whoever adopted it to reap it. */
 const alive = (pid: number) => {
   try {
-    process.kill(pid, 0);
-    return true;
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return false;
   }
@@ -69,6 +69,17 @@ test('when one process dies the supervisor says so, stops the other and exits 1 
   process.kill(backendPid, 'SIGKILL');
   t.is((await stack.exited).code, 1);
   t.regex(stack.output(), new RegExp(`\\[stack\\] backend \\(pid ${backendPid}\\) stopped unexpectedly \\(killed by SIGKILL\\); stopping the rest\n`));
+  t.false(alive(gatewayPid));
+});
+
+test('a supervisor killed with SIGKILL leaves no process behind: each child stops when the IPC channel closes', async (t) => {
+  const stack = startStack(t);
+  const { backendPid, gatewayPid } = await banner(stack);
+  stack.child.kill('SIGKILL');
+  await stack.exited;
+  const deadline = Date.now() + 20_000;
+  while ((alive(backendPid) || alive(gatewayPid)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  t.false(alive(backendPid));
   t.false(alive(gatewayPid));
 });
 
