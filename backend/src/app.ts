@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Knex } from 'knex';
+import { contractRoutes } from './http/contract-routes.ts';
 import { errorMiddleware, type ErrorLogger } from './http/error-middleware.ts';
 import { OrderService, type Clock } from './orders/order-service.ts';
 import { orderRoutes } from './orders/order-routes.ts';
@@ -29,6 +30,7 @@ export function createApp({ db, clock, logError, cachePetPages }: AppOptions): K
   const router = new Router();
   petRoutes(router, pets, pages);
   orderRoutes(router, orders);
+  contractRoutes(router);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
