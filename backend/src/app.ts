@@ -1,13 +1,16 @@
+import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Knex } from 'knex';
 import { contractRoutes } from './http/contract-routes.ts';
 import { errorMiddleware, type ErrorLogger } from './http/error-middleware.ts';
+import type { RenderedPage } from './http/pagination.ts';
+import { bindDb } from './http/request-db.ts';
+import { OrderRepository } from './orders/order-repository.ts';
 import { OrderService, type Clock } from './orders/order-service.ts';
 import { orderRoutes } from './orders/order-routes.ts';
 import { PageCache } from './pets/page-cache.ts';
 import { PetRepository } from './pets/pet-repository.ts';
-import type { RenderedPage } from './http/pagination.ts';
 import { petRoutes } from './pets/pet-routes.ts';
 
 export interface AppOptions {
@@ -23,11 +26,14 @@ export function createApp({ db, clock, logError, cachePetPages }: AppOptions): K
   const app = new Koa();
   // Pages are cached in memory only where this process is the single writer (SQLite).
   const pages = (cachePetPages ?? db.client.config.client === 'sqlite3') ? new PageCache<RenderedPage>() : undefined;
-  const pets = new PetRepository(db, pages);
-  const orders = new OrderService(db, pets, clock);
+  const pets = new PetRepository(db);
+  const orders = new OrderService(new OrderRepository(db), pets, clock);
 
   app.use(errorMiddleware(logError));
-  const router = new Router();
+  app.use(bindDb(db));
+  // Every method Node's parser accepts counts as known, so allowedMethods answers a method a path
+  // does not serve with 405 and Allow (its default list would make TRACE, PURGE… a 501).
+  const router = new Router({ methods: [...METHODS] });
   petRoutes(router, pets, pages);
   orderRoutes(router, orders);
   contractRoutes(router);

@@ -1,9 +1,23 @@
 import anyTest, { type TestFn } from 'ava';
 import { ErrorCode } from '../../backend/src/http/errors.ts';
+import { request as httpRequest } from 'node:http';
 import { request, startTestBackend, type TestBackend } from '../helpers/backend.ts';
 import { contractProblems, documentedErrorCodes } from '../helpers/openapi-contract.ts';
 
 const test = anyTest as TestFn<{ backend: TestBackend }>;
+
+/** node:http, which sends any method token as is (fetch refuses TRACE and friends). */
+function rawRequest(base: string, method: string, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${base}${path}`, { method }, (res) => {
+      let text = '';
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 test.before(async (t) => {
   t.context.backend = await startTestBackend();
@@ -88,6 +102,122 @@ test('a wrong method on an item path answers 405 with its own Allow', async (t) 
   const response = await request(`${t.context.backend.url}/pets/1`, { method: 'PUT', json: {} });
   t.is(response.status, 405);
   t.is(response.headers.get('allow'), 'HEAD, GET');
+});
+
+// @koa/router's allowedMethods answers 501 for any method outside the router's `methods` list
+// (its default holds seven); the API serves a path or it does not, so every other method is a 405.
+const UNSERVED_METHODS = ['TRACE', 'PURGE', 'PROPFIND', 'SEARCH', 'QUERY', 'LINK', 'UNLOCK', 'REPORT', 'MKCOL', 'COPY'];
+for (const [path, allow] of [['/pets', 'HEAD, GET, POST'], ['/pets/1', 'HEAD, GET'], ['/store/orders/1/approve', 'POST']] as const) {
+  test(`methods the API does not serve on ${path} answer 405 with Allow, never 5xx`, async (t) => {
+    for (const method of UNSERVED_METHODS) {
+      const response = await rawRequest(t.context.backend.url, method, path);
+      t.is(response.status, 405, method);
+      t.is(response.headers.allow, allow, method);
+      t.deepEqual(JSON.parse(response.text), { code: 'method_not_allowed', message: `Method ${method} is not allowed on ${path}.`, status: 405 }, method);
+    }
+  });
+}
+
+test('an unserved method on an unknown path answers 404, and OPTIONS lists what a path allows', async (t) => {
+  t.is((await rawRequest(t.context.backend.url, 'TRACE', '/unicorns')).status, 404);
+  const options = await rawRequest(t.context.backend.url, 'OPTIONS', '/store/orders');
+  t.is(options.status, 200);
+  t.is(options.headers.allow, 'HEAD, GET, POST');
+});
+
+const postRaw = (t: { context: { backend: TestBackend } }, path: string, body: string | Uint8Array, headers: Record<string, string> = {}) =>
+  request(`${t.context.backend.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  });
+
+const NESTED = '['.repeat(4000) + ']'.repeat(4000); // 8 KB, as in issue 13
+for (const [path, fields] of [['/pets', ['name', 'categoryId', 'status', 'extra']], ['/store/orders', ['petId', 'extra']]] as const) {
+  test(`4,000 nested arrays in any field of POST ${path} answer 400, not a stack overflow`, async (t) => {
+    for (const field of fields) {
+      const response = await postRaw(t, path, `{"${field}":${NESTED}}`);
+      t.is(response.status, 400, field);
+      t.deepEqual(response.body, { code: 'invalid_json', message: 'Request body is not a valid JSON object: it nests deeper than 32 levels.', status: 400 });
+    }
+  });
+
+  test(`values superstruct cannot print answer 400 on POST ${path}`, async (t) => {
+    const hostile = [
+      '{"FIELD":{"toString":1}}', // `${value}` throws on an own non-function toString
+      '{"FIELD":{"valueOf":{},"toString":{}}}',
+      '{"FIELD":[[[[[[[[[[1]]]]]]]]]]}',
+      '{"FIELD":[{"toString":null}]}',
+    ];
+    for (const field of fields) {
+      for (const template of hostile) {
+        const response = await postRaw(t, path, template.replace('FIELD', field));
+        t.is(response.status, 400, template);
+        t.is(response.body.code, 'validation_failed', template);
+      }
+    }
+  });
+}
+
+test('validation messages never echo long or unprintable input', async (t) => {
+  const response = await postRaw(t, '/pets', JSON.stringify({ name: 'Rex', categoryId: 1, status: 'x'.repeat(5000), ['k'.repeat(300)]: 1 }));
+  t.is(response.status, 400);
+  t.deepEqual(response.body, {
+    code: 'validation_failed',
+    message: 'Invalid pet: unknown field(s): (a field name of 300 characters); status: Expected one of `"available","pending","sold"`, but received a string of 5000 UTF-16 units.',
+    status: 400,
+  });
+  const control = await postRaw(t, '/pets', JSON.stringify({ name: 'Rex', categoryId: 'a\u0000b' }));
+  t.is(control.body.message, 'Invalid pet: categoryId: Expected an integer, but received a string of 3 UTF-16 units.');
+});
+
+test('a lone surrogate answers 400 invalid_json; a surrogate pair is kept exactly', async (t) => {
+  for (const escaped of ['\\ud800', '\\udfff', 'a\\ud83d', '\\ude00b']) {
+    const response = await postRaw(t, '/pets', `{"name":"${escaped}","categoryId":1}`);
+    t.is(response.status, 400, escaped);
+    t.is(response.body.code, 'invalid_json', escaped);
+  }
+  const key = await postRaw(t, '/pets', '{"name":"Rex","categoryId":1,"\\ud800":1}');
+  t.is(key.body.code, 'invalid_json');
+
+  const pair = await postRaw(t, '/pets', '{"name":"Rex \\ud83d\\ude00","categoryId":1}');
+  t.is(pair.status, 201);
+  t.is(pair.body.name, 'Rex \u{1F600}');
+  t.is((await request(`${t.context.backend.url}/pets/${pair.body.id}`)).body.name, 'Rex \u{1F600}');
+});
+
+test('a body that is not UTF-8 answers 400 invalid_json instead of being stored with U+FFFD', async (t) => {
+  // A lone surrogate written as CESU-8 bytes (ED A0 80), and a Latin-1 byte.
+  for (const bytes of [[0xed, 0xa0, 0x80], [0xe9]]) {
+    const body = Buffer.concat([Buffer.from('{"name":"'), Buffer.from(bytes), Buffer.from('","categoryId":1}')]);
+    const response = await postRaw(t, '/pets', body);
+    t.is(response.status, 400);
+    t.deepEqual(response.body, { code: 'invalid_json', message: 'Request body is not a valid JSON object: it is not valid UTF-8.', status: 400 });
+  }
+});
+
+test('a compressed body or a charset other than UTF-8 answers 415', async (t) => {
+  const { gzipSync } = await import('node:zlib');
+  const gzip = await postRaw(t, '/pets', gzipSync(JSON.stringify({ name: 'Rex', categoryId: 1 })), { 'content-encoding': 'gzip' });
+  t.is(gzip.status, 415);
+  t.is(gzip.body.code, 'unsupported_media_type');
+  const latin1 = await postRaw(t, '/pets', JSON.stringify({ name: 'Rex', categoryId: 1 }), { 'content-type': 'application/json; charset=iso-8859-1' });
+  t.is(latin1.status, 415);
+});
+
+test('a JSON array body answers 400 validation_failed', async (t) => {
+  const response = await postRaw(t, '/store/orders', '[{"petId":1}]');
+  t.deepEqual(response.body, { code: 'validation_failed', message: 'Invalid order: expected a JSON object, but received an array.', status: 400 });
+});
+
+test('repeated or odd query parameters answer 400, never 5xx', async (t) => {
+  for (const query of ['limit=1&limit=2', 'status=a&status=b', 'cursor=a&cursor=b', 'limit=%ZZ', 'toString=1', '__proto__=1', 'status=%E0']) {
+    const pets = await request(`${t.context.backend.url}/pets?${query}`);
+    const orders = await request(`${t.context.backend.url}/store/orders?${query}`);
+    t.true(pets.status === 400 || pets.status === 200, `${query}: ${pets.status}`);
+    t.true(orders.status === 400 || orders.status === 200, `${query}: ${orders.status}`);
+  }
+  t.is((await request(`${t.context.backend.url}/pets?limit=1&limit=2`)).body.message, 'Invalid query: limit: Expected an integer from 1 to 100, but received an array.');
 });
 
 test('an unexpected failure answers 500 internal_error without internals, and is logged', async (t) => {

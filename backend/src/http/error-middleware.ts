@@ -10,8 +10,8 @@ const defaultLogger: ErrorLogger = (error, { method, path }) => {
 
 /**
  * Turns every failure into the Error shape: thrown ApiErrors, unmatched routes
- * (404), wrong methods (405, with the router's Allow header) and anything unexpected (500, logged,
- * never echoed).
+ * (404), methods a path does not serve (405, with the router's Allow header) and anything
+ * unexpected (500, logged, never echoed).
  */
 export function errorMiddleware(log: ErrorLogger = defaultLogger): Middleware {
   return async (ctx, next) => {
@@ -23,8 +23,6 @@ export function errorMiddleware(log: ErrorLogger = defaultLogger): Middleware {
           apiError = new ApiError(404, ErrorCode.notFound, `No resource at ${ctx.method} ${ctx.path}.`);
         } else if (ctx.status === 405) {
           apiError = new ApiError(405, ErrorCode.methodNotAllowed, `Method ${ctx.method} is not allowed on ${ctx.path}.`);
-        } else if (ctx.status === 501) {
-          apiError = new ApiError(501, ErrorCode.notImplemented, `Method ${ctx.method} is not supported.`);
         }
       }
     } catch (error) {

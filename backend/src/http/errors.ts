@@ -9,7 +9,6 @@ export const ErrorCode = {
   petNotFound: 'pet_not_found',
   orderNotFound: 'order_not_found',
   methodNotAllowed: 'method_not_allowed',
-  notImplemented: 'not_implemented',
   petNotAvailable: 'pet_not_available',
   invalidOrderTransition: 'invalid_order_transition',
   internalError: 'internal_error',

@@ -1,5 +1,8 @@
 import type { Context } from 'koa';
+import { object, optional, string, type Struct } from 'superstruct';
 import { ApiError, ErrorCode } from './errors.ts';
+import { PAGE_LIMIT, PageLimitParam } from './params.ts';
+import { parseWith } from './validation.ts';
 
 /**
  * Keyset pagination on ascending id. The cursor is opaque to clients: base64url of "id:<last id>",
@@ -74,4 +77,31 @@ export function sendPage(ctx: Context, page: RenderedPage): void {
   ctx.type = 'application/json';
   ctx.body = page.json;
   if (page.link) ctx.set('Link', page.link);
+}
+
+/** What a list operation asks its store for: rows after `afterId`, optionally of one status. */
+export interface ListQuery<S extends string> {
+  status?: S;
+  afterId?: number;
+  /** One more than the page size: the extra row only tells whether a next page exists. */
+  take: number;
+}
+
+/**
+ * The list operations' one shape (`limit`, `status`, `cursor` in; a JSON array and Link out):
+ * returns the function that validates a request's query, loads its page and renders it.
+ */
+export function pageRenderer<S extends string>(
+  statusStruct: Struct<S, unknown>,
+  load: (query: ListQuery<S>) => Promise<readonly { id: number }[]>,
+): (ctx: Context) => Promise<RenderedPage> {
+  const Query = object({ limit: optional(PageLimitParam), status: optional(statusStruct), cursor: optional(string()) });
+  return async (ctx) => {
+    // superstruct cannot infer object types over a generic member; this is what Query validates.
+    const query = parseWith(Query, { ...ctx.query }, 'query') as { limit?: number; status?: S; cursor?: string };
+    const limit = query.limit ?? PAGE_LIMIT.default;
+    const afterId = decodeCursor(query.cursor);
+    const page = toPage(await load({ status: query.status, afterId, take: limit + 1 }), limit);
+    return { json: JSON.stringify(page.items), link: nextLink(ctx, page, { limit, status: query.status }) };
+  };
 }

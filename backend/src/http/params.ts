@@ -25,7 +25,7 @@ export const PageLimitParam = coerce(
   define<number>('PageLimit', (value) =>
     Number.isInteger(value) && (value as number) >= PAGE_LIMIT.min && (value as number) <= PAGE_LIMIT.max
       ? true
-      : `Expected an integer from ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max}, but received: ${JSON.stringify(value)}`,
+      : `Expected an integer from ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max}, but received: (described by parseWith)`,
   ),
   string(),
   (text) => (DIGITS.test(text) ? Number(text) : text),

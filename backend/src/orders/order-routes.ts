@@ -1,8 +1,9 @@
 import type Router from '@koa/router';
-import { object, optional, string } from 'superstruct';
-import { requireJsonBody } from '../http/json-body.ts';
-import { decodeCursor, nextLink, publicPath, sendPage, toPage } from '../http/pagination.ts';
-import { IdParam, PAGE_LIMIT, PageLimitParam } from '../http/params.ts';
+import type { Middleware } from 'koa';
+import { jsonBody, requireJsonBody } from '../http/json-body.ts';
+import { pageRenderer, publicPath, sendPage } from '../http/pagination.ts';
+import { IdParam } from '../http/params.ts';
+import { requestDb } from '../http/request-db.ts';
 import { parseWith } from '../http/validation.ts';
 import { NewOrderStruct, ORDER_ACTIONS, OrderStatusStruct, type OrderAction } from './order.ts';
 import type { OrderService } from './order-service.ts';
@@ -10,32 +11,24 @@ import type { OrderService } from './order-service.ts';
 /** The store-orders area is experimental: every response says so in this header. */
 export const STABILITY_HEADER = 'X-API-Stability';
 
-const ListOrdersQuery = object({
-  limit: optional(PageLimitParam),
-  status: optional(OrderStatusStruct),
-  cursor: optional(string()),
-});
-
 const AREA = '/store/orders';
 
-/** Registers the store-orders operations on `router`. */
-export function orderRoutes(router: Router, orders: OrderService): void {
+/** Registers the store-orders operations on `router`. `writeGuards` run before a write's handler (Idempotency-Key). */
+export function orderRoutes(router: Router, orders: OrderService, writeGuards: Middleware[] = []): void {
+  const renderPage = pageRenderer(OrderStatusStruct, (query) => orders.list(query));
+
   router.use(AREA, async (ctx, next) => {
     ctx.set(STABILITY_HEADER, 'experimental');
     await next();
   });
 
   router.get(AREA, async (ctx) => {
-    const query = parseWith(ListOrdersQuery, { ...ctx.query }, 'query');
-    const limit = query.limit ?? PAGE_LIMIT.default;
-    const afterId = decodeCursor(query.cursor);
-    const page = toPage(await orders.list({ status: query.status, afterId, take: limit + 1 }), limit);
-    sendPage(ctx, { json: JSON.stringify(page.items), link: nextLink(ctx, page, { limit, status: query.status }) });
+    sendPage(ctx, await renderPage(ctx));
   });
 
-  router.post(AREA, requireJsonBody, async (ctx) => {
-    const { petId } = parseWith(NewOrderStruct, ctx.request.body, 'order');
-    const order = await orders.place(petId);
+  router.post(AREA, requireJsonBody, ...writeGuards, async (ctx) => {
+    const { petId } = parseWith(NewOrderStruct, jsonBody(ctx), 'order');
+    const order = await orders.place(requestDb(ctx), petId);
     ctx.status = 201;
     ctx.set('Location', publicPath(ctx, `/store/orders/${order.id}`));
     ctx.body = order;
@@ -46,9 +39,8 @@ export function orderRoutes(router: Router, orders: OrderService): void {
   });
 
   for (const action of Object.keys(ORDER_ACTIONS) as OrderAction[]) {
-    router.post(`${AREA}/:orderId/${action}`, async (ctx) => {
-      ctx.body = await orders.apply(parseWith(IdParam, ctx.params.orderId, 'orderId'), action);
+    router.post(`${AREA}/:orderId/${action}`, ...writeGuards, async (ctx) => {
+      ctx.body = await orders.apply(requestDb(ctx), parseWith(IdParam, ctx.params.orderId, 'orderId'), action);
     });
   }
-
 }

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { PageCache } from './page-cache.ts';
 import type { Pet, PetStatus } from './pet.ts';
 
 interface PetRow {
@@ -24,31 +23,44 @@ export interface PetQuery {
   take: number;
 }
 
+type TransactionHandle = { parentTransaction?: TransactionHandle; executionPromise?: Promise<unknown> };
+
+/**
+ * Pets in the store. Every write announces itself to `onChange` listeners (the page cache), once
+ * when it runs and again when its outermost transaction has committed or rolled back, so callers,
+ * orders included, never deal with caching. Writes take the database to run on (`db`, a
+ * transaction when the caller has one).
+ */
 export class PetRepository {
-  /** @param pages rendered list pages to drop whenever a pet changes */
-  constructor(
-    private readonly db: Knex,
-    private readonly pages?: PageCache<unknown>,
-  ) {}
+  private readonly listeners = new Set<() => void>();
 
-  async create(input: { name: string; categoryId: number; status: PetStatus }): Promise<Pet> {
-    try {
-      const [row] = await this.db<PetRow>('pets')
-        .insert({ name: input.name, category_id: input.categoryId, status: input.status })
-        .returning(['id', 'name', 'category_id', 'status']);
-      return toPet(row as PetRow);
-    } finally {
-      this.pagesChanged();
-    }
+  constructor(private readonly db: Knex) {}
+
+  onChange(listener: () => void): void {
+    this.listeners.add(listener);
   }
 
-  /** Call after any write to pets, including inside transactions (again after they end). */
-  pagesChanged(): void {
-    this.pages?.invalidate();
+  private changed(db: Knex): void {
+    for (const listener of this.listeners) listener();
+    if (!db.isTransaction) return;
+    let outermost = db as unknown as TransactionHandle;
+    while (outermost.parentTransaction) outermost = outermost.parentTransaction;
+    outermost.executionPromise?.then(
+      () => this.changed(this.db),
+      () => this.changed(this.db),
+    );
   }
 
-  async find(id: number, trx: Knex = this.db): Promise<Pet | undefined> {
-    const row = await trx<PetRow>('pets').where({ id }).first();
+  async create(input: { name: string; categoryId: number; status: PetStatus }, db: Knex = this.db): Promise<Pet> {
+    const [row] = await db<PetRow>('pets')
+      .insert({ name: input.name, category_id: input.categoryId, status: input.status })
+      .returning(['id', 'name', 'category_id', 'status']);
+    this.changed(db);
+    return toPet(row as PetRow);
+  }
+
+  async find(id: number, db: Knex = this.db): Promise<Pet | undefined> {
+    const row = await db<PetRow>('pets').where({ id }).first();
     return row ? toPet(row) : undefined;
   }
 
@@ -61,15 +73,15 @@ export class PetRepository {
   }
 
   /** Moves a pet from one status to another only if it is still in `from`; true when it moved. */
-  async transition(trx: Knex, id: number, from: PetStatus | readonly PetStatus[], to: PetStatus): Promise<boolean> {
+  async transition(db: Knex, id: number, from: PetStatus | readonly PetStatus[], to: PetStatus): Promise<boolean> {
     const froms = Array.isArray(from) ? from : [from];
-    const changed = await trx('pets').where({ id }).whereIn('status', froms).update({ status: to });
-    if (changed === 1) this.pagesChanged();
+    const changed = await db('pets').where({ id }).whereIn('status', froms).update({ status: to });
+    if (changed === 1) this.changed(db);
     return changed === 1;
   }
 
-  async setStatus(trx: Knex, id: number, status: PetStatus): Promise<void> {
-    await trx('pets').where({ id }).update({ status });
-    this.pagesChanged();
+  async setStatus(db: Knex, id: number, status: PetStatus): Promise<void> {
+    await db('pets').where({ id }).update({ status });
+    this.changed(db);
   }
 }
