@@ -60,7 +60,8 @@ try {
     '--workers', values.workers,
     ...(values.seed ? ['--seed', values.seed] : []),
   ];
-  const fuzz = spawn(st, args, { stdio: 'inherit' });
+  const hooks = { SCHEMATHESIS_HOOKS: 'hooks', PYTHONPATH: join(REPO_ROOT, 'test/fuzz') };
+  const fuzz = spawn(st, args, { stdio: 'inherit', env: { ...process.env, ...hooks } });
   exitCode = await new Promise<number>((resolve) => fuzz.once('exit', (code) => resolve(code ?? 1)));
   log(`gateway RSS: ${idleRss} MB at idle, ${rssMb(gatewayPid)} MB after the run`);
   const serverLogs = processes.map((p) => p.output()).join('').split('\n').filter((line) => /error|Error/.test(line));
