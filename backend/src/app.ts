@@ -6,6 +6,9 @@ import { contractRoutes } from './http/contract-routes.ts';
 import { errorMiddleware, type ErrorLogger } from './http/error-middleware.ts';
 import type { RenderedPage } from './http/pagination.ts';
 import { bindDb } from './http/request-db.ts';
+import { idempotency } from './idempotency/idempotency-middleware.ts';
+import { IdempotencyStore } from './idempotency/idempotency-store.ts';
+import { InFlightKeys } from './idempotency/in-flight.ts';
 import { OrderRepository } from './orders/order-repository.ts';
 import { OrderService, type Clock } from './orders/order-service.ts';
 import { orderRoutes } from './orders/order-routes.ts';
@@ -28,14 +31,17 @@ export function createApp({ db, clock, logError, cachePetPages }: AppOptions): K
   const pages = (cachePetPages ?? db.client.config.client === 'sqlite3') ? new PageCache<RenderedPage>() : undefined;
   const pets = new PetRepository(db);
   const orders = new OrderService(new OrderRepository(db), pets, clock);
+  const now = clock ?? (() => new Date());
+  // Every POST accepts an Idempotency-Key (issue 16); the guard runs after the body is parsed.
+  const writeGuards = [idempotency({ db, store: new IdempotencyStore(db), inFlight: new InFlightKeys(db), now: () => now().getTime() })];
 
   app.use(errorMiddleware(logError));
   app.use(bindDb(db));
   // Every method Node's parser accepts counts as known, so allowedMethods answers a method a path
   // does not serve with 405 and Allow (its default list would make TRACE, PURGE… a 501).
   const router = new Router({ methods: [...METHODS] });
-  petRoutes(router, pets, pages);
-  orderRoutes(router, orders);
+  petRoutes(router, pets, pages, writeGuards);
+  orderRoutes(router, orders, writeGuards);
   contractRoutes(router);
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -4,6 +4,11 @@ import type { Knex } from 'knex';
 import { createApp, type AppOptions } from './app.ts';
 import type { BackendConfig } from './config.ts';
 import { openDatabase } from './db/connect.ts';
+import { schedulePurge } from './idempotency/expiry.ts';
+import { IdempotencyStore } from './idempotency/idempotency-store.ts';
+
+/** How often expired Idempotency-Key records are deleted (lookups ignore them meanwhile). */
+const PURGE_INTERVAL_MS = 10 * 60 * 1000;
 
 export interface RunningBackend {
   server: Server;
@@ -18,6 +23,8 @@ export async function startBackend(
   appOptions: Omit<AppOptions, 'db'> = {},
 ): Promise<RunningBackend> {
   const db = await openDatabase({ dataDir: config.dataDir, url: config.databaseUrl });
+  const now = appOptions.clock ?? (() => new Date());
+  const purge = schedulePurge(new IdempotencyStore(db), { now: () => now().getTime(), intervalMs: PURGE_INTERVAL_MS });
   const server = createServer(createApp({ db, ...appOptions }).callback());
   server.keepAliveTimeout = 65_000; // longer than the gateway's idle upstream keep-alive
   await new Promise<void>((resolve, reject) => {
@@ -37,6 +44,7 @@ export async function startBackend(
           server.close(() => resolve());
           server.closeIdleConnections();
         });
+        await purge.stop();
         await db.destroy();
       })();
       return closing;

@@ -94,7 +94,7 @@ test('a backend restarted on the same database keeps its data and does not re-ru
   const restarted = await startTestBackend({ databaseUrl: url });
   try {
     t.deepEqual((await request(`${restarted.url}/pets/${created.body.id}`)).body, created.body);
-    t.deepEqual((await restarted.db('knex_migrations').select('name')).map((row) => row.name), ['001_pets_and_orders']);
+    t.deepEqual((await restarted.db('knex_migrations').select('name')).map((row) => row.name), ['001_pets_and_orders', '002_idempotency_keys']);
   } finally {
     await restarted.dispose();
   }

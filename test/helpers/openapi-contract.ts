@@ -34,7 +34,8 @@ export function contractProblems(
   }
   if (options.checkHeaders) {
     for (const name of Object.keys(responseObject.headers ?? {})) {
-      const optional = name === 'Link' || name === 'Location' || name === 'WWW-Authenticate';
+      const optional = name === 'Link' || name === 'Location' || name === 'WWW-Authenticate' || name === 'Idempotent-Replayed' ||
+        (name === 'Retry-After' && response.status === 409); // only with idempotency_key_in_progress
       if (!optional && !response.headers.has(name)) problems.push(`header ${name} is missing`);
     }
   }

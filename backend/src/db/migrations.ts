@@ -34,6 +34,25 @@ const all: Record<string, Migration> = {
       await db.schema.dropTable('pets');
     },
   },
+  '002_idempotency_keys': {
+    async up(db) {
+      await db.schema.createTable('idempotency_keys', (table) => {
+        table.bigIncrements('id').primary();
+        table.string('scope', 255).notNullable();
+        table.string('key', 255).notNullable();
+        table.string('fingerprint', 64).notNullable();
+        table.integer('status').notNullable();
+        table.text('headers').notNullable();
+        table.text('body').notNullable();
+        table.bigInteger('expires_at').notNullable();
+        table.unique(['scope', 'key'], { indexName: 'idempotency_keys_scope_key' });
+        table.index(['expires_at'], 'idempotency_keys_expires_at');
+      });
+    },
+    async down(db) {
+      await db.schema.dropTable('idempotency_keys');
+    },
+  },
 };
 
 export const migrations: Knex.MigrationSource<string> = {

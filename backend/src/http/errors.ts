@@ -11,6 +11,9 @@ export const ErrorCode = {
   methodNotAllowed: 'method_not_allowed',
   petNotAvailable: 'pet_not_available',
   invalidOrderTransition: 'invalid_order_transition',
+  invalidIdempotencyKey: 'invalid_idempotency_key',
+  idempotencyKeyInProgress: 'idempotency_key_in_progress',
+  idempotencyKeyReused: 'idempotency_key_reused',
   internalError: 'internal_error',
 } as const;
 

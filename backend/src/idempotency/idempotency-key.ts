@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import type { Context } from 'koa';
+import { ApiError, ErrorCode } from '../http/errors.ts';
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+/** Kong's key-auth sends the authenticated consumer's id upstream (and clears a client's own). */
+export const CONSUMER_ID_HEADER = 'X-Consumer-ID';
+/** The scope of requests that reach the backend without X-Consumer-ID (not through the gateway). */
+export const NO_CONSUMER_SCOPE = '';
+
+const MAX_LENGTH = 255;
+// Printable ASCII, space included: what an HTTP field value can carry without encoding questions.
+const PRINTABLE = /^[\x20-\x7e]+$/;
+
+/** Where a key's record lives and what identifies the request it was first used for. */
+export interface KeyedRequest {
+  scope: string;
+  key: string;
+  fingerprint: string;
+}
+
+/**
+ * The request's Idempotency-Key, its scope and its fingerprint, or undefined without the header.
+ * The key is taken as sent (the IETF draft's quoted form included): 1 to 255 printable ASCII
+ * characters, else 400. The fingerprint covers method, path and the body's exact bytes.
+ */
+export function readKeyedRequest(ctx: Context, body: Uint8Array): KeyedRequest | undefined {
+  const header = ctx.headers['idempotency-key'];
+  if (header === undefined) return undefined;
+  const key = Array.isArray(header) ? header.join(', ') : header;
+  if (key.length === 0 || key.length > MAX_LENGTH || !PRINTABLE.test(key)) {
+    throw new ApiError(
+      400,
+      ErrorCode.invalidIdempotencyKey,
+      `${IDEMPOTENCY_KEY_HEADER} must be 1 to ${MAX_LENGTH} printable ASCII characters.`,
+    );
+  }
+  const consumer = ctx.get(CONSUMER_ID_HEADER);
+  if (consumer.length > MAX_LENGTH || (consumer !== '' && !PRINTABLE.test(consumer))) {
+    throw new ApiError(400, ErrorCode.validationFailed, `${CONSUMER_ID_HEADER} must be at most ${MAX_LENGTH} printable ASCII characters.`);
+  }
+  const fingerprint = createHash('sha256').update(`${ctx.method}\n${ctx.path}\n`).update(body).digest('hex');
+  return { scope: consumer || NO_CONSUMER_SCOPE, key, fingerprint };
+}
