@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
-import { ensureSchemathesis, SCHEMATHESIS_VERSION } from './schemathesis.ts';
+import { ensureSchemathesis, SCHEMATHESIS_VERSION, stateDir } from './schemathesis.ts';
 
 /**
  * `npm run fuzz`: Schemathesis against gateway/openapi.yaml through the local gateway (kong.yml,
@@ -61,7 +61,9 @@ try {
     ...(values.seed ? ['--seed', values.seed] : []),
   ];
   const hooks = { SCHEMATHESIS_HOOKS: 'hooks', PYTHONPATH: join(REPO_ROOT, 'test/fuzz') };
-  const fuzz = spawn(st, args, { stdio: 'inherit', env: { ...process.env, ...hooks } });
+  // Schemathesis keeps its state (failing cases, replayed first next time) in .schemathesis/ of its
+  // working directory: outside the repository, beside the venv.
+  const fuzz = spawn(st, args, { stdio: 'inherit', cwd: stateDir(), env: { ...process.env, ...hooks } });
   exitCode = await new Promise<number>((resolve) => fuzz.once('exit', (code) => resolve(code ?? 1)));
   log(`gateway RSS: ${idleRss} MB at idle, ${rssMb(gatewayPid)} MB after the run`);
   const serverLogs = processes.map((p) => p.output()).join('').split('\n').filter((line) => /error|Error/.test(line));

@@ -14,6 +14,13 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'animal-store');
 }
 
+/** Where `st` runs: it writes .schemathesis/ (its case cache) into its working directory. */
+export function stateDir(): string {
+  const dir = join(cacheDir(), 'schemathesis-state');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 /**
  * The `st` command of Schemathesis SCHEMATHESIS_VERSION, installed from PyPI into a venv of its
  * own on first use. A venv cannot be moved (its scripts name their interpreter by absolute path),
