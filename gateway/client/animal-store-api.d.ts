@@ -232,18 +232,21 @@ export interface components {
          * @description | code | status | meaning |
          *     |---|---|---|
          *     | validation_failed | 400 | A body field, query or path parameter is missing or invalid; unknown body fields are named. |
-         *     | invalid_json | 400 | The body is not a JSON object. |
+         *     | invalid_json | 400 | The body is not a JSON object: malformed JSON, not UTF-8, nested deeper than 32 levels, or a string (or key) holding a lone surrogate such as `"\ud800"` (refused, never stored altered). |
          *     | invalid_cursor | 400 | The `cursor` was not produced by this API. |
          *     | missing_api_key | 401 | No `Authorization: Bearer <key>` header. |
          *     | invalid_api_key | 401 | The bearer key is unknown, revoked or expired. |
          *     | not_found | 404 | No such path. |
          *     | pet_not_found | 404 | No animal with that id. |
          *     | order_not_found | 404 | No order with that id. |
-         *     | method_not_allowed | 405 | The path exists; the method does not (see `Allow`). |
+         *     | method_not_allowed | 405 | The path exists; the method does not (see `Allow`), whatever the method (TRACE, PURGE… included). |
          *     | pet_not_available | 409 | The animal is not `available`. |
          *     | invalid_order_transition | 409 | The order's status does not allow that action. |
+         *     | invalid_idempotency_key | 400 | `Idempotency-Key` is empty, over 255 characters or not printable ASCII. |
+         *     | idempotency_key_in_progress | 409 | A request with this `Idempotency-Key` is still running; see `Retry-After`. |
+         *     | idempotency_key_reused | 422 | This `Idempotency-Key` was used for a different request (method, path or body). |
          *     | payload_too_large | 413 | The body is over 64 KiB. |
-         *     | unsupported_media_type | 415 | The body is not `application/json`. |
+         *     | unsupported_media_type | 415 | The body is not `application/json` in UTF-8, or has a `Content-Encoding`. |
          *     | rate_limit_exceeded | 429 | Over the plan's limit; see `Retry-After`. |
          *     | api_key_banned | 429 | Key temporarily banned after repeated 429s; see `Retry-After`. |
          *     | internal_error | 500 | Unexpected failure. |
@@ -257,7 +260,7 @@ export interface components {
          *     | gateway_error | 4xx/5xx | Any other error the gateway itself produced. |
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "missing_api_key" | "invalid_api_key" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "pet_not_available" | "invalid_order_transition" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable" | "gateway_timeout" | "request_timeout" | "uri_too_long" | "gateway_error";
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "missing_api_key" | "invalid_api_key" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "pet_not_available" | "invalid_order_transition" | "invalid_idempotency_key" | "idempotency_key_in_progress" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable" | "gateway_timeout" | "request_timeout" | "uri_too_long" | "gateway_error";
         Error: {
             code: components["schemas"]["ErrorCode"];
             message: string;
@@ -277,7 +280,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Invalid body, query or path parameter (`validation_failed`, `invalid_json`, `invalid_cursor`). */
+        /** @description Invalid body, query or path parameter (`validation_failed`, `invalid_json`, `invalid_cursor`), or a malformed `Idempotency-Key` (`invalid_idempotency_key`). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -309,8 +312,29 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The animal is not available (`pet_not_available`) or the order cannot make that transition (`invalid_order_transition`). */
+        /** @description The animal is not available (`pet_not_available`), the order cannot make that transition (`invalid_order_transition`), or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_progress`, with `Retry-After`). */
         Conflict: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A request with the same `Idempotency-Key` is still running (`idempotency_key_in_progress`); retry after `Retry-After` seconds. */
+        IdempotencyInProgress: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `Idempotency-Key` was already used for a different request (`idempotency_key_reused`); use a new key. */
+        IdempotencyKeyReused: {
             headers: {
                 [name: string]: unknown;
             };
@@ -335,6 +359,7 @@ export interface components {
         OrderTransitioned: {
             headers: {
                 "X-API-Stability": components["headers"]["X-API-Stability"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                 [name: string]: unknown;
             };
             content: {
@@ -343,6 +368,11 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Makes a retry of this write safe: the first request with a key runs, repeats replay its
+         *     response for 24 hours (see "Retrying writes"). Taken as sent (the draft's quoted form too).
+         */
+        IdempotencyKey: string;
         limit: number;
         /** @description Opaque; copy it from the `Link` header of the previous page. */
         cursor: string;
@@ -368,6 +398,8 @@ export interface components {
         Sunset: "Thu, 05 Dec 2030 00:00:00 GMT";
         /** @description `experimental`: the operation may change without a new major version. */
         "X-API-Stability": "experimental";
+        /** @description `true` when this response is the stored response of an earlier request with the same `Idempotency-Key`; absent otherwise. */
+        "Idempotent-Replayed": "true";
     };
     pathItems: never;
 }
@@ -409,7 +441,13 @@ export interface operations {
     createPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe: the first request with a key runs, repeats replay its
+                 *     response for 24 hours (see "Retrying writes"). Taken as sent (the draft's quoted form too).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -424,6 +462,7 @@ export interface operations {
                 headers: {
                     /** @description Public path of the new animal (`/v1/pets/{id}`). */
                     Location?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -435,8 +474,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -511,7 +552,13 @@ export interface operations {
     placeOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe: the first request with a key runs, repeats replay its
+                 *     response for 24 hours (see "Retrying writes"). Taken as sent (the draft's quoted form too).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -527,6 +574,7 @@ export interface operations {
                     /** @description Public path of the new order (`/v1/store/orders/{id}`). */
                     Location?: string;
                     "X-API-Stability": components["headers"]["X-API-Stability"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -537,6 +585,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -572,7 +623,13 @@ export interface operations {
     approveOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe: the first request with a key runs, repeats replay its
+                 *     response for 24 hours (see "Retrying writes"). Taken as sent (the draft's quoted form too).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 orderId: components["parameters"]["orderId"];
             };
@@ -585,6 +642,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -592,7 +650,13 @@ export interface operations {
     deliverOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe: the first request with a key runs, repeats replay its
+                 *     response for 24 hours (see "Retrying writes"). Taken as sent (the draft's quoted form too).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 orderId: components["parameters"]["orderId"];
             };
@@ -605,6 +669,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -612,7 +677,13 @@ export interface operations {
     cancelOrder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this write safe: the first request with a key runs, repeats replay its
+                 *     response for 24 hours (see "Retrying writes"). Taken as sent (the draft's quoted form too).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 orderId: components["parameters"]["orderId"];
             };
@@ -625,6 +696,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
