@@ -13,7 +13,7 @@ import { ensureSchemathesis, SCHEMATHESIS_VERSION, stateDir } from './schemathes
  */
 const { values } = parseArgs({
   options: {
-    'max-examples': { type: 'string', default: '100' },
+    'max-examples': { type: 'string', default: '200' },
     seed: { type: 'string' },
     workers: { type: 'string', default: '2' },
   },
@@ -60,7 +60,7 @@ try {
     '--workers', values.workers,
     ...(values.seed ? ['--seed', values.seed] : []),
   ];
-  const hooks = { SCHEMATHESIS_HOOKS: 'hooks', PYTHONPATH: join(REPO_ROOT, 'test/fuzz') };
+  const hooks = { SCHEMATHESIS_HOOKS: 'hooks', PYTHONPATH: join(REPO_ROOT, 'test/fuzz'), PYTHONDONTWRITEBYTECODE: '1' };
   // Schemathesis keeps its state (failing cases, replayed first next time) in .schemathesis/ of its
   // working directory: outside the repository, beside the venv.
   const fuzz = spawn(st, args, { stdio: 'inherit', cwd: stateDir(), env: { ...process.env, ...hooks } });
