@@ -3,8 +3,29 @@
 Every check runs; these drop three kinds of failure that are the contract's documented behaviour.
 """
 
+import itertools
+import re
+
 import schemathesis
 from schemathesis.openapi.checks import IgnoredAuth, RejectedPositiveData
+
+
+_PRINTABLE_KEY = re.compile(r"^[\x20-\x7e]{1,240}$")
+_calls = itertools.count()
+
+
+@schemathesis.hook
+def map_headers(context, headers):
+    """Make each generated printable Idempotency-Key unique, as a client's keys are.
+
+    Left alone, the generator repeats short keys ("0") across different requests, so most POSTs
+    end as 422 idempotency_key_reused and the writes behind them are barely exercised. Keys that
+    are not printable ASCII (negative cases) are sent as generated.
+    """
+    key = (headers or {}).get("Idempotency-Key")
+    if isinstance(key, str) and _PRINTABLE_KEY.match(key) and key.strip():
+        headers["Idempotency-Key"] = f"{key.strip()}.{next(_calls)}"
+    return headers
 
 
 def _error_code(response):
