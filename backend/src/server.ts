@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { createApp, type AppOptions } from './app.ts';
 import type { BackendConfig } from './config.ts';
 import { openDatabase } from './db/connect.ts';
+import { answerClientError } from './http/client-error.ts';
 import { schedulePurge } from './idempotency/expiry.ts';
 import { IdempotencyStore } from './idempotency/idempotency-store.ts';
 
@@ -26,6 +27,7 @@ export async function startBackend(
   const now = appOptions.clock ?? (() => new Date());
   const purge = schedulePurge(new IdempotencyStore(db), { now: () => now().getTime(), intervalMs: PURGE_INTERVAL_MS });
   const server = createServer(createApp({ db, ...appOptions }).callback());
+  server.on('clientError', answerClientError);
   server.keepAliveTimeout = 65_000; // longer than the gateway's idle upstream keep-alive
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

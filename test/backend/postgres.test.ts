@@ -99,3 +99,50 @@ test('a backend restarted on the same database keeps its data and does not re-ru
     await restarted.dispose();
   }
 });
+
+const keyed = (backend: TestBackend, key: string, json: unknown) =>
+  request(`${backend.url}/pets`, { method: 'POST', headers: { 'Idempotency-Key': key, 'X-Consumer-ID': 'pg' }, json });
+
+test('an Idempotency-Key recorded through one replica is replayed by the other', async (t) => {
+  const { a, b } = t.context;
+  const first = await keyed(a, 'pg-replay', { name: 'Once', categoryId: 6 });
+  const again = await keyed(b, 'pg-replay', { name: 'Once', categoryId: 6 });
+  t.is(again.status, 201);
+  t.is(again.headers.get('idempotent-replayed'), 'true');
+  t.deepEqual(again.body, first.body);
+  t.is((await keyed(b, 'pg-replay', { name: 'Twice', categoryId: 6 })).body.code, 'idempotency_key_reused');
+});
+
+test('10 concurrent requests with one key across two replicas run once; the others replay or get 409', async (t) => {
+  const { a, b } = t.context;
+  const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => keyed(i % 2 ? a : b, 'pg-race', { name: 'Raced', categoryId: 7 })));
+  const ran = responses.filter((r) => r.status === 201 && r.headers.get('idempotent-replayed') === null);
+  t.is(ran.length, 1);
+  for (const response of responses) {
+    if (response.status === 409) {
+      t.is(response.body.code, 'idempotency_key_in_progress');
+      t.is(response.headers.get('retry-after'), '1');
+    } else {
+      t.deepEqual(response.body, ran[0]!.body);
+    }
+  }
+  t.is((await a.db('pets').where({ name: 'Raced' })).length, 1);
+});
+
+test('a repeat on another replica while the first still runs gets 409 from the advisory lock', async (t) => {
+  const { a, b } = t.context;
+  const lock = await a.db.transaction(); // the test's own connection from a's pool
+  await lock.raw('LOCK TABLE idempotency_keys IN SHARE MODE');
+  const first = keyed(a, 'pg-slow', { name: 'Slow', categoryId: 8 });
+  for (;;) {
+    const { rows } = await b.db.raw("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted");
+    if (rows.length > 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const second = await keyed(b, 'pg-slow', { name: 'Slow', categoryId: 8 });
+  t.is(second.status, 409);
+  t.is(second.body.code, 'idempotency_key_in_progress');
+  await lock.commit();
+  t.is((await first).status, 201);
+  t.is((await keyed(b, 'pg-slow', { name: 'Slow', categoryId: 8 })).headers.get('idempotent-replayed'), 'true');
+});

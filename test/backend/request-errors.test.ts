@@ -1,6 +1,7 @@
 import anyTest, { type TestFn } from 'ava';
 import { ErrorCode } from '../../backend/src/http/errors.ts';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { request, startTestBackend, type TestBackend } from '../helpers/backend.ts';
 import { contractProblems, documentedErrorCodes } from '../helpers/openapi-contract.ts';
 
@@ -205,6 +206,14 @@ test('a compressed body or a charset other than UTF-8 answers 415', async (t) =>
   t.is(latin1.status, 415);
 });
 
+test('a "__proto__" field is refused by name like any unknown field', async (t) => {
+  for (const value of ['{"a":1}', '1', 'null']) {
+    const response = await postRaw(t, '/pets', `{"name":"Rex","categoryId":1,"__proto__":${value}}`);
+    t.is(response.status, 400, value);
+    t.is(response.body.message, 'Invalid pet: unknown field(s): __proto__.', value);
+  }
+});
+
 test('a JSON array body answers 400 validation_failed', async (t) => {
   const response = await postRaw(t, '/store/orders', '[{"petId":1}]');
   t.deepEqual(response.body, { code: 'validation_failed', message: 'Invalid order: expected a JSON object, but received an array.', status: 400 });
@@ -238,6 +247,36 @@ test('an unexpected failure answers 500 internal_error without internals, and is
   t.is(response.status, 500);
   t.deepEqual(response.body, { code: 'internal_error', message: 'An unexpected error occurred.', status: 500 });
   t.is(logged.length, 1);
+});
+
+/** Writes `raw` on a new connection and returns everything the backend answers before closing it. */
+function rawExchange(base: string, raw: string): Promise<string> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(raw));
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk) => (text += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(text));
+  });
+}
+
+test("requests Node's HTTP parser rejects get the Error shape, then the connection closes", async (t) => {
+  const cases: Array<[string, number, string]> = [
+    ['GET /pets HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\n\r\n', 400, 'bad_request'],
+    ['POST /pets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', 400, 'bad_request'],
+    ['POST /pets HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n', 400, 'bad_request'],
+    [`GET /pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'request_headers_too_large'],
+  ];
+  for (const [raw, status, code] of cases) {
+    const answer = await rawExchange(t.context.backend.url, raw);
+    const [head, body] = answer.split('\r\n\r\n');
+    t.true(head!.startsWith(`HTTP/1.1 ${status} `), head);
+    t.regex(head!, /content-type: application\/json/i);
+    t.is(JSON.parse(body!).code, code);
+    t.is(JSON.parse(body!).status, status);
+  }
 });
 
 test('every error code the backend can emit is listed in the OpenAPI document', (t) => {

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AppOptions } from '../../backend/src/app.ts';
 import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
 
 export interface TestBackend extends RunningBackend {
@@ -13,9 +14,9 @@ export interface TestBackend extends RunningBackend {
  * A real backend on an ephemeral loopback port with its own SQLite file, or on the PostgreSQL
  * database `databaseUrl` names (several backends may share one, as replicas do).
  */
-export async function startTestBackend({ databaseUrl }: { databaseUrl?: string } = {}): Promise<TestBackend> {
+export async function startTestBackend({ databaseUrl, app }: { databaseUrl?: string; app?: Omit<AppOptions, 'db'> } = {}): Promise<TestBackend> {
   const dataDir = mkdtempSync(join(tmpdir(), 'animal-store-'));
-  const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir, databaseUrl });
+  const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir, databaseUrl }, app);
   return {
     ...backend,
     dataDir,

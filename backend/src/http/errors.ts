@@ -14,6 +14,9 @@ export const ErrorCode = {
   invalidIdempotencyKey: 'invalid_idempotency_key',
   idempotencyKeyInProgress: 'idempotency_key_in_progress',
   idempotencyKeyReused: 'idempotency_key_reused',
+  badRequest: 'bad_request',
+  requestTimeout: 'request_timeout',
+  requestHeadersTooLarge: 'request_headers_too_large',
   internalError: 'internal_error',
 } as const;
 

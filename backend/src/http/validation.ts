@@ -23,7 +23,13 @@ function opaqueNested(value: unknown): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
   const copy: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    copy[key] = item !== null && typeof item === 'object' ? new Nested(kindOf(item)) : item;
+    // defineProperty, not assignment: a "__proto__" key must stay a field (and be refused by name).
+    Object.defineProperty(copy, key, {
+      value: item !== null && typeof item === 'object' ? new Nested(kindOf(item)) : item,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return copy;
 }
