@@ -198,7 +198,7 @@ export interface components {
         /** @enum {string} */
         PetStatus: "available" | "pending" | "sold";
         NewPet: {
-            /** @description The animal's name; not blank. */
+            /** @description The animal's name; not blank. Any Unicode text; a lone surrogate (`"\ud800"` without its pair) is refused with `invalid_json`, never stored altered. */
             name: string;
             categoryId: components["schemas"]["Id"];
             /** @description Availability status; `available` when omitted. */
@@ -257,10 +257,11 @@ export interface components {
          *     | bad_request | 400 | The gateway rejected the request as malformed. |
          *     | request_timeout | 408 | The request took too long to arrive. |
          *     | uri_too_long | 414 | The request URI is too long. |
+         *     | request_headers_too_large | 431 | The request's header section is too large. |
          *     | gateway_error | 4xx/5xx | Any other error the gateway itself produced. |
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "missing_api_key" | "invalid_api_key" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "pet_not_available" | "invalid_order_transition" | "invalid_idempotency_key" | "idempotency_key_in_progress" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable" | "gateway_timeout" | "request_timeout" | "uri_too_long" | "gateway_error";
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "missing_api_key" | "invalid_api_key" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "pet_not_available" | "invalid_order_transition" | "invalid_idempotency_key" | "idempotency_key_in_progress" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable" | "gateway_timeout" | "request_timeout" | "uri_too_long" | "request_headers_too_large" | "gateway_error";
         Error: {
             code: components["schemas"]["ErrorCode"];
             message: string;
