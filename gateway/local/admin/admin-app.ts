@@ -3,12 +3,23 @@ import { performance } from 'node:perf_hooks';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { KongValidationError } from '../config/entity-schemas.ts';
+import { KongValidationError, schemaViolation } from '../config/entity-schemas.ts';
 import { KONG_TAGLINE, KONG_VERSION } from '../kong/version.ts';
 import type { PluginRegistry } from '../plugins/registry.ts';
 import type { KeyAuthCredential } from '../store/entities.ts';
+import { credentialView } from '../store/entity-rules.ts';
 import { paginate } from './listing.ts';
-import { AdminOperations, NotFound, findConsumer } from './operations.ts';
+import { AdminOperations, NotFound, findConsumer, findNamed, type PluginScope } from './operations.ts';
+import { mountSchemaRoutes } from './schemas.ts';
+
+/** Kong's Admin API takes bodies up to nginx_admin_client_max_body_size (kong/templates/kong_defaults.lua). */
+export const ADMIN_BODY_LIMIT = '10mb';
+
+/**
+ * Entity types of Kong OSS 3.9 that decK reads and the local gateway does not run: their lists
+ * answer empty (the gateway holds none), a lookup 404, and a write is refused naming the type.
+ */
+const NOT_RUN = ['certificates', 'ca_certificates', 'snis', 'upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'acls', 'oauth2'] as const;
 
 export interface AdminAppOptions {
   operations: AdminOperations;
@@ -40,7 +51,10 @@ export function createAdminApp(options: AdminAppOptions): Koa {
       } else if (error instanceof KongValidationError) {
         ctx.status = error.status;
         ctx.body = error.body;
-      } else if ((error as { status?: number }).status === 400) {
+      } else if ((error as { status?: number }).status === 413) {
+        ctx.status = 413;
+        ctx.body = { message: 'Payload too large' };
+      } else if ((error as { status?: number }).status === 400 || (error as { status?: number }).status === 415) {
         ctx.status = 400;
         ctx.body = { message: `Cannot parse JSON body` };
       } else {
@@ -52,13 +66,10 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     ctx.set('X-Kong-Admin-Latency', String(Math.round(performance.now() - started)));
     ctx.set('Server', `kong/${KONG_VERSION}`);
   });
-  app.use(koaBody({ json: true, urlencoded: true, text: false, multipart: false, jsonLimit: '1mb' }));
+  app.use(koaBody({ json: true, urlencoded: true, text: false, multipart: false, jsonLimit: ADMIN_BODY_LIMIT, formLimit: ADMIN_BODY_LIMIT }));
 
   const body = (ctx: Koa.Context) => (ctx.request.body ?? {}) as Record<string, unknown>;
-  const credentialOut = (credential: KeyAuthCredential) => {
-    const { expires_at, ttl: _ttl, ...rest } = credential;
-    return expires_at === null ? rest : { ...rest, ttl: Math.max(0, Math.ceil((expires_at - now()) / 1000)) };
-  };
+  const credentialOut = (credential: KeyAuthCredential) => credentialView(credential, now());
 
   router.get('/', (ctx) => {
     const available: Record<string, { version: string; priority: number }> = {};
@@ -76,7 +87,9 @@ export function createAdminApp(options: AdminAppOptions): Koa {
         enabled_in_cluster: [...new Set(operations.snapshot.list('plugins').map((p) => p.name))].sort(),
       },
       pids: { master: process.pid, workers: [process.pid] },
-      configuration: { database: 'sqlite (local gateway)', router_flavor: 'traditional_compatible', plugins: ['bundled', ...registry.custom] },
+      // DB mode, as Kong with PostgreSQL answers: decK syncs a database-backed Kong and refuses
+      // `database: off` (go-kong information_service.go IsInMemory). The store itself is SQLite.
+      configuration: { database: 'postgres', role: 'traditional', router_flavor: 'traditional_compatible', plugins: ['bundled', ...registry.custom] },
     };
   });
 
@@ -175,6 +188,9 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   router.patch('/plugins/:plugin', async (ctx) => {
     ctx.body = await operations.updatePlugin(ctx.params.plugin!, body(ctx), {});
   });
+  router.put('/plugins/:plugin', async (ctx) => {
+    ctx.body = await operations.updatePlugin(ctx.params.plugin!, body(ctx), {}, true);
+  });
   router.delete('/plugins/:plugin', async (ctx) => {
     await operations.deletePlugin(ctx.params.plugin!, {});
     ctx.status = 204;
@@ -205,18 +221,121 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     ctx.status = 204;
   });
 
-  // read-only views of the declarative layer
-  for (const type of ['services', 'routes'] as const) {
-    router.get(`/${type}`, (ctx) => {
-      ctx.body = paginate(operations.snapshot.list(type), ctx.query, `/${type}`);
+  // services and routes, top level and nested (/services/{s}/routes)
+  router.get('/services', (ctx) => {
+    ctx.body = paginate(operations.snapshot.list('services'), ctx.query, '/services');
+  });
+  router.post('/services', async (ctx) => {
+    ctx.body = await operations.createService(body(ctx));
+    ctx.status = 201;
+  });
+  router.get('/services/:service', (ctx) => {
+    const service = findNamed(operations.snapshot, 'services', ctx.params.service!);
+    if (!service) throw new NotFound();
+    ctx.body = service;
+  });
+  router.patch('/services/:service', async (ctx) => {
+    ctx.body = await operations.writeService(ctx.params.service!, body(ctx), false);
+  });
+  router.put('/services/:service', async (ctx) => {
+    ctx.body = await operations.writeService(ctx.params.service!, body(ctx), true);
+  });
+  router.delete('/services/:service', async (ctx) => {
+    await operations.deleteService(ctx.params.service!);
+    ctx.status = 204;
+  });
+  for (const prefix of ['', '/services/:service'] as const) {
+    const scope = (ctx: Koa.Context) => (prefix ? { service: ctx.params.service! } : {});
+    const parent = (ctx: Koa.Context) => {
+      if (!prefix) return undefined;
+      const service = findNamed(operations.snapshot, 'services', ctx.params.service!);
+      if (!service) throw new NotFound();
+      return service;
+    };
+    router.get(`${prefix}/routes`, (ctx) => {
+      const service = parent(ctx);
+      const routes = operations.snapshot.list('routes').filter((r) => !service || r.service?.id === service.id);
+      ctx.body = paginate(routes, ctx.query, service ? `/services/${service.id}/routes` : '/routes');
     });
-    router.get(`/${type}/:id`, (ctx) => {
-      const id = ctx.params.id!;
-      const entity = operations.snapshot.get(type, id) ?? operations.snapshot.list(type).find((e) => e.name === id);
-      if (!entity) throw new NotFound();
-      ctx.body = entity;
+    router.post(`${prefix}/routes`, async (ctx) => {
+      ctx.body = await operations.createRoute(body(ctx), scope(ctx));
+      ctx.status = 201;
+    });
+    router.get(`${prefix}/routes/:route`, (ctx) => {
+      const service = parent(ctx);
+      const route = findNamed(operations.snapshot, 'routes', ctx.params.route!);
+      if (!route || (service && route.service?.id !== service.id)) throw new NotFound();
+      ctx.body = route;
+    });
+    router.patch(`${prefix}/routes/:route`, async (ctx) => {
+      ctx.body = await operations.writeRoute(ctx.params.route!, body(ctx), false, scope(ctx));
+    });
+    router.put(`${prefix}/routes/:route`, async (ctx) => {
+      ctx.body = await operations.writeRoute(ctx.params.route!, body(ctx), true, scope(ctx));
+    });
+    router.delete(`${prefix}/routes/:route`, async (ctx) => {
+      await operations.deleteRoute(ctx.params.route!, scope(ctx));
+      ctx.status = 204;
     });
   }
+
+  // plugins nested under services and routes
+  for (const kind of ['service', 'route'] as const) {
+    const base = `/${kind}s/:${kind}/plugins`;
+    const scope = (ctx: Koa.Context): PluginScope => ({ [kind]: ctx.params[kind]! });
+    const owner = (ctx: Koa.Context) => {
+      const entity = findNamed(operations.snapshot, kind === 'service' ? 'services' : 'routes', ctx.params[kind]!);
+      if (!entity) throw new NotFound();
+      return entity;
+    };
+    router.get(base, (ctx) => {
+      const entity = owner(ctx);
+      ctx.body = paginate(operations.snapshot.list('plugins').filter((p) => p[kind]?.id === entity.id), ctx.query, `/${kind}s/${entity.id}/plugins`);
+    });
+    router.post(base, async (ctx) => {
+      ctx.body = await operations.createPlugin(body(ctx), scope(ctx));
+      ctx.status = 201;
+    });
+    router.get(`${base}/:plugin`, (ctx) => {
+      const entity = owner(ctx);
+      const plugin = operations.snapshot.get('plugins', ctx.params.plugin!);
+      if (!plugin || plugin[kind]?.id !== entity.id) throw new NotFound();
+      ctx.body = plugin;
+    });
+    router.patch(`${base}/:plugin`, async (ctx) => {
+      ctx.body = await operations.updatePlugin(ctx.params.plugin!, body(ctx), scope(ctx));
+    });
+    router.put(`${base}/:plugin`, async (ctx) => {
+      ctx.body = await operations.updatePlugin(ctx.params.plugin!, body(ctx), scope(ctx), true);
+    });
+    router.delete(`${base}/:plugin`, async (ctx) => {
+      await operations.deletePlugin(ctx.params.plugin!, scope(ctx));
+      ctx.status = 204;
+    });
+  }
+
+  // Kong OSS 3.9 entities the local gateway does not run: none held, none accepted.
+  for (const type of NOT_RUN) {
+    router.get(`/${type}`, (ctx) => {
+      ctx.body = paginate([], ctx.query, `/${type}`);
+    });
+    router.get(`/${type}/:id`, () => {
+      throw new NotFound();
+    });
+    const refuse = () => {
+      throw new KongValidationError(schemaViolation({ '@entity': `${type}: not supported by the local gateway (it runs services, routes, consumers, key-auth credentials and plugins)` }));
+    };
+    router.post(`/${type}`, refuse);
+    router.put(`/${type}/:id`, refuse);
+    router.patch(`/${type}/:id`, refuse);
+  }
+  router.all(['/filter-chains', '/filter-chains/:id'], (ctx) => {
+    // kong/api/routes/filter_chains.lua with wasm off (Kong's default)
+    ctx.status = 400;
+    ctx.body = { message: 'this endpoint is only available when wasm is enabled' };
+  });
+
+  mountSchemaRoutes(router, registry);
 
   app.use(router.routes());
   app.use(router.allowedMethods());
