@@ -28,7 +28,7 @@ test('a gateway configured only by deck gateway sync passes the portable e2e sui
   try {
     t.is((await stack.admin('/routes')).body.data.length, 0, 'the gateway starts with no routes');
     const synced = await deck(['gateway', 'sync', ...stack.addr, KONG_YML], stack.env);
-    t.deepEqual(summaryOf(synced), { created: 14, updated: 0, deleted: 0 }, synced);
+    t.deepEqual(summaryOf(synced), { created: 15, updated: 0, deleted: 0 }, synced);
     const again = await deck(['gateway', 'diff', ...stack.addr, KONG_YML], stack.env);
     t.deepEqual(summaryOf(again), { created: 0, updated: 0, deleted: 0 }, again);
 
