@@ -42,8 +42,15 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     const started = performance.now();
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) ctx.body = notFound;
-      if (ctx.status === 405 && ctx.body === undefined) ctx.body = { message: 'Method not allowed' };
+      // Koa turns an unset status into 200 when a body is assigned: set the status after the body.
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.body = notFound;
+        ctx.status = 404;
+      }
+      if (ctx.status === 405 && ctx.body === undefined) {
+        ctx.body = { message: 'Method not allowed' };
+        ctx.status = 405;
+      }
     } catch (error) {
       if (error instanceof NotFound) {
         ctx.status = 404;
