@@ -76,6 +76,13 @@ export function checkRoute(route: Route, errors: FieldErrors): void {
   }
   route.paths?.forEach((path, i) => {
     if (!path.startsWith('~')) return;
+    // Kong's router compiles regex paths with Rust's regex crate (traditional_compatible runs on
+    // ATC), which has no lookaround and no backreferences: refused here too, or a file would
+    // run locally and fail on Kong.
+    if (/\(\?<?[=!]|\\[1-9]|\\k</.test(path)) {
+      errors[`paths.${i + 1}`] = `invalid regex: '${path.slice(1)}': lookaround and backreferences are not supported by Kong's router`;
+      return;
+    }
     try {
       compilePathRegex(path);
     } catch (error) {
