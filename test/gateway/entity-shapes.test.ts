@@ -163,3 +163,19 @@ test('an Admin API body over Kong’s 10m limit answers 413 in Kong’s error sh
   t.is(huge.status, 413);
   t.deepEqual(huge.body, { message: 'Payload too large' });
 });
+
+test('key-auth credentials by id and by key, nested and top level; PUT upserts by key', async (t) => {
+  const { admin } = t.context;
+  await admin('/consumers/keyed', { method: 'PUT', json: {} });
+  const put = await admin('/consumers/keyed/key-auth/ask_put_key', { method: 'PUT', json: { tags: ['a'] } });
+  t.is(put.status, 200, JSON.stringify(put.body));
+  t.is(put.body.key, 'ask_put_key');
+  const again = await admin('/consumers/keyed/key-auth/ask_put_key', { method: 'PUT', json: { tags: ['b'] } });
+  t.is(again.body.id, put.body.id, 'the same credential, replaced');
+  t.deepEqual((await admin(`/key-auths/${put.body.id}`)).body.tags, ['b']);
+  const patched = await admin('/key-auths/ask_put_key', { method: 'PATCH', json: { ttl: 60 } });
+  t.is(patched.status, 200, JSON.stringify(patched.body));
+  t.is(patched.body.ttl, 60);
+  t.is((await admin('/key-auths/ask_put_key', { method: 'DELETE' })).status, 204);
+  t.is((await admin(`/key-auths/${put.body.id}`)).status, 404);
+});

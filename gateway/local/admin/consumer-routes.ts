@@ -71,6 +71,20 @@ export function mountConsumerRoutes(router: Router, operations: AdminOperations,
     if (!credential) throw new NotFound();
     ctx.body = credentialOut(credential);
   });
+  // Top level, a credential is reached by id or key; its consumer is the one it belongs to.
+  const owner = (idOrKey: string) => {
+    const credential = operations.findCredential(undefined, idOrKey);
+    if (!credential) throw new NotFound();
+    return credential.consumer.id;
+  };
+  router.patch('/key-auths/:credential', async (ctx) => {
+    ctx.body = credentialOut(await operations.updateCredential(owner(ctx.params.credential!), ctx.params.credential!, body(ctx)));
+  });
+  router.delete('/key-auths/:credential', async (ctx) => {
+    const credential = operations.findCredential(undefined, ctx.params.credential!);
+    if (credential) await operations.deleteCredential(credential.consumer.id, credential.id);
+    ctx.status = 204;
+  });
 
   router.get('/consumers/:consumer/plugins', (ctx) => {
     const consumer = findConsumer(operations.snapshot, ctx.params.consumer!);
