@@ -43,7 +43,7 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, nowSeco
     const id = existing?.id ?? (isUuid(requestedId) ? requestedId : newId());
     const entity = build({ id, created_at: existing?.created_at ?? nowSeconds });
     if (!existing) summary.created += 1;
-    else if (JSON.stringify(withoutTimes(existing)) !== JSON.stringify(withoutTimes(entity))) summary.updated += 1;
+    else if (canonical(withoutTimes(existing)) !== canonical(withoutTimes(entity))) summary.updated += 1;
     else (entity as { updated_at?: number }).updated_at = (existing as { updated_at?: number }).updated_at;
     draft.put(type as 'services', entity as unknown as Service);
     kept.add(`${type}:${id}`);
@@ -156,6 +156,13 @@ export function removeOrphans(draft: Draft): void {
       draft.delete('plugins', plugin.id);
     }
   }
+}
+
+/** JSON with object keys sorted: rows stored by an older version list their fields in another order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
 }
 
 function withoutTimes(entity: object): object {
