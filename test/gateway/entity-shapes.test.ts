@@ -179,3 +179,15 @@ test('key-auth credentials by id and by key, nested and top level; PUT upserts b
   t.is((await admin('/key-auths/ask_put_key', { method: 'DELETE' })).status, 204);
   t.is((await admin(`/key-auths/${put.body.id}`)).status, 404);
 });
+
+test('plugins by id or instance_name (endpoint_key); PUT by instance_name creates it', async (t) => {
+  const { admin } = t.context;
+  const put = await admin('/plugins/edge-id', { method: 'PUT', json: { name: 'correlation-id' } });
+  t.is(put.status, 200, JSON.stringify(put.body));
+  t.is(put.body.instance_name, 'edge-id');
+  t.is((await admin('/plugins/edge-id')).body.id, put.body.id);
+  const patched = await admin('/plugins/edge-id', { method: 'PATCH', json: { config: { header_name: 'X-Trace' } } });
+  t.is(patched.body.config.header_name, 'X-Trace');
+  t.is((await admin('/plugins/edge-id', { method: 'DELETE' })).status, 204);
+  t.is((await admin(`/plugins/${put.body.id}`)).status, 404);
+});

@@ -3,7 +3,7 @@ import type Koa from 'koa';
 import type { KeyAuthCredential } from '../store/entities.ts';
 import { credentialView } from '../store/entity-rules.ts';
 import { paginate } from './listing.ts';
-import { NotFound, findConsumer, type AdminOperations } from './operations.ts';
+import { NotFound, findConsumer, findPlugin, type AdminOperations } from './operations.ts';
 
 const body = (ctx: Koa.Context) => (ctx.request.body ?? {}) as Record<string, unknown>;
 
@@ -97,7 +97,7 @@ export function mountConsumerRoutes(router: Router, operations: AdminOperations,
   });
   router.get('/consumers/:consumer/plugins/:plugin', (ctx) => {
     const consumer = findConsumer(operations.snapshot, ctx.params.consumer!);
-    const plugin = operations.snapshot.get('plugins', ctx.params.plugin!);
+    const plugin = findPlugin(operations.snapshot, ctx.params.plugin!);
     if (!consumer || !plugin || plugin.consumer?.id !== consumer.id) throw new NotFound();
     ctx.body = plugin;
   });

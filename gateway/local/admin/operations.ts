@@ -47,6 +47,11 @@ export function findNamed<T extends 'services' | 'routes'>(view: Snapshot | Draf
   return found as (T extends 'services' ? Service : Route) | undefined;
 }
 
+/** Plugins are addressed by id or instance_name (endpoint_key, kong/db/schema/entities/plugins.lua). */
+export function findPlugin(view: Snapshot | Draft, idOrInstanceName: string): Plugin | undefined {
+  return (isUuid(idOrInstanceName) ? view.get('plugins', idOrInstanceName) : undefined) ?? view.list('plugins').find((p) => p.instance_name === idOrInstanceName);
+}
+
 /** Kong's foreign key violation (kong/db/errors.lua, code 4): 400. */
 function foreignKeyViolation(referencing: string, referenced: string): KongValidationError {
   return new KongValidationError({
@@ -323,24 +328,25 @@ export class AdminOperations {
     });
   }
 
-  updatePlugin(id: string, patch: Input, scope: PluginScope, replace = false): Promise<Plugin> {
+  updatePlugin(idOrInstanceName: string, patch: Input, scope: PluginScope, replace = false): Promise<Plugin> {
     return this.store.write((draft) => {
-      const existing = draft.get('plugins', id);
+      const existing = findPlugin(draft, idOrInstanceName);
       if (existing && !this.inPluginScope(draft, existing, scope)) throw new NotFound();
       if (!existing && !replace) throw new NotFound();
-      const merged = existing && !replace ? mergePlugin(existing, patch) : { ...patch, id };
+      const byUrl = existing ? { id: existing.id } : isUuid(idOrInstanceName) ? { id: idOrInstanceName } : { instance_name: idOrInstanceName };
+      const merged = existing && !replace ? mergePlugin(existing, patch) : { ...patch, ...byUrl };
       const plugin = this.buildPlugin(draft, merged, scope, existing);
       draft.put('plugins', plugin);
       return plugin;
     });
   }
 
-  deletePlugin(id: string, scope: PluginScope): Promise<void> {
+  deletePlugin(idOrInstanceName: string, scope: PluginScope): Promise<void> {
     return this.store.write((draft) => {
-      const existing = draft.get('plugins', id);
+      const existing = findPlugin(draft, idOrInstanceName);
       if (!existing) return;
       if (!this.inPluginScope(draft, existing, scope)) throw new NotFound();
-      draft.delete('plugins', id);
+      draft.delete('plugins', existing.id);
     });
   }
 

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { paginate } from './listing.ts';
-import { NotFound, findNamed, type AdminOperations, type PluginScope } from './operations.ts';
+import { NotFound, findNamed, findPlugin, type AdminOperations, type PluginScope } from './operations.ts';
 
 const body = (ctx: Koa.Context) => (ctx.request.body ?? {}) as Record<string, unknown>;
 
@@ -16,7 +16,7 @@ export function mountProxyRoutes(router: Router, operations: AdminOperations): v
     ctx.status = 201;
   });
   router.get('/plugins/:plugin', (ctx) => {
-    const plugin = operations.snapshot.get('plugins', ctx.params.plugin!);
+    const plugin = findPlugin(operations.snapshot, ctx.params.plugin!);
     if (!plugin) throw new NotFound();
     ctx.body = plugin;
   });
@@ -107,7 +107,7 @@ export function mountProxyRoutes(router: Router, operations: AdminOperations): v
     });
     router.get(`${base}/:plugin`, (ctx) => {
       const entity = owner(ctx);
-      const plugin = operations.snapshot.get('plugins', ctx.params.plugin!);
+      const plugin = findPlugin(operations.snapshot, ctx.params.plugin!);
       if (!plugin || plugin[kind]?.id !== entity.id) throw new NotFound();
       ctx.body = plugin;
     });
