@@ -74,4 +74,5 @@ test.serial("a second team's file synced with its select tag leaves ours alone, 
   t.deepEqual(summaryOf(stillTheirs), { created: 0, updated: 0, deleted: 0 }, stillTheirs);
   t.is((await stack.admin('/routes/team-b-route')).status, 200);
   t.is((await stack.admin('/consumers/cli-carol')).status, 200);
+  t.deepEqual(stack.gateway.logs.filter((line) => line.startsWith('err')), [], 'no Admin API errors');
 });

@@ -35,6 +35,7 @@ test('a gateway configured only by deck gateway sync passes the portable e2e sui
     const suite = await runPortableSuite({ GATEWAY_URL: stack.gateway.proxyUrl, KONG_ADMIN_URL: stack.gateway.adminUrl });
     t.is(suite.code, 0, suite.output);
     t.regex(suite.output, /\d+ tests passed/);
+    t.deepEqual(stack.gateway.logs.filter((line) => line.startsWith('err')), [], 'no Admin API or proxy errors');
   } finally {
     await stack.dispose();
   }
