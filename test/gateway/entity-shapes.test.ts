@@ -62,6 +62,19 @@ test.serial('services, routes, consumers, plugins and key-auths carry every Kong
   t.is(key.body.ttl, null, 'a key without ttl reads ttl: null, as Kong answers');
   const listed = await admin('/key-auths');
   t.is(listed.body.data[0].ttl, null);
+
+  for (const [path, template] of [
+    ['/services', '/services'],
+    ['/routes', '/routes'],
+    ['/plugins', '/plugins'],
+    ['/consumers', '/consumers'],
+    ['/services/shape-service', '/services/{service_id_or_name}'],
+    ['/routes/shape-route', '/routes/{route_id_or_name}'],
+    [`/plugins/${plugin.body.id}`, '/plugins/{plugin_id}'],
+  ] as const) {
+    const response = await admin(path);
+    t.deepEqual(kongAdminProblems('GET', template, response.status, response.body), [], path);
+  }
 });
 
 test('a service or route write takes effect on the proxy at once and survives a restart', async (t) => {
