@@ -13,7 +13,10 @@ import { syncDeclarative, type SyncSummary } from './store/declarative-sync.ts';
 import { EntityStore } from './store/entity-store.ts';
 
 export interface GatewayOptions {
-  /** gateway/kong.yml */
+  /**
+   * gateway/kong.yml, synced into the store at start like `deck gateway sync`. Empty: none, as
+   * Kong in DB mode (configured only through the Admin API, e.g. by decK).
+   */
   configFile: string;
   /** gateway/plugins: custom Lua plugins, one directory each */
   pluginsDir: string;
@@ -79,10 +82,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const env = options.env ?? process.env;
 
   // Validate kong.yml before touching the store: a bad file refuses to start.
-  const declarative = loadDeclarativeConfig(options.configFile, registry, env);
+  const load = () => (options.configFile ? loadDeclarativeConfig(options.configFile, registry, env) : undefined);
+  const declarative = load();
   const store = await EntityStore.open(options.dataFile);
   try {
-    await store.write((draft) => syncDeclarative(draft, declarative, Math.floor(now() / 1000)));
+    if (declarative) await store.write((draft) => syncDeclarative(draft, declarative, Math.floor(now() / 1000)));
   } catch (error) {
     await store.close();
     throw error;
@@ -112,7 +116,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   adminServer.on('request', admin.callback());
   const adminUrl = await listen(adminServer, options.adminPort ?? 8001, adminHost);
 
-  let selectTags = declarative.selectTags;
+  let selectTags = declarative?.selectTags ?? [];
   return {
     proxyUrl,
     adminUrl,
@@ -122,7 +126,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       return selectTags;
     },
     async reload() {
-      const next = loadDeclarativeConfig(options.configFile, registry, env);
+      const next = load();
+      if (!next) return { created: 0, updated: 0, deleted: 0 };
       const summary = await store.write((draft) => syncDeclarative(draft, next, Math.floor(now() / 1000)));
       selectTags = next.selectTags;
       return summary;

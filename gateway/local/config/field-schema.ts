@@ -19,6 +19,10 @@ export interface FieldSchema {
   fields?: ReadonlyArray<Readonly<Record<string, FieldSchema>>>;
   keys?: FieldSchema;
   values?: FieldSchema;
+  /** A foreign key (`type = "foreign"` in Kong): the entity it references. Validated as a record. */
+  reference?: string;
+  /** Kong's `auto = true` (ids and timestamps the database fills in). */
+  auto?: boolean;
 }
 
 /** `{ "config.minute": "expected a number" }`-style errors, flattened with dotted paths. */
@@ -127,3 +131,27 @@ export function validateField(schema: FieldSchema, value: unknown, path: string,
 
 /** Kong's header_name typedef: letters, digits, dash and underscore. */
 export const headerName: FieldSchema = { type: 'string', match: /^[A-Za-z0-9_-]+$/ };
+
+/** A field as Kong's `/schemas/…` endpoints print it (kong/api/api_helpers.lua schema_to_jsonable). */
+export function kongSchemaField(schema: FieldSchema): Record<string, unknown> {
+  const out: Record<string, unknown> = { type: schema.reference ? 'foreign' : schema.type };
+  if (schema.reference) out.reference = schema.reference;
+  // Records in entities are required unless they say otherwise (kong/db/schema/entity.lua
+  // make_records_required), which is why decK expands absent ones such as config.redis.
+  if (schema.required || (schema.type === 'record' && !schema.reference && schema.required === undefined)) out.required = true;
+  if (schema.auto) out.auto = true;
+  if (schema.default !== undefined) out.default = schema.default;
+  if (schema.one_of) out.one_of = [...schema.one_of];
+  if (schema.between) out.between = [...schema.between];
+  if (schema.gt !== undefined) out.gt = schema.gt;
+  if (schema.len_min !== undefined) out.len_min = schema.len_min;
+  if (schema.elements) out.elements = kongSchemaField(schema.elements);
+  if (schema.keys) out.keys = kongSchemaField(schema.keys);
+  if (schema.values) out.values = kongSchemaField(schema.values);
+  if (schema.type === 'record' && !schema.reference) out.fields = kongSchemaFields(schema.fields ?? []);
+  return out;
+}
+
+export function kongSchemaFields(fields: NonNullable<FieldSchema['fields']>): Array<Record<string, unknown>> {
+  return fields.map((entry) => Object.fromEntries(Object.entries(entry).map(([name, schema]) => [name, kongSchemaField(schema)])));
+}

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { ENTITY_TYPES, type EntityType, type EntityTypes } from './entities.ts';
+import { upgradeStored } from './entity-rules.ts';
 
 type AnyEntity = EntityTypes[EntityType];
 export type EntityMaps = { [T in EntityType]: ReadonlyMap<string, EntityTypes[T]> };
@@ -87,7 +88,7 @@ export class EntityStore {
     }
     const maps = Object.fromEntries(ENTITY_TYPES.map((type) => [type, new Map()])) as { [T in EntityType]: Map<string, AnyEntity> };
     for (const row of await db<{ type: EntityType; id: string; body: string }>('entities').select()) {
-      maps[row.type]?.set(row.id, JSON.parse(row.body) as AnyEntity);
+      maps[row.type]?.set(row.id, upgradeStored(row.type, JSON.parse(row.body) as AnyEntity));
     }
     return new EntityStore(db, new Snapshot(maps as unknown as EntityMaps, 1));
   }

@@ -1,0 +1,42 @@
+import { spawn } from 'node:child_process';
+import test from 'ava';
+import { KONG_YML, deck, startDeckStack, summaryOf } from '../helpers/deck.ts';
+import { REPO_ROOT } from '../helpers/process.ts';
+
+// A local gateway whose declarative file is empty, configured only by `deck gateway sync
+// gateway/kong.yml`, passes the portable end-to-end suite: the Admin API writes decK makes
+// take effect on the proxy as the built-in loader's do.
+
+function runPortableSuite(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [`${REPO_ROOT}node_modules/ava/entrypoints/cli.mjs`, 'test/e2e/portable'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+test('a gateway configured only by deck gateway sync passes the portable e2e suite', async (t) => {
+  t.timeout(120_000);
+  const stack = await startDeckStack('empty');
+  try {
+    t.is((await stack.admin('/routes')).body.data.length, 0, 'the gateway starts with no routes');
+    const synced = await deck(['gateway', 'sync', ...stack.addr, KONG_YML], stack.env);
+    t.deepEqual(summaryOf(synced), { created: 15, updated: 0, deleted: 0 }, synced);
+    const again = await deck(['gateway', 'diff', ...stack.addr, KONG_YML], stack.env);
+    t.deepEqual(summaryOf(again), { created: 0, updated: 0, deleted: 0 }, again);
+
+    const suite = await runPortableSuite({ GATEWAY_URL: stack.gateway.proxyUrl, KONG_ADMIN_URL: stack.gateway.adminUrl });
+    t.is(suite.code, 0, suite.output);
+    t.regex(suite.output, /\d+ tests passed/);
+    t.deepEqual(stack.gateway.logs.filter((line) => line.startsWith('err')), [], 'no Admin API or proxy errors');
+  } finally {
+    await stack.dispose();
+  }
+});
