@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import knex, { type Knex } from 'knex';
+import { sqliteConfig } from '../../../backend/src/db/sqlite.ts';
 import { ENTITY_TYPES, type EntityType, type EntityTypes } from './entities.ts';
 import { upgradeStored } from './entity-rules.ts';
 
@@ -66,18 +67,7 @@ export class EntityStore {
 
   static async open(file: string): Promise<EntityStore> {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    const db = knex({
-      client: 'sqlite3',
-      connection: { filename: file },
-      useNullAsDefault: true,
-      pool: {
-        min: 1,
-        max: 1,
-        afterCreate(connection: { exec(sql: string, done: (error: Error | null) => void): void }, done: (error: Error | null, connection: unknown) => void) {
-          connection.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;', (error) => done(error, connection));
-        },
-      },
-    });
+    const db = knex(sqliteConfig(file));
     if (!(await db.schema.hasTable('entities'))) {
       await db.schema.createTable('entities', (table) => {
         table.string('type', 32).notNullable();
