@@ -12,7 +12,7 @@ ngx = require "pdk.ngx"
 local OPS, PHASES, SOURCES, PHASE_HEADERS = bridge.OPS, bridge.PHASES, bridge.SOURCES, bridge.PHASE_HEADERS
 local FRAMING = "[" .. bridge.FS .. bridge.RS .. "]"
 local EXIT = phase.EXIT
-local gsub, select, tostring, pcall = string.gsub, select, tostring, pcall
+local gsub, tostring, pcall = string.gsub, tostring, pcall
 -- Lua 5.4 receives the host's numbers as floats (200.0); LuaJIT has one number type.
 local tointeger = math.tointeger or function(n) return n end
 
@@ -52,7 +52,8 @@ end
 --- come for the request; `headers` is the blob PHASE_HEADERS names for the phase, or nil; the
 --- consumer fields (consumer id, username, custom_id, credential id, its consumer's id) come only
 --- when they changed since the request's last phase call.
-function __kong_phase(slot, config_handle, phase_code, now, status, source_code, done, headers, ...)
+function __kong_phase(slot, config_handle, phase_code, now, status, source_code, done, headers,
+                      consumer_id, username, custom_id, credential_id, credential_consumer_id)
   local instance = configs[config_handle]
   local name = instance.name
   local phase_name = PHASES[phase_code]
@@ -71,8 +72,8 @@ function __kong_phase(slot, config_handle, phase_code, now, status, source_code,
     request = { plugin = {}, shared = {} }
     requests[slot] = request
   end
-  if select("#", ...) > 0 then
-    request.consumer_fields = { ... }
+  if consumer_id then
+    request.consumer_fields = { consumer_id, username, custom_id, credential_id, credential_consumer_id }
     request.consumer, request.credential = nil, nil
   end
   phase.request = request
