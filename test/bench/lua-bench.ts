@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { LuaPluginHost } from '../../gateway/local/lua/lua-plugin-host.ts';
+import type { LuaVmKind } from '../../gateway/local/lua/vm/lua-vm.ts';
 import type { PluginConfig, PluginEnvironment } from '../../gateway/local/plugins/plugin.ts';
 import { RequestContext } from '../../gateway/local/proxy/request-context.ts';
 import type { Consumer } from '../../gateway/local/store/entities.ts';
@@ -13,8 +14,8 @@ const PLUGIN = 'animal-store-edge';
  * header_filter and body_filter for an authenticated 200, through the same calls the proxy makes
  * (the plugin's definition, a real RequestContext: bridge and VM together), without HTTP.
  */
-export async function benchLuaPhases(options: { seconds: number }): Promise<{ microsPerRequest: number }> {
-  const host = await LuaPluginHost.create({ sharedDicts: ['animal_store_edge'], nodeId: 'bench' });
+export async function benchLuaPhases(options: { seconds: number; vm: LuaVmKind }): Promise<{ microsPerRequest: number }> {
+  const host = await LuaPluginHost.create({ sharedDicts: ['animal_store_edge'], nodeId: 'bench', vm: { kind: options.vm } });
   const definition = host.loadPlugin('gateway/plugins', PLUGIN);
   const declared = (parse(readFileSync('gateway/kong.yml', 'utf8')) as { plugins: Array<{ name: string; config: object }> }).plugins.find(
     (plugin) => plugin.name === PLUGIN,
@@ -51,7 +52,7 @@ export async function benchLuaPhases(options: { seconds: number }): Promise<{ mi
     definition.body_filter!(ctx, config, env, body);
   };
 
-  progress(`Lua plugin alone (${PLUGIN}, 3 phases, in process): ${options.seconds}s`);
+  progress(`Lua plugin alone (${PLUGIN}, 3 phases, in process, ${options.vm}): ${options.seconds}s`);
   let n = 0;
   for (; n < 20_000; n++) oneRequest(n);
   const cpuBefore = process.cpuUsage();
@@ -63,6 +64,6 @@ export async function benchLuaPhases(options: { seconds: number }): Promise<{ mi
   }
   const cpu = process.cpuUsage(cpuBefore);
   const microsPerRequest = Math.round(((cpu.user + cpu.system) / count) * 10) / 10;
-  progress(`Lua plugin alone: ${microsPerRequest} µs CPU/request`);
+  progress(`Lua plugin alone (${options.vm}): ${microsPerRequest} µs CPU/request`);
   return { microsPerRequest };
 }
