@@ -172,15 +172,17 @@ export class LuaPluginHost {
     let ops: string;
     try {
       const blob = headers && serializeHeaders(headers);
-      const { phaseFn } = this;
-      const args = [state.slot, handle, PHASE_CODE[phase], env.now(), request.status, SOURCE_CODE[request.source], done, blob] as const;
-      if (state.consumer !== request.consumer || state.credential !== request.credential) {
-        state.consumer = request.consumer;
-        state.credential = request.credential;
-        const { consumer: c, credential } = request;
-        ops = phaseFn(...args, c?.id ?? '', c?.username ?? '', c?.custom_id ?? '', credential?.id ?? '', credential?.consumer.id ?? '') as string;
+      const code = PHASE_CODE[phase];
+      const source = SOURCE_CODE[request.source];
+      if (state.consumer === request.consumer && state.credential === request.credential) {
+        ops = this.phaseFn(state.slot, handle, code, env.now(), request.status, source, done, blob) as string;
       } else {
-        ops = phaseFn(...args) as string;
+        // The VM is told who the consumer is only when that changes.
+        const { consumer: c, credential } = request;
+        state.consumer = c;
+        state.credential = credential;
+        ops = this.phaseFn(state.slot, handle, code, env.now(), request.status, source, done, blob,
+          c?.id ?? '', c?.username ?? '', c?.custom_id ?? '', credential?.id ?? '', credential?.consumer.id ?? '') as string;
       }
     } finally {
       this.current = undefined;

@@ -56,9 +56,9 @@ export class LuaJitVm implements LuaVm {
   }
 
   function(name: string): LuaCall {
-    const { addon, vm } = this;
-    const handle = addon.ref(vm, name);
-    return (...args) => addon.call(vm, handle, ...args);
+    const handle = this.addon.ref(this.vm, name);
+    // Bound rather than wrapped: no rest-arguments array per call.
+    return this.addon.call.bind(undefined, this.vm, handle) as LuaCall;
   }
 
   close(): void {
