@@ -14,10 +14,11 @@ export interface SelfTime {
   name: string;
   /** Self time in µs per request of the load that ran while the profile was taken. */
   microsPerRequest: number;
+  /** Percent of the busy (non-idle) time. */
   share: number;
 }
 
-/** The functions with the most self time in a V8 .cpuprofile, by name and location. */
+/** The functions with the most self time in a V8 .cpuprofile, by name and location; idle time left out. */
 export function topSelfTime(file: string, requests: number, count = 25): SelfTime[] {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -28,6 +29,7 @@ export function topSelfTime(file: string, requests: number, count = 25): SelfTim
     const where = url ? `${url.replace(/^.*\/(node_modules|gateway|test)\//, '$1/')}:${lineNumber + 1}` : '';
     const name = `${functionName || '(anonymous)'}${where ? ` ${where}` : ''}`;
     const delta = profile.timeDeltas[i] ?? 0;
+    if (name === '(idle)') return;
     totals.set(name, (totals.get(name) ?? 0) + delta);
     all += delta;
   });
