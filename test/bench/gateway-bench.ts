@@ -111,7 +111,7 @@ export async function benchGateway(options: { durationSeconds: number; profile?:
       try {
         const proxied = await load({ name: 'nginx reverse proxy (reference)', url: `${nginx.url}/v1/pets?limit=20`, durationSeconds, cpuOfPid: nginx.pid });
         runs.push(proxied);
-        nginxRatio = { 'reference: nginx reverse proxy / backend direct': { value: ratio(proxied.rps, direct.rps), target: '-', ok: true } };
+        nginxRatio = { 'reference: nginx proxy / backend direct': { value: ratio(proxied.rps, direct.rps), target: '-', ok: true } };
       } finally {
         await nginx.stop();
       }
@@ -155,9 +155,9 @@ export async function benchGateway(options: { durationSeconds: number; profile?:
         'reference: CPU µs/req the chain adds': { value: (chain.cpuMicrosPerRequest ?? 0) - (noPlugins.cpuMicrosPerRequest ?? 0), target: '-', ok: true },
         // In process, through the bridge (the plugin's three phases for one request), per VM.
         ...(luaMicros.luajit === undefined ? {} : { 'edge plugin in process, LuaJIT µs/req': { value: luaMicros.luajit, target: '<= 3', ok: luaMicros.luajit <= 3 } }),
-        ...(luaMicros.wasmoon === undefined ? {} : { 'reference: edge plugin in process, wasmoon µs/req': { value: luaMicros.wasmoon, target: '-', ok: true } }),
+        ...(luaMicros.wasmoon === undefined ? {} : { 'reference: same plugin, wasmoon µs/req': { value: luaMicros.wasmoon, target: '-', ok: true } }),
         // Not part of the two rows above: the request context and response headers the proxy builds anyway.
-        'reference: that request\'s own bookkeeping µs': { value: luaMicros.bookkeeping ?? 0, target: '-', ok: true },
+        'reference: request bookkeeping µs (apart)': { value: luaMicros.bookkeeping ?? 0, target: '-', ok: true },
         'gateway p99 ms at 64 connections': { value: wide.p99, target: '<= 20', ok: wide.p99 <= 20 },
         'gateway RSS MB after load': { value: gatewayRssMb, target: '<= 150', ok: gatewayRssMb <= 150 },
       },
