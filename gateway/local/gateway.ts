@@ -108,6 +108,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     operations,
     registry,
     nodeId,
+    luaVersion: lua.luaVersion,
     now,
     log: (message) => log('err', message),
     connections: () => ({ active: 0, handled, total: accepted }),

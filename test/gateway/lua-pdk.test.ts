@@ -198,14 +198,17 @@ for (const vm of VMS) {
 }
 
 // Lua 5.1 semantics where the two VMs differ: %z in patterns, the bit library.
+// kong/api/routes/kong.lua (3.9.1): GET / reports lua_version as `jit and jit.version or _VERSION`.
 test('[luajit] plugins run on OpenResty\'s LuaJIT 2.1 with Lua 5.1 semantics', async (t) => {
   const response = await t.context.fixtures.luajit.call('/lua51');
   t.is(response.headers.get('x-probe-vm'), 'LuaJIT 2.1.0-beta3|2|table');
+  t.is((await t.context.fixtures.luajit.admin('/')).body.lua_version, 'LuaJIT 2.1.0-beta3');
 });
 
 test('[wasmoon] the fallback VM is Lua 5.4', async (t) => {
   const response = await t.context.fixtures.wasmoon.call('/lua51');
   t.is(response.headers.get('x-probe-vm'), 'Lua 5.4|2|nil');
+  t.is((await t.context.fixtures.wasmoon.admin('/')).body.lua_version, 'Lua 5.4');
 });
 
 test('a config record declared with fields = {} loads as a record without fields, as Kong reads it', async (t) => {

@@ -14,6 +14,8 @@ export interface AdminAppOptions {
   operations: AdminOperations;
   registry: PluginRegistry;
   nodeId: string;
+  /** The Lua VM's version, as Kong reports it. */
+  luaVersion: string;
   now: () => number;
   log: (message: string) => void;
   connections: () => { active: number; handled: number; total: number };
@@ -69,7 +71,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
       tagline: KONG_TAGLINE,
       node_id: nodeId,
       hostname: hostname(),
-      lua_version: 'Lua 5.4 (wasmoon; production Kong runs LuaJIT)',
+      lua_version: options.luaVersion,
       timers: { running: 0, pending: 0 },
       plugins: {
         available_on_server: available,

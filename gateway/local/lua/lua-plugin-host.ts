@@ -52,6 +52,8 @@ export class LuaPluginHost {
   private readonly configHandles = new Map<string, number>();
   private nextConfigHandle = 1;
   private nextSlot = 1;
+  /** As Kong's Admin API reports it: "LuaJIT 2.1.0-beta3", or "Lua 5.4" on the fallback VM. */
+  readonly luaVersion: string;
 
   private constructor(readonly vm: LuaVm) {
     this.phaseFn = vm.function('__kong_phase');
@@ -59,6 +61,7 @@ export class LuaPluginHost {
     this.releaseFn = vm.function('__kong_release');
     this.registerFn = vm.function('__kong_register');
     this.initWorkerFn = vm.function('__kong_init_worker');
+    this.luaVersion = vm.function('__kong_lua_version')() as string;
   }
 
   static async create(options: { sharedDicts: readonly string[]; nodeId: string; vm?: LuaVmChoice }): Promise<LuaPluginHost> {

@@ -92,6 +92,11 @@ function __kong_phase(slot, config_handle, phase_code, now, status, source_code,
   return phase.take_ops()
 end
 
+--- What Kong's Admin API reports as lua_version (kong/api/routes/kong.lua).
+function __kong_lua_version()
+  return jit and jit.version or _VERSION
+end
+
 function __kong_release(slot)
   requests[slot] = nil
 end
