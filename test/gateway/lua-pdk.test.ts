@@ -175,17 +175,25 @@ for (const vm of VMS) {
 
   test(`[${vm}] a runaway allocation fails the request with a 500 at the VM's memory limit; the gateway keeps serving`, async (t) => {
     const f = t.context.fixtures[vm];
+    const before = f.gateway.logs.length;
     const response = await f.call('/hog');
     t.is(response.status, 500);
-    t.true(f.gateway.logs.some((line) => line.includes('not enough memory')), f.gateway.logs.join('\n'));
-    t.is((await f.call('/observe/x')).status, 200);
+    const logged = f.gateway.logs.slice(before);
+    t.true(logged.some((line) => line.includes('not enough memory')), logged.join('\n'));
+    // The failed request's garbage is collected at once: the requests after it have the memory.
+    for (let i = 0; i < 5; i++) t.is((await f.call('/observe/x')).status, 200);
   });
 
-  test(`[${vm}] unbounded recursion fails the request with a 500 (stack overflow); the gateway keeps serving`, async (t) => {
+  test(`[${vm}] unbounded recursion fails the request with a 500; the gateway keeps serving`, async (t) => {
     const f = t.context.fixtures[vm];
+    const before = f.gateway.logs.length;
     const response = await f.call('/recurse');
     t.is(response.status, 500);
-    t.true(f.gateway.logs.some((line) => /stack overflow|not enough memory/.test(line)), f.gateway.logs.join('\n'));
+    // LuaJIT stops at its stack limit (65,500 slots); Lua 5.4's (1,000,000 slots) lies beyond
+    // this test's 32 MiB, so there the memory limit stops it first.
+    const expected = vm === 'luajit' ? 'stack overflow' : 'not enough memory';
+    const logged = f.gateway.logs.slice(before);
+    t.true(logged.some((line) => line.includes(expected)), logged.join('\n'));
     t.is((await f.call('/observe/x')).status, 200);
   });
 

@@ -32,6 +32,7 @@ typedef struct {
   void *base_ud;
   size_t used;
   size_t limit;
+  bool refused;  // an allocation was refused since the last call from JS ended
   napi_env env;  // the env of the JS call in progress, for callbacks from Lua
   napi_ref functions[MAX_FUNCTIONS];
   int function_count;
@@ -52,12 +53,16 @@ typedef struct {
   } while (0)
 
 // LuaJIT's own allocator, within the limit: beyond it Lua raises "not enough memory" in the
-// running call. The state is created with the default allocator (it is faster than malloc, and
+// running call. LuaJIT (unlike Lua 5.4) does not collect and retry when an allocation fails, so
+// the garbage of the call that hit the limit is collected when that call returns (after_call). The state is created with the default allocator (it is faster than malloc, and
 // on x64 it also places memory where the GC can address it) and then wrapped.
 static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   Vm *vm = ud;
   size_t old = ptr ? osize : 0;
-  if (nsize > old && vm->used - old + nsize > vm->limit) return NULL;
+  if (nsize > old && vm->used - old + nsize > vm->limit) {
+    vm->refused = true;
+    return NULL;
+  }
   void *result = vm->base_alloc(vm->base_ud, ptr, osize, nsize);
   if (result || nsize == 0) vm->used = vm->used - old + nsize;
   return result;
@@ -244,6 +249,14 @@ static napi_value vm_close(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// After a call from JS: if the limit was hit, the memory the failed work held is garbage now;
+// collect it at once, or the next calls would fail until the incremental GC caught up.
+static void after_call(Vm *vm) {
+  if (!vm->refused) return;
+  vm->refused = false;
+  lua_gc(vm->L, LUA_GCCOLLECT, 0);
+}
+
 static napi_value vm_run(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
@@ -257,7 +270,8 @@ static napi_value vm_run(napi_env env, napi_callback_info info) {
   int status = luaL_loadbuffer(vm->L, source, length, lua_tostring(vm->L, -1));
   lua_remove(vm->L, -2);
   if (status != 0) return throw_lua_error(env, vm);
-  if (lua_pcall(vm->L, 0, 0, 0) != 0) return throw_lua_error(env, vm);
+  if (lua_pcall(vm->L, 0, 0, 0) != 0) throw_lua_error(env, vm);
+  after_call(vm);
   return NULL;
 }
 
@@ -356,9 +370,14 @@ static napi_value vm_call(napi_env env, napi_callback_info info) {
       return NULL;
     }
   }
-  if (lua_pcall(L, (int)argc - 2, 1, 0) != 0) return throw_lua_error(env, vm);
+  if (lua_pcall(L, (int)argc - 2, 1, 0) != 0) {
+    throw_lua_error(env, vm);
+    after_call(vm);
+    return NULL;
+  }
   napi_value result = to_js(env, L, -1);
   lua_settop(L, base);
+  after_call(vm);
   return result;
 }
 
