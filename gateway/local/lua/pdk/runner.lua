@@ -48,7 +48,7 @@ function __kong_set_config(handle, name, config_json)
   end
 end
 
---- Runs one phase (see bridge.ts for the arguments). `done` is 1 when no later phase call will
+--- Runs one phase (see bridge.ts for the arguments). `done` is true when no later phase call will
 --- come for the request; `headers` is the blob PHASE_HEADERS names for the phase, or nil; the
 --- consumer fields (consumer id, username, custom_id, credential id, its consumer's id) come only
 --- when they changed since the request's last phase call.
