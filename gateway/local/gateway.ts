@@ -5,6 +5,7 @@ import { createAdminApp } from './admin/admin-app.ts';
 import { AdminOperations } from './admin/operations.ts';
 import { loadDeclarativeConfig } from './config/declarative.ts';
 import { LuaPluginHost } from './lua/lua-plugin-host.ts';
+import type { LuaVmChoice } from './lua/vm/open-lua-vm.ts';
 import { PluginRegistry } from './plugins/registry.ts';
 import { ProxyHandler } from './proxy/proxy-handler.ts';
 import { UpstreamPool } from './proxy/upstream.ts';
@@ -30,6 +31,8 @@ export interface GatewayOptions {
   allowRemoteAdmin?: boolean;
   /** Lua shared dicts, as in KONG_NGINX_HTTP_LUA_SHARED_DICT ("name size; name size"). */
   sharedDicts?: readonly string[];
+  /** Which Lua VM runs the custom plugins: LuaJIT where its addon is built, else wasmoon. */
+  luaVm?: LuaVmChoice;
   /** Environment for decK's ${{ env "DECK_*" }} substitution. */
   env?: NodeJS.ProcessEnv;
   now?: () => number;
@@ -77,7 +80,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     throw new Error(`refusing to bind the Admin API to ${adminHost}: it has no authentication; set KONG_ADMIN_ALLOW_REMOTE=true to force it`);
   }
   const nodeId = randomUUID();
-  const lua = await LuaPluginHost.create({ sharedDicts: options.sharedDicts ?? [], nodeId });
+  const lua = await LuaPluginHost.create({ sharedDicts: options.sharedDicts ?? [], nodeId, vm: options.luaVm });
   const registry = PluginRegistry.load(options.pluginsDir, lua);
   const env = options.env ?? process.env;
 
@@ -109,6 +112,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     operations,
     registry,
     nodeId,
+    luaVersion: lua.luaVersion,
     now,
     log: (message) => log('err', message),
     connections: () => ({ active: 0, handled, total: accepted }),

@@ -2,6 +2,7 @@ import { readBackendConfigOrExit } from '../../backend/src/config.ts';
 import { startBackend } from '../../backend/src/server.ts';
 import { DeclarativeConfigError } from './config/declarative.ts';
 import { startGateway } from './gateway.ts';
+import { luaJitUnavailable } from './lua/vm/open-lua-vm.ts';
 import { readGatewaySettings } from './settings.ts';
 
 /** `npm start`: the backend and the local Kong-compatible gateway in front of it. */
@@ -27,6 +28,7 @@ console.log(`Animal Store API — local stack
   backend    ${backend.url}   (reached only through the gateway)
   routes     ${routes.map((r) => `${r.name} ${r.methods?.join('|') ?? '*'} ${r.paths?.join(',') ?? ''}`).join('\n             ')}
   plugins    ${[...new Set(snapshot.list('plugins').map((p) => p.name))].join(', ')}
+  lua        ${gateway.runtime.lua.vm.description}${gateway.runtime.lua.vm.kind === 'luajit' ? '' : ` — LuaJIT unavailable: ${luaJitUnavailable()}`}
   consumers  ${consumers.length} provisioned through the Admin API
 First key:  npm run consumers -- create --username alice --plan free
 Reload kong.yml without a restart:  kill -HUP ${process.pid}`);

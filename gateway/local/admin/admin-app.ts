@@ -19,6 +19,8 @@ export interface AdminAppOptions {
   operations: AdminOperations;
   registry: PluginRegistry;
   nodeId: string;
+  /** The Lua VM's version, as Kong reports it. */
+  luaVersion: string;
   now: () => number;
   log: (message: string) => void;
   connections: () => { active: number; handled: number; total: number };
@@ -69,7 +71,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   });
   app.use(koaBody({ json: true, urlencoded: true, text: false, multipart: false, jsonLimit: ADMIN_BODY_LIMIT, formLimit: ADMIN_BODY_LIMIT }));
 
-  mountNodeRoutes(router, operations, registry, { nodeId, connections: options.connections });
+  mountNodeRoutes(router, operations, registry, { nodeId, connections: options.connections, luaVersion: options.luaVersion });
   mountConsumerRoutes(router, operations, now);
   mountProxyRoutes(router, operations);
   mountUnsupportedRoutes(router);

@@ -7,6 +7,8 @@ import type { AdminOperations } from './operations.ts';
 export interface NodeInfo {
   nodeId: string;
   connections: () => { active: number; handled: number; total: number };
+  /** What the Lua VM reports, as Kong's `lua_version` does (LuaJIT, or the wasmoon fallback). */
+  luaVersion: string;
 }
 
 /** `GET /`, `/status` and `/plugins/enabled` (kong/api/routes/kong.lua, health.lua). */
@@ -21,7 +23,7 @@ export function mountNodeRoutes(router: Router, operations: AdminOperations, reg
       tagline: KONG_TAGLINE,
       node_id: nodeId,
       hostname: hostname(),
-      lua_version: 'Lua 5.4 (wasmoon; production Kong runs LuaJIT)',
+      lua_version: node.luaVersion,
       timers: { running: 0, pending: 0 },
       plugins: {
         available_on_server: available,
