@@ -33,22 +33,28 @@ export async function benchLuaPhases(options: { seconds: number }): Promise<{ mi
   const body = Buffer.from(JSON.stringify({ data: Array.from({ length: 20 }, (_, id) => ({ id, name: `pet ${id}`, status: 'available' })) }));
 
   const oneRequest = (n: number) => {
-    const ctx = new RequestContext(String(n), Date.now(), 'GET', 'http', '127.0.0.1', 8000, '/v1/pets', 'limit=20', new Map([
-      ['host', '127.0.0.1:8000'],
-      ['authorization', 'Bearer ask_k2JbQm1yQ0Yy9Q3bWv8cX2ZLr5pN7tHf4sDg6aE0uIo'],
-      ['user-agent', 'autocannon'],
-    ]), '127.0.0.1');
-    ctx.finalLuaCall = { plugin: PLUGIN, phase: 'body_filter' };
+    const ctx = new RequestContext({
+      id: String(n), startedAt: Date.now(), method: 'GET', scheme: 'http', host: '127.0.0.1', port: 8000, path: '/v1/pets', query: 'limit=20',
+      headers: new Map([
+        ['host', '127.0.0.1:8000'],
+        ['authorization', 'Bearer ask_k2JbQm1yQ0Yy9Q3bWv8cX2ZLr5pN7tHf4sDg6aE0uIo'],
+        ['user-agent', 'autocannon'],
+      ]),
+      clientIp: '127.0.0.1',
+    });
+    host.planFinalCall(ctx, PLUGIN, 'body_filter');
     definition.access!(ctx, config, env);
     ctx.authenticate(consumer, credential);
-    ctx.proxied = true;
+    ctx.markProxied();
     for (const [name, value] of [
       ['Content-Type', 'application/json; charset=utf-8'], ['Content-Length', String(body.length)],
       ['X-RateLimit-Limit-Minute', '1000000000'], ['X-RateLimit-Remaining-Minute', '999999999'],
       ['RateLimit-Limit', '1000000000'], ['RateLimit-Remaining', '999999999'], ['RateLimit-Reset', '31'],
     ] as const) ctx.setResponseHeader(name, value);
     definition.header_filter!(ctx, config, env);
+    ctx.beginBodyChunk(body, true);
     definition.body_filter!(ctx, config, env, body);
+    ctx.endBodyChunk();
   };
 
   progress(`Lua plugin alone (${PLUGIN}, 3 phases, in process): ${options.seconds}s`);

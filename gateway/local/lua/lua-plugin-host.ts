@@ -40,6 +40,8 @@ export class LuaPluginHost {
   private readonly configHandles = new Map<string, number>();
   private nextConfigHandle = 1;
   private nextSlot = 1;
+  /** The VM's per-request state (kong.ctx.*) lives under a slot number this host hands out. */
+  private readonly requests = new WeakMap<RequestContext, LuaRequestState>();
 
   private constructor(engine: LuaEngine) {
     this.phaseCall = new LuaPhaseCall(engine, '__kong_phase');
@@ -139,14 +141,31 @@ export class LuaPluginHost {
 
   /** Drops the VM's per-request state (kong.ctx.*) unless its final phase call already did. */
   release(ctx: RequestContext): void {
-    if (ctx.lua && !ctx.lua.released) this.releaseFn(ctx.lua.slot);
+    const state = this.requests.get(ctx);
+    if (state && !state.released) this.releaseFn(state.slot);
+    this.requests.delete(ctx);
+  }
+
+  /** The last Lua phase call the request will make: it releases the VM's state itself. */
+  planFinalCall(ctx: RequestContext, plugin: string, phase: Phase): void {
+    this.stateOf(ctx).finalCall = { plugin, phase };
+  }
+
+  private stateOf(ctx: RequestContext): LuaRequestState {
+    let state = this.requests.get(ctx);
+    if (!state) {
+      state = { slot: this.nextSlot++, released: false };
+      this.requests.set(ctx, state);
+    }
+    return state;
   }
 
   private runPhase(name: string, phase: Phase, ctx: RequestContext, config: PluginConfig, env: PluginEnvironment, body?: Buffer): void {
     const handle = this.configHandles.get(config.__plugin_id);
     if (handle === undefined) throw new Error(`plugin ${name}: config ${config.__plugin_id} was never handed to the VM`);
-    const state = (ctx.lua ??= { slot: this.nextSlot++, released: false });
-    const done = ctx.finalLuaCall?.plugin === name && ctx.finalLuaCall.phase === phase;
+    const state = this.stateOf(ctx);
+    // body_filter runs once per chunk: only its last chunk can be the final call.
+    const done = state.finalCall?.plugin === name && state.finalCall.phase === phase && (phase !== 'body_filter' || ctx.inLastBodyChunk);
     if (done) state.released = true;
     // Request headers for the phases that mostly read them, response headers for header_filter.
     const headers = phase === 'header_filter' ? ctx.responseHeaders : phase === 'access' || phase === 'rewrite' ? ctx.requestHeaders : undefined;
@@ -193,7 +212,7 @@ export class LuaPluginHost {
       case 'resp_headers':
         return serializeHeaders(ctx.responseHeaders);
       case 'body':
-        return call.body?.toString('utf8');
+        return ctx.getRawBody()?.toString('utf8');
       case 'route':
         return ctx.route ? [ctx.route.id, ctx.route.name ?? ''].join(FS) : undefined;
       case 'service':
@@ -253,7 +272,7 @@ export class LuaPluginHost {
           break;
         }
         case 'body':
-          ctx.replacementBody = call.pendingBody ?? '';
+          ctx.setRawBody(call.pendingBody ?? '');
           break;
         case 'fail':
           throw new LuaPluginError(`plugin ${name} failed in ${phase}: ${a}`);
@@ -261,6 +280,16 @@ export class LuaPluginHost {
     }
     if (exit) ctx.exit(exit.status, call.pendingBody, exit.headers);
   }
+}
+
+interface LuaRequestState {
+  slot: number;
+  /** The VM's per-request state is gone (the final phase call released it). */
+  released: boolean;
+  /** What the VM was last told kong.client.get_consumer/get_credential answer. */
+  consumer?: RequestContext['consumer'];
+  credential?: RequestContext['credential'];
+  finalCall?: { plugin: string; phase: Phase };
 }
 
 const PHASE_CODES: Record<Phase, number> = { rewrite: 1, access: 2, header_filter: 3, body_filter: 4, log: 5 };
