@@ -97,9 +97,9 @@ export class ClientBody implements RequestBody {
       };
       const onError = (error: Error) => {
         cleanup();
-        reject(error);
+        reject(error instanceof ClientBodyError ? error : new ClientBodyError(`reading the request body: ${error.message}`));
       };
-      const onAborted = () => onError(new Error('client closed the connection'));
+      const onAborted = () => onError(new ClientBodyError('client closed the connection while sending the body'));
       req.on('data', onData);
       req.once('end', onEnd);
       req.once('error', onError);
@@ -112,7 +112,7 @@ export class ClientBody implements RequestBody {
   forUpstream(): Buffer | StreamedBody | undefined {
     if (this.buffered) return this.buffered;
     if (!this.present) return undefined;
-    this.streamed ??= new StreamedBody(this.req as Readable, () => this.sendContinue());
+    this.streamed ??= new StreamedBody(this.req as Readable, () => this.sendContinue(), () => this.failure);
     return this.streamed;
   }
 }

@@ -141,7 +141,8 @@ export class ConnectionGuard {
     if (state.failed) return;
     state.failed = true;
     const status = statusForParseError(error);
-    this.log('info', `client sent an invalid request (${error.code ?? error.message}): ${status}`);
+    if (error.code === 'HPE_INVALID_EOF_STATE') this.log('info', 'client closed the connection before its request was complete');
+    else this.log('info', `client sent an invalid request (${error.code ?? error.message}): ${status}`);
     const latest = state.latest;
     if (latest && !latest.req.complete && state.open > 0) {
       // The parser failed inside this request's body: that request answers the 400 itself.

@@ -87,7 +87,7 @@ export class ProxyLifecycle {
         outcome = await this.access(ctx, plugins);
       }
     }
-    outcome ??= await this.balancer(ctx, body, head.hostHeader);
+    outcome ??= await this.balancer(ctx, body, head.hostHeader, res);
     this.planFinalLuaCall(ctx, plugins);
     await this.respond(req, res, ctx, body, plugins, outcome);
   }
@@ -144,8 +144,14 @@ export class ProxyLifecycle {
    * answered as nginx does (error_page → Kong.handle_error, which sets KONG_UNEXPECTED: the
    * response's source is "error"), the body format following Accept, else Content-Type.
    */
-  private async balancer(ctx: RequestContext, body: ClientBody, hostHeader: string | undefined): Promise<Outcome> {
+  private async balancer(ctx: RequestContext, body: ClientBody, hostHeader: string | undefined, res: ServerResponse): Promise<Outcome> {
     const requestBody = body.forUpstream();
+    // proxy_ignore_client_abort off: a client that goes away ends the upstream request too.
+    const clientGone = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) clientGone.abort();
+    };
+    res.once('close', onClose);
     const length = requestBody instanceof Buffer ? requestBody.length : body.chunked ? undefined : body.declaredLength;
     ctx.timing.upstreamStart = performance.now();
     try {
@@ -155,16 +161,24 @@ export class ProxyLifecycle {
         path: upstreamTarget(ctx),
         headers: upstreamHeaders(ctx, hostHeader, length),
         body: requestBody,
+        signal: clientGone.signal,
       });
       ctx.timing.upstreamResponse = performance.now();
       return { upstream };
     } catch (error) {
       ctx.markUnexpected();
+      if (clientGone.signal.aborted || res.destroyed) {
+        // nginx logs 499: nobody is left to answer.
+        this.runtime.log('info', `client closed the connection while ${ctx.method} ${ctx.path} was proxied (499)`);
+        return { exit: { status: 499, body: '' }, phase: 'balancer' };
+      }
       const accept = ctx.getHeader('accept') ?? ctx.getHeader('content-type');
       if (body.failed) return { exit: ctx.errorResponse(400, undefined, {}, accept), phase: 'balancer' };
       if (!(error instanceof UpstreamError)) throw error;
       this.runtime.log('err', `upstream: ${error.message} while proxying ${ctx.method} ${ctx.path}`);
       return { exit: ctx.errorResponse(error.status, error.clientMessage, {}, accept), phase: 'balancer' };
+    } finally {
+      res.off('close', onClose);
     }
   }
 
@@ -190,14 +204,22 @@ export class ProxyLifecycle {
       logged = true;
       this.phases.log(plugins.log, ctx);
       this.runtime.lua.release(ctx);
-      if (!req.complete && !body.clientWaitsForContinue) req.resume();
+      if (!req.complete && !body.clientWaitsForContinue) discardBody(req);
     };
     res.once('finish', log);
     res.once('close', () => {
       if (!res.writableFinished) this.runtime.log('info', `client closed the connection before the response to ${ctx.method} ${ctx.path} was sent`);
       log();
     });
-    if (body.clientWaitsForContinue || body.failed || (body.started && !req.complete && 'exit' in outcome)) res.shouldKeepAlive = false;
+    // A client still waiting for `100 Continue` may or may not send its body: the connection cannot
+    // be reused. Otherwise an unread body is discarded after the response, as nginx does
+    // (ngx_http_discard_request_body), for at most LINGERING_TIME.
+    if (body.clientWaitsForContinue || body.failed) res.shouldKeepAlive = false;
+    if (res.destroyed) {
+      if ('upstream' in outcome) outcome.upstream.body.resume();
+      log();
+      return;
+    }
 
     let upstream: UpstreamResponse | undefined;
     let generated: Buffer | undefined;
@@ -346,6 +368,16 @@ export class ProxyLifecycle {
       }
     }
   }
+}
+
+/** nginx's lingering_time default: how long an unread request body is read and discarded. */
+const LINGERING_TIME_MS = 30_000;
+
+function discardBody(req: IncomingMessage): void {
+  const timer = setTimeout(() => req.socket.destroy(), LINGERING_TIME_MS).unref();
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
 }
 
 function waitForDrain(res: ServerResponse): Promise<void> {

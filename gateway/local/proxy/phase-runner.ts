@@ -1,4 +1,5 @@
 import type { PluginConfig, PluginDefinition, PluginEnvironment } from '../plugins/plugin.ts';
+import { ClientBodyError } from './client-body.ts';
 import { ExitSignal, type ExitResponse, type RequestContext } from './request-context.ts';
 
 export type Step = readonly [PluginDefinition, PluginConfig];
@@ -34,6 +35,13 @@ export class PhaseRunner {
       return undefined;
     } catch (error) {
       if (error instanceof ExitSignal) return error.response;
+      if (error instanceof ClientBodyError) {
+        // Reading the body failed on the client's side (ngx.req.read_body): nginx finalizes the
+        // request with 400 itself, which error_page hands to Kong.handle_error.
+        this.env.log('info', `${definition.name} (${phase}): ${error.message}`);
+        ctx.markUnexpected();
+        return { status: 400 };
+      }
       this.env.log('err', `${definition.name} (${phase}): ${(error as Error)?.message ?? String(error)}`);
       ctx.markUnexpected();
       return { status: 500, body: { message: 'An unexpected error occurred' } };

@@ -62,6 +62,8 @@ export class StreamedBody {
     private readonly source: Readable,
     /** Called once, when the upstream first asks for data (sends `100 Continue` if the client waits). */
     private readonly onFirstPull: () => void,
+    /** Why the rest of the body will never come (the parser rejected it), if it will not. */
+    private readonly failure: () => Error | undefined = () => undefined,
   ) {}
 
   /** Some of the body has been handed to an upstream connection: it cannot be sent again. */
@@ -102,7 +104,10 @@ export class StreamedBody {
           source.on('data', onData);
           source.once('end', onEnd);
           source.once('error', onError);
+          const failed = this.failure();
           if (source.readableEnded) onEnd();
+          else if (failed) onError(failed);
+          else if (source.destroyed) onError(new Error('the client closed the connection before its body was sent'));
         }
         source.resume();
       },

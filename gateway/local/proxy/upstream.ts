@@ -23,6 +23,8 @@ export interface UpstreamRequest {
   headers: Record<string, string | string[]>;
   /** A buffered body, or the client's, streamed as it arrives. */
   body?: Buffer | StreamedBody;
+  /** Aborts the request (the client went away). */
+  signal?: AbortSignal;
 }
 
 export interface UpstreamResponse {
@@ -64,6 +66,7 @@ export class UpstreamPool {
         path: request.path,
         headers: request.headers,
         body: request.body instanceof StreamedBody ? request.body.open() : request.body,
+        signal: request.signal,
       });
       return { status: response.statusCode, headers: response.headers, body: response.body as unknown as UpstreamResponse['body'] };
     } catch (error) {
@@ -100,7 +103,7 @@ export async function sendWithRetries(pool: UpstreamPool, request: UpstreamReque
       // A streamed body that has started flowing cannot be sent again.
       const replayable = !(request.body instanceof StreamedBody && request.body.started);
       const retryable = error instanceof UpstreamError && error.status !== 503 && replayable && (error.beforeSend || idempotent);
-      if (!retryable || attempt >= request.service.retries) throw error;
+      if (!retryable || attempt >= request.service.retries || request.signal?.aborted) throw error;
     }
   }
 }
