@@ -80,7 +80,7 @@ export class ProxyLifecycle {
     let outcome = await this.rewrite(ctx);
     let plugins = downstream;
     if (!outcome) {
-      const routed = this.route(ctx, head.hostHeader);
+      const routed = this.route(ctx);
       if (routed) outcome = { exit: routed, phase: 'access' };
       else {
         plugins = { header_filter: [], body_filter: [], log: [] };
@@ -103,9 +103,10 @@ export class ProxyLifecycle {
   }
 
   /** The router (kong/runloop/handler.lua access.before): no match is Kong's 404. */
-  private route(ctx: RequestContext, hostHeader: string | undefined): ExitResponse | undefined {
+  private route(ctx: RequestContext): ExitResponse | undefined {
     const normalized = normalizePath(ctx.path);
-    const match = this.runtime.router.match({ method: ctx.method, path: normalized, host: hostHeader ?? ctx.host, headers: ctx.requestHeaders });
+    // $host: an absolute-form target's host, else the Host header's (without port).
+    const match = this.runtime.router.match({ method: ctx.method, path: normalized, host: ctx.host, headers: ctx.requestHeaders });
     if (!match) {
       ctx.markExited();
       return ctx.errorResponse(404, 'no Route matched with those values');
