@@ -19,6 +19,15 @@ import { normalizePath, upstreamPath } from './uri.ts';
 /** The plugins whose downstream handlers run for this request, in order (ctx.plugins in Kong). */
 type Downstream = Record<(typeof DOWNSTREAM_PHASES)[number], Step[]>;
 
+const EMPTY = Buffer.alloc(0);
+
+/** The upstream's response body failed half way: nothing more can be sent. */
+class UpstreamReadError extends Error {
+  constructor(cause: Error) {
+    super(`upstream: ${cause.message} while reading the response`);
+  }
+}
+
 const HOP_BY_HOP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade', 'proxy-connection']);
 
 /** How the request's response is produced: by Kong (an exit) or by the upstream. */
@@ -250,12 +259,17 @@ export class ProxyLifecycle {
       }
       this.writeHead(res, ctx);
       if (plugins.body_filter.length === 0) {
-        upstream.body.pipe(res);
+        const source = upstream.body;
+        source.once('error', (error: Error) => {
+          this.runtime.log('err', new UpstreamReadError(error).message);
+          res.destroy();
+        });
+        source.pipe(res);
         return;
       }
       await this.streamFiltered(res, ctx, plugins.body_filter, upstream.body);
     } catch (error) {
-      if (!(error instanceof FilterAbort)) throw error;
+      if (!(error instanceof FilterAbort || error instanceof UpstreamReadError)) throw error;
       this.runtime.log('err', error.message);
       upstream?.body.resume();
       res.destroy();
@@ -263,24 +277,52 @@ export class ProxyLifecycle {
     }
   }
 
-  /** body_filter per chunk, as nginx calls it; one chunk of lookahead tells the handlers about eof. */
+  /**
+   * body_filter per chunk as it arrives, as nginx calls it, the last call with eof. A chunk waits
+   * one turn of the event loop for the end of the body, so a body that arrives in one piece is one
+   * call with eof set (no extra empty call). At most a few chunks are queued (backpressure).
+   */
   private async streamFiltered(res: ServerResponse, ctx: RequestContext, steps: Step[], source: NodeJS.ReadableStream): Promise<void> {
-    const chunks = (source as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-    let current = await chunks.next();
+    const queue: Buffer[] = [];
     let ended = false;
-    try {
-      while (!ended) {
-        const following = current.done ? current : await chunks.next();
-        const eof = following.done === true;
-        const filtered = await this.phases.bodyFilter(steps, ctx, current.done ? Buffer.alloc(0) : current.value, eof);
-        if (res.destroyed) return;
-        if (filtered.chunk.length > 0 && !res.write(filtered.chunk)) await waitForDrain(res);
-        ended = filtered.eof;
-        current = following;
+    let failed: Error | undefined;
+    let wake: (() => void) | undefined;
+    const onData = (chunk: Buffer) => {
+      queue.push(chunk);
+      if (queue.length >= 4) source.pause();
+      wake?.();
+    };
+    source.on('data', onData);
+    source.once('end', () => {
+      ended = true;
+      wake?.();
+    });
+    source.once('error', (error: Error) => {
+      failed = error;
+      wake?.();
+    });
+    for (;;) {
+      if (queue.length === 0 && !ended && !failed) await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+      if (failed) throw new UpstreamReadError(failed);
+      if (!ended) await new Promise((resolve) => setImmediate(resolve));
+      const chunk = queue.length <= 1 ? (queue.shift() ?? EMPTY) : Buffer.concat(queue.splice(0));
+      const eof = ended && queue.length === 0;
+      if (source.isPaused()) source.resume();
+      const filtered = await this.phases.bodyFilter(steps, ctx, chunk, eof);
+      if (res.destroyed) {
+        source.off('data', onData);
+        source.resume();
+        return;
       }
-      res.end();
-    } finally {
-      await chunks.return?.();
+      if (filtered.chunk.length > 0 && !res.write(filtered.chunk)) await waitForDrain(res);
+      if (filtered.eof) {
+        // set_raw_body ended the body: what else the upstream sends is dropped.
+        source.off('data', onData);
+        source.resume();
+        res.end();
+        return;
+      }
     }
   }
 
