@@ -233,3 +233,15 @@ test.serial('a client that goes away mid-body is logged on one info line, withou
   t.false(logged.some((line) => line.includes('\n    at ')), logged.join('\n'));
   t.false(logged.some((line) => line.startsWith('err:')), logged.join('\n'));
 });
+
+// Known differences from Kong 3.9 (README): Node's parser (llhttp) refuses what nginx accepts.
+test('difference: a method llhttp does not know (FOO) is answered 400 before the plugins; nginx would run them', async (t) => {
+  const response = await rawRequest(url(t), 'FOO /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n');
+  assertKongTemplate(t, response, 400, 'Bad request');
+  t.is(response.headers['x-ratelimit-limit'], undefined);
+});
+
+test('difference: bare LF line endings are answered 400; nginx accepts them', async (t) => {
+  const response = await rawRequest(url(t), 'GET /v1/pets HTTP/1.1\nHost: x\n\n');
+  assertKongTemplate(t, response, 400, 'Bad request');
+});
