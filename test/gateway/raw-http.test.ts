@@ -114,7 +114,7 @@ test('an absolute-form target is routed on its path, with the plugins: Error sha
   t.truthy(keyed.headers['x-ratelimit-limit']);
 });
 
-for (const method of ['PURGE', 'PROPFIND', 'SEARCH', 'LINK', 'UNLOCK', 'REPORT']) {
+for (const method of ['PURGE', 'PROPFIND', 'SEARCH', 'QUERY', 'LINK', 'UNLOCK', 'REPORT']) {
   test(`${method} reaches Kong's plugins: a keyless one gets the Error shape and X-RateLimit-*`, async (t) => {
     const response = await rawRequest(url(t), `${method} /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n`);
     assertErrorShape(t, response, 401, 'missing_api_key');
