@@ -69,6 +69,7 @@ export class ClientBody implements RequestBody {
   async read(limit: number): Promise<{ body: Buffer; exceeded: boolean }> {
     if (this.buffered) return { body: this.buffered, exceeded: this.buffered.length > limit };
     if (this.failure) throw this.failure;
+    if (!this.present) return { body: Buffer.alloc(0), exceeded: false };
     this.touched = true;
     this.sendContinue();
     const { req } = this;

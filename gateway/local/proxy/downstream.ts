@@ -62,13 +62,14 @@ export async function streamFiltered(res: ServerResponse, source: NodeJS.Readabl
     if (source.isPaused()) source.resume();
     const filtered = await filter(chunk, eof);
     if (res.destroyed) return drop();
-    if (filtered.chunk.length > 0 && !res.write(filtered.chunk)) await waitForDrain(res);
     if (filtered.eof) {
-      // The body ended here (set_raw_body): what else the upstream sends is dropped.
-      drop();
-      res.end();
+      // The last chunk goes out with the end (one write); if set_raw_body ended the body early,
+      // what else the upstream sends is dropped.
+      if (!eof) drop();
+      res.end(filtered.chunk);
       return;
     }
+    if (filtered.chunk.length > 0 && !res.write(filtered.chunk)) await waitForDrain(res);
   }
 }
 

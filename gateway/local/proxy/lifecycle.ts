@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { KongHeaders, headerMapFrom } from '../kong/headers.ts';
@@ -24,6 +25,16 @@ type Outcome = { exit: ExitResponse } | { upstream: UpstreamResponse };
 
 /** What header_filter leaves to send: a body Kong produced, or the upstream's to stream. */
 type Pending = { generated: Buffer } | { upstream: UpstreamResponse };
+
+/** An abort signal undici accepts (an EventEmitter with `aborted`): cheaper than an AbortController per request. */
+class AbortSignalEmitter extends EventEmitter {
+  aborted = false;
+
+  abort(): void {
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
 
 const HOP_BY_HOP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade', 'proxy-connection']);
 
@@ -170,7 +181,7 @@ export class ProxyLifecycle {
     const requestBody = body.forUpstream();
     const length = requestBody instanceof Buffer ? requestBody.length : body.chunked ? undefined : body.declaredLength;
     // proxy_ignore_client_abort off: a client that goes away ends the upstream request too.
-    const clientGone = new AbortController();
+    const clientGone = new AbortSignalEmitter();
     const onClose = () => {
       if (!res.writableFinished) clientGone.abort();
     };
@@ -183,13 +194,13 @@ export class ProxyLifecycle {
         path: upstreamTarget(ctx),
         headers: upstreamHeaders(ctx, hostHeader, length),
         body: requestBody,
-        signal: clientGone.signal,
+        signal: clientGone,
       });
       ctx.timing.upstreamResponse = performance.now();
       return { upstream };
     } catch (error) {
       ctx.markUnexpected();
-      if (clientGone.signal.aborted || res.destroyed) {
+      if (clientGone.aborted || res.destroyed) {
         this.runtime.log('info', `client closed the connection while ${ctx.method} ${ctx.path} was proxied (499)`);
         return { exit: { status: 499, body: '' } };
       }

@@ -23,8 +23,8 @@ export interface UpstreamRequest {
   headers: Record<string, string | string[]>;
   /** A buffered body, or the client's, streamed as it arrives. */
   body?: Buffer | StreamedBody;
-  /** Aborts the request (the client went away). */
-  signal?: AbortSignal;
+  /** Aborts the request (the client went away): an AbortSignal or an EventEmitter with `aborted`. */
+  signal?: AbortSignal | (NodeJS.EventEmitter & { aborted: boolean });
 }
 
 export interface UpstreamResponse {
