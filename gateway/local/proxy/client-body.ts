@@ -3,9 +3,15 @@ import type { Readable } from 'node:stream';
 import type { RequestBody } from './request-context.ts';
 import { StreamedBody } from './upstream-request.ts';
 
-/** The client sent a body nginx would reject (e.g. a bad chunk size): answered 400. */
+/**
+ * The client's body cannot be read: the parser rejected it (400, e.g. a bad chunk size), it came
+ * too slowly (408, client_body_timeout), or the client left. nginx finalizes the request with
+ * `status`, which error_page hands to Kong.handle_error.
+ */
 export class ClientBodyError extends Error {
-  readonly status = 400;
+  constructor(message: string, readonly status: 400 | 408 = 400) {
+    super(message);
+  }
 }
 
 /**

@@ -146,7 +146,7 @@ export class ConnectionGuard {
     const latest = state.latest;
     if (latest && !latest.req.complete && state.open > 0) {
       // The parser failed inside this request's body: that request answers the 400 itself.
-      latest.body.fail(new ClientBodyError(error.message));
+      latest.body.fail(new ClientBodyError(error.message, status === 408 ? 408 : 400));
       return;
     }
     if (state.open > 0) state.pendingStatus = status;

@@ -205,7 +205,7 @@ export class ProxyLifecycle {
         return { exit: { status: 499, body: '' } };
       }
       const accept = ctx.getHeader('accept') ?? ctx.getHeader('content-type');
-      if (body.failed) return { exit: ctx.errorResponse(400, undefined, {}, accept) };
+      if (body.failed) return { exit: ctx.errorResponse(body.failed.status, undefined, {}, accept) };
       if (!(error instanceof UpstreamError)) throw error;
       this.runtime.log('err', `upstream: ${error.message} while proxying ${ctx.method} ${ctx.path}`);
       return { exit: ctx.errorResponse(error.status, error.clientMessage, {}, accept) };

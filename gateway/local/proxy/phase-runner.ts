@@ -37,10 +37,10 @@ export class PhaseRunner {
       if (error instanceof ExitSignal) return error.response;
       if (error instanceof ClientBodyError) {
         // Reading the body failed on the client's side (ngx.req.read_body): nginx finalizes the
-        // request with 400 itself, which error_page hands to Kong.handle_error.
+        // request itself, and error_page hands it to Kong.handle_error.
         this.env.log('info', `${definition.name} (${phase}): ${error.message}`);
         ctx.markUnexpected();
-        return { status: 400 };
+        return { status: error.status };
       }
       this.env.log('err', `${definition.name} (${phase}): ${(error as Error)?.message ?? String(error)}`);
       ctx.markUnexpected();
