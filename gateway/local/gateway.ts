@@ -7,7 +7,9 @@ import { loadDeclarativeConfig } from './config/declarative.ts';
 import { LuaPluginHost } from './lua/lua-plugin-host.ts';
 import type { LuaVmChoice } from './lua/vm/open-lua-vm.ts';
 import { PluginRegistry } from './plugins/registry.ts';
-import { ProxyHandler } from './proxy/proxy-handler.ts';
+import { MAX_HEADER_SIZE } from './kong/nginx-defaults.ts';
+import { ConnectionGuard } from './proxy/client-errors.ts';
+import { ProxyLifecycle } from './proxy/lifecycle.ts';
 import { UpstreamPool } from './proxy/upstream.ts';
 import { GatewayRuntime, type Logger } from './runtime/gateway-runtime.ts';
 import { syncDeclarative, type SyncSummary } from './store/declarative-sync.ts';
@@ -97,16 +99,26 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const runtime = new GatewayRuntime(store, registry, lua, now, log);
   const upstreams = new UpstreamPool();
 
-  const proxyServer = createServer({ keepAliveTimeout: 60_000 });
+  // Node's parser holds what nginx's four large header buffers hold; the finer limits (one
+  // buffer per line) and a missing Host are checked in readRequestHead, to answer as nginx does.
+  const proxyServer = createServer({ keepAliveTimeout: 60_000, maxHeaderSize: MAX_HEADER_SIZE, requireHostHeader: false });
   const adminServer = createServer();
   const proxyUrl = await listen(proxyServer, options.proxyPort ?? 8000, options.proxyHost ?? '0.0.0.0');
   const proxyPort = (proxyServer.address() as AddressInfo).port;
-  proxyServer.on('request', new ProxyHandler(runtime, upstreams, proxyPort).handle);
+  const connections = new ConnectionGuard(log);
+  connections.attach(proxyServer);
+  const lifecycle = new ProxyLifecycle(runtime, upstreams, proxyPort, connections);
+  proxyServer.on('request', lifecycle.handle);
+  // nginx sends `100 Continue` when the body is first read, and ignores other expectations.
+  proxyServer.on('checkContinue', lifecycle.handle);
+  proxyServer.on('checkExpectation', lifecycle.handle);
 
   let handled = 0;
   let accepted = 0;
   proxyServer.on('connection', () => (accepted += 1));
   proxyServer.on('request', () => (handled += 1));
+  proxyServer.on('checkContinue', () => (handled += 1));
+  proxyServer.on('checkExpectation', () => (handled += 1));
   const operations = new AdminOperations(store, registry, now);
   const admin = createAdminApp({
     operations,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../../backend/src/db/connect.ts';
 import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';
+import { benchLargeBodies } from './large-bodies.ts';
 import { load, progress, ratio, type LoadResult } from './load.ts';
 import { topSelfTime } from './cpu-profile.ts';
 import { nginxAvailable, startNginxProxy } from './nginx-proxy.ts';
@@ -104,6 +105,8 @@ export async function benchGateway(options: { durationSeconds: number; profile?:
     const wide = await load({ name: 'gateway, full chain, 64 connections', url: `${full.proxy}/v1/pets?limit=20`, headers: auth, durationSeconds, connections: 64, cpuOfPid: full.proc.child.pid });
     const gatewayRssMb = rssMb(full.proc.child.pid!);
     const runs = [direct, chain, noPlugins, ceiling, wide];
+    const bodies = await benchLargeBodies(full.proxy, key, full.proc.child.pid!);
+    progress(`large bodies: ${bodies.statuses.join(' ')}, answered after ${bodies.sentMbAtAnswer.join('/')} MB sent, peak RSS ${bodies.peakRssMb} MB`);
 
     let nginxRatio: GatewayBenchResult['ratios'] = {};
     if (nginxAvailable()) {
@@ -160,6 +163,13 @@ export async function benchGateway(options: { durationSeconds: number; profile?:
         'reference: request bookkeeping µs (apart)': { value: luaMicros.bookkeeping ?? 0, target: '-', ok: true },
         'gateway p99 ms at 64 connections': { value: wide.p99, target: '<= 20', ok: wide.p99 <= 20 },
         'gateway RSS MB after load': { value: gatewayRssMb, target: '<= 150', ok: gatewayRssMb <= 150 },
+        'gateway peak RSS MB, 4 x 256 MB bodies': { value: bodies.peakRssMb, target: '< 300', ok: bodies.peakRssMb < 300 },
+        // Every body refused with request-size-limiting's 413 before it was sent whole.
+        'large bodies answered 413 early (of 4)': {
+          value: bodies.statuses.filter((status, i) => status === 413 && bodies.sentMbAtAnswer[i]! < 256).length,
+          target: '4',
+          ok: bodies.statuses.every((status, i) => status === 413 && bodies.sentMbAtAnswer[i]! < 256),
+        },
       },
     };
   } finally {

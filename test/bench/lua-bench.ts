@@ -37,15 +37,21 @@ export async function benchLuaPhases(options: { seconds: number; vm: LuaVmKind }
 
   /** One request; without the plugin, only what the proxy does anyway (its context, the response headers). */
   const oneRequest = (n: number, plugin = true) => {
-    const ctx = new RequestContext(String(n), Date.now(), 'GET', 'http', '127.0.0.1', 8000, '/v1/pets', 'limit=20', new Map([
-      ['host', '127.0.0.1:8000'],
-      ['authorization', 'Bearer ask_k2JbQm1yQ0Yy9Q3bWv8cX2ZLr5pN7tHf4sDg6aE0uIo'],
-      ['user-agent', 'autocannon'],
-    ]), '127.0.0.1');
-    ctx.finalLuaCall = { plugin: PLUGIN, phase: 'body_filter' };
-    if (plugin) definition.access!(ctx, config, env);
+    const ctx = new RequestContext({
+      id: String(n), startedAt: Date.now(), method: 'GET', scheme: 'http', host: '127.0.0.1', port: 8000, path: '/v1/pets', query: 'limit=20',
+      headers: new Map([
+        ['host', '127.0.0.1:8000'],
+        ['authorization', 'Bearer ask_k2JbQm1yQ0Yy9Q3bWv8cX2ZLr5pN7tHf4sDg6aE0uIo'],
+        ['user-agent', 'autocannon'],
+      ]),
+      clientIp: '127.0.0.1',
+    });
+    if (plugin) {
+      host.planFinalCall(ctx, PLUGIN, 'body_filter');
+      definition.access!(ctx, config, env);
+    }
     ctx.authenticate(consumer, credential);
-    ctx.proxied = true;
+    ctx.markProxied();
     for (const [name, value] of [
       ['Content-Type', 'application/json; charset=utf-8'], ['Content-Length', String(body.length)],
       ['X-RateLimit-Limit-Minute', '1000000000'], ['X-RateLimit-Remaining-Minute', '999999999'],
@@ -53,7 +59,9 @@ export async function benchLuaPhases(options: { seconds: number; vm: LuaVmKind }
     ] as const) ctx.setResponseHeader(name, value);
     if (!plugin) return;
     definition.header_filter!(ctx, config, env);
+    ctx.beginBodyChunk(body, true);
     definition.body_filter!(ctx, config, env, body);
+    ctx.endBodyChunk();
   };
 
   /**

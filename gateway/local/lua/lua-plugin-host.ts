@@ -20,8 +20,8 @@ const PDK_DIR = join(LUA_DIR, 'pdk');
 export type LuaRequest = Pick<
   RequestContext,
   | 'method' | 'path' | 'scheme' | 'host' | 'port' | 'clientIp' | 'route' | 'service' | 'source'
-  | 'requestHeaders' | 'responseHeaders' | 'consumer' | 'credential' | 'lua' | 'finalLuaCall'
-  | 'upstreamPath' | 'upstreamQuery' | 'status' | 'replacementBody'
+  | 'requestHeaders' | 'responseHeaders' | 'consumer' | 'credential' | 'inLastBodyChunk'
+  | 'upstreamPath' | 'upstreamQuery' | 'status' | 'getRawBody' | 'setRawBody'
   | 'setServiceHeader' | 'addServiceHeader' | 'clearServiceHeader' | 'clearQueryArg'
   | 'setResponseHeader' | 'addResponseHeader' | 'clearResponseHeader' | 'exit' | 'errorResponse'
 >;
@@ -54,6 +54,8 @@ export class LuaPluginHost {
   private nextSlot = 1;
   /** As Kong's Admin API reports it: "LuaJIT 2.1.0-beta3", or "Lua 5.4" on the fallback VM. */
   readonly luaVersion: string;
+  /** The VM's per-request state (kong.ctx.*) lives under a slot number this host hands out. */
+  private readonly requests = new WeakMap<LuaRequest, LuaRequestState>();
 
   private constructor(readonly vm: LuaVm) {
     this.phaseFn = vm.function('__kong_phase');
@@ -158,15 +160,32 @@ export class LuaPluginHost {
   }
 
   /** Drops the VM's per-request state (kong.ctx.*) unless its final phase call already did. */
-  release(request: Pick<LuaRequest, 'lua'>): void {
-    if (request.lua && !request.lua.released) this.releaseFn(request.lua.slot);
+  release(request: LuaRequest): void {
+    const state = this.requests.get(request);
+    if (state && !state.released) this.releaseFn(state.slot);
+    this.requests.delete(request);
+  }
+
+  /** The last Lua phase call the request will make: it releases the VM's state itself. */
+  planFinalCall(request: LuaRequest, plugin: string, phase: Phase): void {
+    this.stateOf(request).finalCall = { plugin, phase };
+  }
+
+  private stateOf(request: LuaRequest): LuaRequestState {
+    let state = this.requests.get(request);
+    if (!state) {
+      state = { slot: this.nextSlot++, released: false };
+      this.requests.set(request, state);
+    }
+    return state;
   }
 
   private runPhase(name: string, phase: Phase, request: LuaRequest, config: PluginConfig, env: PluginEnvironment, body?: Buffer): void {
     const handle = this.configHandles.get(config.__plugin_id);
     if (handle === undefined) throw new Error(`plugin ${name}: config ${config.__plugin_id} was never handed to the VM`);
-    const state = (request.lua ??= { slot: this.nextSlot++, released: false });
-    const done = request.finalLuaCall?.plugin === name && request.finalLuaCall.phase === phase;
+    const state = this.stateOf(request);
+    // body_filter runs once per chunk: only its last chunk can be the final call.
+    const done = state.finalCall?.plugin === name && state.finalCall.phase === phase && (phase !== 'body_filter' || request.inLastBodyChunk);
     if (done) state.released = true;
     const side = PHASE_HEADERS[phase as keyof typeof PHASE_HEADERS];
     const headers = side === 'request' ? request.requestHeaders : side === 'response' ? request.responseHeaders : undefined;
@@ -216,7 +235,7 @@ function read(call: PhaseCall, what: Read, nodeId: string): string | undefined {
     case 'resp_headers':
       return serializeHeaders(request.responseHeaders);
     case 'body':
-      return call.body?.toString('utf8');
+      return call.request.getRawBody()?.toString('utf8');
     case 'route':
       return request.route ? request.route.id + FS + (request.route.name ?? '') : undefined;
     case 'service':
@@ -278,7 +297,7 @@ function apply(name: string, phase: Phase, call: PhaseCall, encoded: string): vo
         break;
       }
       case OPS.replace_body:
-        request.replacementBody = call.pendingBody ?? '';
+        request.setRawBody(call.pendingBody ?? '');
         break;
       case OPS.fail:
         throw new LuaPluginError(`plugin ${name} failed in ${phase}: ${a}`);
@@ -305,4 +324,14 @@ function luaFiles(dir: string): string[] {
     .filter((entry) => entry.isFile() && entry.name.endsWith('.lua'))
     .map((entry) => join(entry.parentPath, entry.name))
     .sort();
+}
+
+interface LuaRequestState {
+  slot: number;
+  /** The VM's per-request state is gone (the final phase call released it). */
+  released: boolean;
+  /** What the VM was last told kong.client.get_consumer/get_credential answer. */
+  consumer?: RequestContext['consumer'];
+  credential?: RequestContext['credential'];
+  finalCall?: { plugin: string; phase: Phase };
 }

@@ -131,7 +131,8 @@ end
 
 function response.get_raw_body()
   check(BODY, "kong.response.get_raw_body")
-  return phase.body_override or read("body") or ""
+  -- nil until the last chunk, as Kong buffers the chunks it swallows (kong/pdk/response.lua)
+  return phase.body_override or read("body")
 end
 
 function response.set_raw_body(body)
