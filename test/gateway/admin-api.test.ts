@@ -67,6 +67,25 @@ test('consumers: Kong error bodies', async (t) => {
   t.is((await f.admin('/consumers', { method: 'DELETE' })).status, 405);
 });
 
+test('null elements of arrays, sets and map values are 400, never stored (Kong: validate_elements)', async (t) => {
+  // kong/db/schema/init.lua: validate_elements sets `field.elements.required = true`, the map
+  // branch `field.values.required = true`, so `[null]` is "required field missing".
+  const { f } = t.context;
+  const cases: Array<[string, unknown, unknown]> = [
+    ['/routes', { hosts: [null], paths: ['/h'] }, { hosts: { 1: 'required field missing' } }],
+    ['/routes', { paths: ['/p', null] }, { paths: { 2: 'required field missing' } }],
+    ['/routes', { paths: ['/m'], headers: { 'x-a': [null] } }, { headers: { 'x-a': { 1: 'required field missing' } } }],
+    ['/consumers', { username: 'nil-tag', tags: [null] }, { tags: { 1: 'required field missing' } }],
+  ];
+  for (const [path, json, fields] of cases) {
+    const response = await f.admin(path, { method: 'POST', json });
+    t.is(response.status, 400, JSON.stringify(json));
+    t.deepEqual(response.body.fields, fields);
+  }
+  t.is((await f.admin('/routes')).body.data.length, 0);
+  t.is((await f.admin('/consumers/nil-tag')).status, 404);
+});
+
 test('consumers: size/offset pagination and tag filters', async (t) => {
   const { f } = t.context;
   for (let i = 0; i < 5; i++) await f.admin('/consumers', { method: 'POST', json: { username: `page-${i}`, tags: ['paged', i % 2 ? 'odd' : 'even'] } });

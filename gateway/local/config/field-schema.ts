@@ -104,14 +104,18 @@ export function validateField(schema: FieldSchema, value: unknown, path: string,
     if (schema.len_min !== undefined && items.length < schema.len_min) {
       errors[path] = `length must be at least ${schema.len_min}`;
     }
-    const result = schema.elements ? items.map((item, i) => validateField(schema.elements!, item, `${path}.${i + 1}`, errors)) : items;
+    // Elements are required: `[null]` is an error, as Kong's validate_elements sets (kong/db/schema/init.lua).
+    const elements = schema.elements && { ...schema.elements, required: true };
+    const result = elements ? items.map((item, i) => validateField(elements, item, `${path}.${i + 1}`, errors)) : items;
     return schema.type === 'set' ? [...new Set(result)] : result;
   }
   if (schema.type === 'map') {
+    // Keys and values are required too (kong/db/schema/init.lua, the "map" branch of validate_field).
+    const values = schema.values && { ...schema.values, required: true };
     const result: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
       if (schema.keys) validateField(schema.keys, key, `${path}.${key}`, errors);
-      result[key] = schema.values ? validateField(schema.values, item, `${path}.${key}`, errors) : item;
+      result[key] = values ? validateField(values, item, `${path}.${key}`, errors) : item;
     }
     return result;
   }
