@@ -199,6 +199,9 @@ test('plugins by id or instance_name (endpoint_key); PUT by instance_name create
   t.is(put.status, 200, JSON.stringify(put.body));
   t.is(put.body.instance_name, 'edge-id');
   t.is((await admin('/plugins/edge-id')).body.id, put.body.id);
+  // A second PUT replaces the plugin under the same instance_name (kong/db/dao/init.lua upsert_by_<key>).
+  const again = await admin('/plugins/edge-id', { method: 'PUT', json: { name: 'correlation-id', config: { header_name: 'X-Again' } } });
+  t.like(again.body, { id: put.body.id, instance_name: 'edge-id', config: { header_name: 'X-Again' } });
   const patched = await admin('/plugins/edge-id', { method: 'PATCH', json: { config: { header_name: 'X-Trace' } } });
   t.is(patched.body.config.header_name, 'X-Trace');
   t.is((await admin('/plugins/edge-id', { method: 'DELETE' })).status, 204);

@@ -333,7 +333,10 @@ export class AdminOperations {
       const existing = findPlugin(draft, idOrInstanceName);
       if (existing && !this.inPluginScope(draft, existing, scope)) throw new NotFound();
       if (!existing && !replace) throw new NotFound();
-      const byUrl = existing ? { id: existing.id } : isUuid(idOrInstanceName) ? { id: idOrInstanceName } : { instance_name: idOrInstanceName };
+      // A PUT by instance_name keeps it, replacing or not (kong/db/dao/init.lua upsert_by_<key>).
+      const byUrl = isUuid(idOrInstanceName)
+        ? { id: existing?.id ?? idOrInstanceName }
+        : { instance_name: idOrInstanceName, ...(existing ? { id: existing.id } : {}) };
       const merged = existing && !replace ? mergePlugin(existing, patch) : { ...patch, ...byUrl };
       const plugin = this.buildPlugin(draft, merged, scope, existing);
       draft.put('plugins', plugin);
