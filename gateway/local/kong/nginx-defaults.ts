@@ -43,9 +43,3 @@ export function nginxSpecialPage(status: number): string | undefined {
   if (!title) return undefined;
   return `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n<hr><center>openresty</center>\r\n</body>\r\n</html>\r\n`;
 }
-
-/**
- * ngx_http_special_response_handler: after these statuses nginx turns keep-alive off, so the
- * connection closes once the response is sent.
- */
-export const CLOSES_CONNECTION: ReadonlySet<number> = new Set([400, 413, 414, 494, 500, 501]);
