@@ -38,6 +38,7 @@ test('TLS: no TLS listener, and the TLS fields of services and routes are refuse
   t.regex(sni.body.message, /snis: not supported/);
 });
 
+// Kong answers /schemas/:name for every entity it has (kong/api/routes/kong.lua, 3.9.3).
 test('entities it does not run: lists empty, writes 400 naming the type, schemas 404 (Kong: 200)', async (t) => {
   const { admin } = t.context;
   for (const type of ['certificates', 'ca_certificates', 'snis', 'upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'acls', 'oauth2']) {
@@ -65,6 +66,9 @@ test('bundled plugins: the six it implements run; the others are refused by name
   t.regex(inBody.body.message, /key_in_body/);
 });
 
+// kong/db/schema/entities/routes.lua (3.9.3) validate_route: with router_flavor
+// traditional_compatible a route's paths are checked as the ATC expression they become
+// (resty.router's router.validate, Rust's regex crate), which has no lookaround or backreferences.
 test('regex paths: JavaScript regexes; lookaround and backreferences refused, as Kong’s router refuses them', async (t) => {
   const { admin } = t.context;
   await admin('/services/regex', { method: 'PUT', json: { url: 'http://127.0.0.1:9' } });

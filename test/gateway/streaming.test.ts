@@ -7,7 +7,9 @@ import { RawConnection } from '../helpers/raw-http.ts';
 
 // Bodies stream through the gateway: neither side is held whole in memory unless a plugin asks
 // for it (kong.response.get_raw_body). The animal-store edge plugin has a body_filter, so every
-// response passes through body_filter, chunk by chunk, as nginx calls it.
+// response passes through body_filter, chunk by chunk, as nginx calls it. Request streaming is a
+// known difference: Kong's proxy location sets `proxy_request_buffering on`
+// (kong/templates/nginx_kong.lua, 3.9.3), so nginx reads the whole body before proxying it.
 
 function deferred<T = void>() {
   let resolve!: (value: T) => void;
