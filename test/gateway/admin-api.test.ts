@@ -86,6 +86,19 @@ test('null elements of arrays, sets and map values are 400, never stored (Kong: 
   t.is((await f.admin('/consumers/nil-tag')).status, 404);
 });
 
+test('empty strings are 400 unless the field allows them (Kong: len_min defaults to 1)', async (t) => {
+  // kong/db/schema/init.lua validate_field: "empty strings are not accepted by default" (a string
+  // field without len_min gets len_min = 1); rate-limiting's policy declares len_min = 0.
+  const { f } = t.context;
+  await f.admin('/consumers', { method: 'POST', json: { username: 'empty-eve' } });
+  const emptyKey = await f.admin('/consumers/empty-eve/key-auth', { method: 'POST', json: { key: '' } });
+  t.is(emptyKey.status, 400);
+  t.deepEqual(emptyKey.body.fields, { key: 'length must be at least 1' });
+  const emptyHost = await f.admin('/routes', { method: 'POST', json: { hosts: [''] } });
+  t.deepEqual(emptyHost.body.fields, { hosts: { 1: 'length must be at least 1' } });
+  t.is((await f.admin('/consumers/empty-eve/key-auth')).body.data.length, 0);
+});
+
 test('consumers: size/offset pagination and tag filters', async (t) => {
   const { f } = t.context;
   for (let i = 0; i < 5; i++) await f.admin('/consumers', { method: 'POST', json: { username: `page-${i}`, tags: ['paged', i % 2 ? 'odd' : 'even'] } });

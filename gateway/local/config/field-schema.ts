@@ -125,8 +125,9 @@ export function validateField(schema: FieldSchema, value: unknown, path: string,
     errors[path] = `value should be between ${schema.between[0]} and ${schema.between[1]}`;
   } else if (schema.gt !== undefined && (value as number) <= schema.gt) {
     errors[path] = `value must be greater than ${schema.gt}`;
-  } else if (schema.len_min !== undefined && (value as string).length < schema.len_min) {
-    errors[path] = `length must be at least ${schema.len_min}`;
+  } else if (typeof value === 'string' && value.length < (schema.len_min ?? 1)) {
+    // Empty strings are refused unless a field says len_min = 0 (kong/db/schema/init.lua validate_field).
+    errors[path] = `length must be at least ${schema.len_min ?? 1}`;
   } else if (schema.match && !schema.match.test(value as string)) {
     errors[path] = `invalid value: ${String(value)}`;
   }
