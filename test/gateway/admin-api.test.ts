@@ -72,9 +72,9 @@ test('null elements of arrays, sets and map values are 400, never stored (Kong: 
   // branch `field.values.required = true`, so `[null]` is "required field missing".
   const { f } = t.context;
   const cases: Array<[string, unknown, unknown]> = [
-    ['/routes', { hosts: [null], paths: ['/h'] }, { hosts: { 1: 'required field missing' } }],
-    ['/routes', { paths: ['/p', null] }, { paths: { 2: 'required field missing' } }],
-    ['/routes', { paths: ['/m'], headers: { 'x-a': [null] } }, { headers: { 'x-a': { 1: 'required field missing' } } }],
+    ['/routes', { name: 'nil-host', hosts: [null], paths: ['/h'] }, { hosts: { 1: 'required field missing' } }],
+    ['/routes', { name: 'nil-path', paths: ['/p', null] }, { paths: { 2: 'required field missing' } }],
+    ['/routes', { name: 'nil-header', paths: ['/m'], headers: { 'x-a': [null] } }, { headers: { 'x-a': { 1: 'required field missing' } } }],
     ['/consumers', { username: 'nil-tag', tags: [null] }, { tags: { 1: 'required field missing' } }],
   ];
   for (const [path, json, fields] of cases) {
@@ -82,7 +82,7 @@ test('null elements of arrays, sets and map values are 400, never stored (Kong: 
     t.is(response.status, 400, JSON.stringify(json));
     t.deepEqual(response.body.fields, fields);
   }
-  t.is((await f.admin('/routes')).body.data.length, 0);
+  for (const name of ['nil-host', 'nil-path', 'nil-header']) t.is((await f.admin(`/routes/${name}`)).status, 404, name);
   t.is((await f.admin('/consumers/nil-tag')).status, 404);
 });
 
@@ -97,6 +97,14 @@ test('empty strings are 400 unless the field allows them (Kong: len_min defaults
   const emptyHost = await f.admin('/routes', { method: 'POST', json: { hosts: [''] } });
   t.deepEqual(emptyHost.body.fields, { hosts: { 1: 'length must be at least 1' } });
   t.is((await f.admin('/consumers/empty-eve/key-auth')).body.data.length, 0);
+});
+
+test('a route cannot match on the Host header: that is what hosts is for (Kong: routes.lua)', async (t) => {
+  // kong/db/schema/entities/routes.lua (3.9.3): headers' keys match_none ^[Hh][Oo][Ss][Tt]$.
+  const { f } = t.context;
+  const refused = await f.admin('/routes', { method: 'POST', json: { headers: { Host: ['example.com'] } } });
+  t.is(refused.status, 400);
+  t.deepEqual(refused.body.fields, { headers: "cannot contain 'host' header, which must be specified in the 'hosts' attribute" });
 });
 
 test('consumers: size/offset pagination and tag filters', async (t) => {

@@ -80,3 +80,15 @@ test('regex paths: JavaScript regexes; lookaround and backreferences refused, as
   const named = await admin('/services/regex/routes', { method: 'POST', json: { paths: ['~/pets/(?<id>\\d+)$'] } });
   t.is(named.status, 201);
 });
+
+// kong/router/transform.lua (3.9.3): a route header value starting with "~*" becomes a regex
+// match (OP_REGEX); the local router compares header values literally, so it refuses them.
+test('route header values as regexes (~*) are refused; Kong matches them as regexes', async (t) => {
+  const { admin } = t.context;
+  await admin('/services/headers', { method: 'PUT', json: { url: 'http://127.0.0.1:9' } });
+  const refused = await admin('/services/headers/routes', { method: 'POST', json: { headers: { 'x-version': ['v1', '~*^v2'] } } });
+  t.is(refused.status, 400);
+  t.deepEqual(refused.body.fields, { headers: { 'x-version': { 2: "regex header values ('~*…') are not supported by the local gateway" } } });
+  const literal = await admin('/services/headers/routes', { method: 'POST', json: { headers: { 'x-version': ['v1'] } } });
+  t.is(literal.status, 201);
+});

@@ -74,6 +74,15 @@ export function checkRoute(route: Route, errors: FieldErrors): void {
   if (![route.methods, route.hosts, route.headers, route.paths, route.snis].some(set)) {
     errors['@entity'] = `must set one of 'methods', 'hosts', 'headers', 'paths' when 'protocols' is '${route.protocols.join("', '")}'`;
   }
+  for (const [name, values] of Object.entries(route.headers ?? {})) {
+    // kong/db/schema/entities/routes.lua: the headers' keys match_none ^[Hh][Oo][Ss][Tt]$.
+    if (/^host$/i.test(name)) errors.headers = "cannot contain 'host' header, which must be specified in the 'hosts' attribute";
+    // kong/router/transform.lua: a value starting with "~*" is a regex; the local router
+    // compares header values literally, so such a value would silently never match.
+    values.forEach((value, i) => {
+      if (value.startsWith('~*')) errors[`headers.${name}.${i + 1}`] = `regex header values ('~*…') are not supported by the local gateway`;
+    });
+  }
   route.paths?.forEach((path, i) => {
     if (!path.startsWith('~')) return;
     // Kong's router compiles regex paths with Rust's regex crate (traditional_compatible runs on
