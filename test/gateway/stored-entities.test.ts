@@ -32,3 +32,30 @@ test('rows stored without the newer Kong fields load with them as null', async (
   t.like(store.snapshot.get('routes', 'r'), { snis: null, sources: null, destinations: null });
   t.like(store.snapshot.get('keyauth_credentials', 'k'), { ttl: null });
 });
+
+// Issue 12: an entity the gateway cannot run is never stored, never half applied. A write whose
+// result a beforeCommit check (the runtime compiling its router and plugins) refuses is not
+// persisted, not published, and the store goes on taking writes.
+test('a write a beforeCommit check refuses is neither persisted nor published', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'stored-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'gateway.sqlite');
+  const consumer = (id: string, username: string) => ({ id, username, custom_id: null, tags: null, created_at: 1, updated_at: 1 });
+  const store = await EntityStore.open(file);
+  const published: number[] = [];
+  store.onChange((snapshot) => published.push(snapshot.version));
+  store.beforeCommit((snapshot) => {
+    if (snapshot.list('consumers').some((c) => c.username === 'uncompilable')) throw new Error('cannot compile');
+  });
+  const before = store.snapshot;
+  await t.throwsAsync(store.write((draft) => draft.put('consumers', consumer('c1', 'uncompilable'))), { message: 'cannot compile' });
+  t.is(store.snapshot, before);
+  t.deepEqual(published, []);
+  await store.write((draft) => draft.put('consumers', consumer('c2', 'fine')));
+  t.deepEqual(published, [before.version + 1]);
+  await store.close();
+
+  const reopened = await EntityStore.open(file);
+  t.teardown(() => reopened.close());
+  t.deepEqual(reopened.snapshot.list('consumers').map((c) => c.username), ['fine']);
+});

@@ -60,6 +60,7 @@ export class EntityStore {
   private current: Snapshot;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<(snapshot: Snapshot) => void>();
+  private readonly checks = new Set<(snapshot: Snapshot) => void>();
 
   private constructor(private readonly db: Knex, initial: Snapshot) {
     this.current = initial;
@@ -93,14 +94,27 @@ export class EntityStore {
   }
 
   /**
-   * Runs `change` on a draft of the current state; if it returns without throwing, persists what
-   * it changed atomically and publishes the result. Writes run one at a time.
+   * `check` sees every state a write would produce before it is persisted; if it throws, the
+   * write is refused and nothing is stored. Listeners (onChange) then never get a state that
+   * fails what the check builds from it (e.g. the router).
+   */
+  beforeCommit(check: (snapshot: Snapshot) => void): () => void {
+    this.checks.add(check);
+    return () => this.checks.delete(check);
+  }
+
+  /**
+   * Runs `change` on a draft of the current state; if it returns without throwing and every
+   * beforeCommit check accepts the result, persists what it changed atomically and publishes it.
+   * Writes run one at a time.
    */
   write<R>(change: (draft: Draft) => R): Promise<R> {
     const run = async () => {
       const draft = new Draft(this.current);
       const result = change(draft);
       if (draft.changed.size > 0) {
+        const next = new Snapshot(draft.maps as unknown as EntityMaps, this.current.version + 1);
+        for (const check of this.checks) check(next);
         await this.db.transaction(async (trx) => {
           for (const { type, id, entity } of draft.changed.values()) {
             if (entity) {
@@ -110,7 +124,7 @@ export class EntityStore {
             }
           }
         });
-        this.current = new Snapshot(draft.maps as unknown as EntityMaps, this.current.version + 1);
+        this.current = next;
         for (const listener of this.listeners) listener(this.current);
       }
       return result;
