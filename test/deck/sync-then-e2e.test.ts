@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { parse } from 'yaml';
 import { KONG_YML, deck, startDeckStack, summaryOf } from '../helpers/deck.ts';
-import { REPO_ROOT } from '../helpers/process.ts';
+import { REPO_ROOT, runToEnd } from '../helpers/process.ts';
 
 // A local gateway whose declarative file is empty, configured only by `deck gateway sync
 // gateway/kong.yml`, passes the portable end-to-end suite: the Admin API writes decK makes
@@ -19,19 +18,9 @@ function declaredEntities(node: unknown): number {
   return count;
 }
 
-function runPortableSuite(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [`${REPO_ROOT}node_modules/ava/entrypoints/cli.mjs`, 'test/e2e/portable'], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, output }));
-  });
+async function runPortableSuite(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const { code, stdout, stderr } = await runToEnd(process.execPath, [`${REPO_ROOT}node_modules/ava/entrypoints/cli.mjs`, 'test/e2e/portable'], { ...process.env, ...env });
+  return { code, output: stdout + stderr };
 }
 
 test('a gateway configured only by deck gateway sync passes the portable e2e suite', async (t) => {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,15 +5,11 @@ import { DECK_VERSION, deckBinaryPath } from '../../scripts/lib/deck-build.ts';
 import { request, type JsonResponse } from './backend.ts';
 import { startTestBackend, type TestBackend } from './backend.ts';
 import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
-import { REPO_ROOT } from './process.ts';
+import { runToEnd, type ProcessResult } from './process.ts';
 
 export { KONG_YML };
 
-export interface DeckResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type DeckResult = ProcessResult;
 
 /**
  * The real decK binary `npm run deck` builds. Missing is a failure, never a skip: the decK tests
@@ -30,20 +25,7 @@ export function deckBinary(): string {
 
 /** Runs decK with `args` in the repository root; DECK_* variables come from `env`. */
 export function runDeck(args: string[], env: Record<string, string> = {}): Promise<DeckResult> {
-  const binary = deckBinary();
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary, [...args, '--analytics=false', '--no-color'], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runToEnd(deckBinary(), [...args, '--analytics=false', '--no-color'], { PATH: process.env.PATH, HOME: process.env.HOME, ...env });
 }
 
 /** Runs decK and throws with its output unless it exits 0. */
