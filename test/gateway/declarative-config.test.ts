@@ -36,6 +36,7 @@ const cases: Array<[string, string, RegExp, NodeJS.ProcessEnv?]> = [
   ['an unknown plugin', base('    plugins:\n      - name: telepathy\n'), /plugin 'telepathy' not enabled/],
   ['a plugin option it cannot honour', base('    plugins:\n      - name: rate-limiting\n        config: { minute: 5, policy: redis, redis: { host: r } }\n'), /\(rate-limiting\): config: not supported by the local gateway: config.policy: 'redis'/],
   ['an invalid plugin config', base('    plugins:\n      - name: rate-limiting\n        config: { minute: fast }\n'), /\(rate-limiting\): config.minute: expected a number/],
+  // kong/plugins/rate-limiting/schema.lua (3.9.3) validate_periods_order
   ['a plugin check (Kong custom_validator)', base('    plugins:\n      - name: rate-limiting\n        config: { minute: 10, hour: 5 }\n'), /The limit for hour\(5.0\) cannot be lower than the limit for minute\(10.0\)/],
   ['a consumer plugin on a plugin without consumer scope', '_format_version: "3.0"\nconsumers:\n  - username: u\n    plugins:\n      - name: key-auth\n', /consumers\[0\] \(u\)\.plugins\[0\] \(key-auth\): consumer: value must be null/],
   ['a missing DECK_ variable', base('').replace('http://127.0.0.1:9', '${{ env "DECK_NOT_SET" }}'), /environment variable "DECK_NOT_SET" present in state file but not set/],
