@@ -84,3 +84,8 @@ if [[ $installed != "$wanted" ]]; then
   fi
   echo "$wanted" >"$stamp"
 fi
+
+if [[ $purpose == test ]]; then
+  # decK, built once into ~/.cache/animal-store (a few minutes the first time; then instant).
+  npm run --silent deck -- version >/dev/null
+fi

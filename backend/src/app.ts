@@ -2,6 +2,7 @@ import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Knex } from 'knex';
+import { contractRoutes } from './http/contract-routes.ts';
 import { errorMiddleware, type ErrorLogger } from './http/error-middleware.ts';
 import type { RenderedPage } from './http/pagination.ts';
 import { bindDb } from './http/request-db.ts';
@@ -41,6 +42,7 @@ export function createApp({ db, clock, logError, cachePetPages }: AppOptions): K
   const router = new Router({ methods: [...METHODS] });
   petRoutes(router, pets, pages, writeGuards);
   orderRoutes(router, orders, writeGuards);
+  contractRoutes(router);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -5,15 +5,21 @@ import { createAdminApp } from './admin/admin-app.ts';
 import { AdminOperations } from './admin/operations.ts';
 import { loadDeclarativeConfig } from './config/declarative.ts';
 import { LuaPluginHost } from './lua/lua-plugin-host.ts';
+import type { LuaVmChoice } from './lua/vm/open-lua-vm.ts';
 import { PluginRegistry } from './plugins/registry.ts';
-import { ProxyHandler } from './proxy/proxy-handler.ts';
+import { MAX_HEADER_SIZE } from './kong/nginx-defaults.ts';
+import { ConnectionGuard } from './proxy/client-errors.ts';
+import { ProxyLifecycle } from './proxy/lifecycle.ts';
 import { UpstreamPool } from './proxy/upstream.ts';
 import { GatewayRuntime, type Logger } from './runtime/gateway-runtime.ts';
 import { syncDeclarative, type SyncSummary } from './store/declarative-sync.ts';
 import { EntityStore } from './store/entity-store.ts';
 
 export interface GatewayOptions {
-  /** gateway/kong.yml */
+  /**
+   * gateway/kong.yml, synced into the store at start like `deck gateway sync`. Empty: none, as
+   * Kong in DB mode (configured only through the Admin API, e.g. by decK).
+   */
   configFile: string;
   /** gateway/plugins: custom Lua plugins, one directory each */
   pluginsDir: string;
@@ -27,6 +33,8 @@ export interface GatewayOptions {
   allowRemoteAdmin?: boolean;
   /** Lua shared dicts, as in KONG_NGINX_HTTP_LUA_SHARED_DICT ("name size; name size"). */
   sharedDicts?: readonly string[];
+  /** Which Lua VM runs the custom plugins: LuaJIT where its addon is built, else wasmoon. */
+  luaVm?: LuaVmChoice;
   /** Environment for decK's ${{ env "DECK_*" }} substitution. */
   env?: NodeJS.ProcessEnv;
   now?: () => number;
@@ -74,15 +82,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     throw new Error(`refusing to bind the Admin API to ${adminHost}: it has no authentication; set KONG_ADMIN_ALLOW_REMOTE=true to force it`);
   }
   const nodeId = randomUUID();
-  const lua = await LuaPluginHost.create({ sharedDicts: options.sharedDicts ?? [], nodeId });
+  const lua = await LuaPluginHost.create({ sharedDicts: options.sharedDicts ?? [], nodeId, vm: options.luaVm });
   const registry = PluginRegistry.load(options.pluginsDir, lua);
   const env = options.env ?? process.env;
 
   // Validate kong.yml before touching the store: a bad file refuses to start.
-  const declarative = loadDeclarativeConfig(options.configFile, registry, env);
+  const load = () => (options.configFile ? loadDeclarativeConfig(options.configFile, registry, env) : undefined);
+  const declarative = load();
   const store = await EntityStore.open(options.dataFile);
   try {
-    await store.write((draft) => syncDeclarative(draft, declarative, Math.floor(now() / 1000)));
+    if (declarative) await store.write((draft) => syncDeclarative(draft, declarative, Math.floor(now() / 1000)));
   } catch (error) {
     await store.close();
     throw error;
@@ -90,21 +99,32 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const runtime = new GatewayRuntime(store, registry, lua, now, log);
   const upstreams = new UpstreamPool();
 
-  const proxyServer = createServer({ keepAliveTimeout: 60_000 });
+  // Node's parser holds what nginx's four large header buffers hold; the finer limits (one
+  // buffer per line) and a missing Host are checked in readRequestHead, to answer as nginx does.
+  const proxyServer = createServer({ keepAliveTimeout: 60_000, maxHeaderSize: MAX_HEADER_SIZE, requireHostHeader: false });
   const adminServer = createServer();
   const proxyUrl = await listen(proxyServer, options.proxyPort ?? 8000, options.proxyHost ?? '0.0.0.0');
   const proxyPort = (proxyServer.address() as AddressInfo).port;
-  proxyServer.on('request', new ProxyHandler(runtime, upstreams, proxyPort).handle);
+  const connections = new ConnectionGuard(log);
+  connections.attach(proxyServer);
+  const lifecycle = new ProxyLifecycle(runtime, upstreams, proxyPort, connections);
+  proxyServer.on('request', lifecycle.handle);
+  // nginx sends `100 Continue` when the body is first read, and ignores other expectations.
+  proxyServer.on('checkContinue', lifecycle.handle);
+  proxyServer.on('checkExpectation', lifecycle.handle);
 
   let handled = 0;
   let accepted = 0;
   proxyServer.on('connection', () => (accepted += 1));
   proxyServer.on('request', () => (handled += 1));
+  proxyServer.on('checkContinue', () => (handled += 1));
+  proxyServer.on('checkExpectation', () => (handled += 1));
   const operations = new AdminOperations(store, registry, now);
   const admin = createAdminApp({
     operations,
     registry,
     nodeId,
+    luaVersion: lua.luaVersion,
     now,
     log: (message) => log('err', message),
     connections: () => ({ active: 0, handled, total: accepted }),
@@ -112,7 +132,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   adminServer.on('request', admin.callback());
   const adminUrl = await listen(adminServer, options.adminPort ?? 8001, adminHost);
 
-  let selectTags = declarative.selectTags;
+  let selectTags = declarative?.selectTags ?? [];
   return {
     proxyUrl,
     adminUrl,
@@ -122,7 +142,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       return selectTags;
     },
     async reload() {
-      const next = loadDeclarativeConfig(options.configFile, registry, env);
+      const next = load();
+      if (!next) return { created: 0, updated: 0, deleted: 0 };
       const summary = await store.write((draft) => syncDeclarative(draft, next, Math.floor(now() / 1000)));
       selectTags = next.selectTags;
       return summary;

@@ -2,6 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import { isListenError, listenAddress, systemReason } from '../../backend/src/startup-error.ts';
 import { DeclarativeConfigError } from './config/declarative.ts';
 import { startGateway, type GatewayOptions, type RunningGateway } from './gateway.ts';
+import { luaJitUnavailable } from './lua/vm/open-lua-vm.ts';
 import { readGatewaySettings } from './settings.ts';
 
 /**
@@ -15,6 +16,8 @@ export interface GatewayReady {
   configFile: string;
   routes: string[];
   plugins: string[];
+  /** The Lua VM custom plugins run in, and why not LuaJIT when it is not. */
+  lua: string;
   /** Consumers outside kong.yml's select tags, i.e. created through the Admin API. */
   provisionedConsumers: number;
 }
@@ -64,6 +67,7 @@ const ready: GatewayReady = {
   configFile: settings.configFile,
   routes: snapshot.list('routes').map((r) => `${r.name} ${r.methods?.join('|') ?? '*'} ${r.paths?.join(',') ?? ''}`),
   plugins: [...new Set(snapshot.list('plugins').map((p) => p.name))],
+  lua: `${gateway.runtime.lua.vm.description}${gateway.runtime.lua.vm.kind === 'luajit' ? '' : ` — LuaJIT unavailable: ${luaJitUnavailable()}`}`,
   provisionedConsumers: snapshot.list('consumers').filter((c) => !gateway.selectTags.every((t) => c.tags?.includes(t))).length,
 };
 if (supervised) process.send!({ ready });

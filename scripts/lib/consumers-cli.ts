@@ -129,7 +129,7 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
     .description('a consumer with a new key (printed once)')
     .requiredOption('--username <name>', 'the consumer username', nonEmpty)
     .addOption(planOption('the plan').makeOptionMandatory())
-    .option('--custom-id <id>', "the consumer's custom_id, e.g. your own customer id");
+    .option('--custom-id <id>', "the consumer's custom_id, e.g. your own customer id", nonEmpty);
   connectionOptions(limitOptions(create)).action(
     async (options: ConnectionOptions & { username: string; plan: PlanName; customId?: string; minute?: number; day?: number }) => {
       const issued = await provisioning(options).create({

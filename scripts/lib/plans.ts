@@ -37,10 +37,6 @@ export function loadCatalogue(file: URL | string = PLANS_FILE): Catalogue {
   return { plans, anonymous: limits(document.anonymous, 'plans.yaml: anonymous') };
 }
 
-export function isPlanName(name: string): name is PlanName {
-  return (PLAN_NAMES as readonly string[]).includes(name);
-}
-
 /** Limits that do not fit the plan: the admin asked for something the catalogue does not allow. */
 export class PlanLimitsError extends Error {}
 

@@ -10,6 +10,7 @@ export function stackBanner(supervisorPid: number, backend: RunningChild<string>
   backend    ${backend.ready}   (backend, pid ${backend.pid}: reached only through the gateway)
   routes     ${g.routes.join('\n             ')}
   plugins    ${g.plugins.join(', ')}
+  lua        ${g.lua}
   consumers  ${g.provisionedConsumers} provisioned through the Admin API
 First key:  KONG_ADMIN_URL=${g.adminUrl} npm run consumers -- create --username alice --plan free
 Use it:     curl -si ${g.proxyUrl}/v1/pets -H 'Authorization: Bearer <key>'

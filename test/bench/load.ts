@@ -8,6 +8,8 @@ export interface LoadResult {
   p99: number;
   errors: number;
   non2xx: number;
+  /** Requests completed in the run. */
+  requests: number;
   /** CPU time (user + system) the measured process spent per request, when one was named. */
   cpuMicrosPerRequest?: number;
 }
@@ -54,6 +56,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    requests: result.requests.total,
   };
   if (cpuOfPid !== undefined && result.requests.total > 0) {
     outcome.cpuMicrosPerRequest = Math.round((cpuMicros(cpuOfPid) - cpuBefore) / result.requests.total);

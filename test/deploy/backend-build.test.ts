@@ -15,6 +15,8 @@ const lastStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
 test('the image builds with the npm script, keeps only production dependencies and starts plain node', (t) => {
   t.regex(dockerfile, /^RUN npm run build:backend && npm prune --omit=dev\b/m);
   t.regex(lastStage, /^COPY --from=build \/app\/dist\/backend \.\/dist\/backend$/m);
+  // dist/backend/http/contract-routes.js reads ../../../gateway/openapi.yaml: /app/gateway/ in the image.
+  t.regex(lastStage, /^COPY gateway\/openapi\.yaml \.\/gateway\/openapi\.yaml$/m);
   t.notRegex(lastStage, /tsx|COPY backend\b/);
   const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(lastStage)?.[1] ?? 'null') as string[] | null;
   t.deepEqual(cmd?.slice(0, 1), ['node']);
@@ -51,6 +53,7 @@ test('the built backend serves pets on plain node and stops cleanly on SIGTERM',
   const created = await request(`${url}/pets`, { method: 'POST', json: { name: 'Built', categoryId: 1 } });
   t.is(created.status, 201);
   t.deepEqual((await request(`${url}/pets/${created.body.id}`)).body, created.body);
+  t.is((await request(`${url}/openapi.json`)).body.openapi, '3.1.0');
   backend.child.kill('SIGTERM');
   t.is((await backend.exited).code, 0);
 });

@@ -67,6 +67,46 @@ test('consumers: Kong error bodies', async (t) => {
   t.is((await f.admin('/consumers', { method: 'DELETE' })).status, 405);
 });
 
+test('null elements of arrays, sets and map values are 400, never stored (Kong: validate_elements)', async (t) => {
+  // kong/db/schema/init.lua: validate_elements sets `field.elements.required = true`, the map
+  // branch `field.values.required = true`, so `[null]` is "required field missing".
+  const { f } = t.context;
+  const cases: Array<[string, unknown, unknown]> = [
+    ['/routes', { name: 'nil-host', hosts: [null], paths: ['/h'] }, { hosts: { 1: 'required field missing' } }],
+    ['/routes', { name: 'nil-path', paths: ['/p', null] }, { paths: { 2: 'required field missing' } }],
+    ['/routes', { name: 'nil-header', paths: ['/m'], headers: { 'x-a': [null] } }, { headers: { 'x-a': { 1: 'required field missing' } } }],
+    ['/consumers', { username: 'nil-tag', tags: [null] }, { tags: { 1: 'required field missing' } }],
+  ];
+  for (const [path, json, fields] of cases) {
+    const response = await f.admin(path, { method: 'POST', json });
+    t.is(response.status, 400, JSON.stringify(json));
+    t.deepEqual(response.body.fields, fields);
+  }
+  for (const name of ['nil-host', 'nil-path', 'nil-header']) t.is((await f.admin(`/routes/${name}`)).status, 404, name);
+  t.is((await f.admin('/consumers/nil-tag')).status, 404);
+});
+
+test('empty strings are 400 unless the field allows them (Kong: len_min defaults to 1)', async (t) => {
+  // kong/db/schema/init.lua validate_field: "empty strings are not accepted by default" (a string
+  // field without len_min gets len_min = 1); rate-limiting's policy declares len_min = 0.
+  const { f } = t.context;
+  await f.admin('/consumers', { method: 'POST', json: { username: 'empty-eve' } });
+  const emptyKey = await f.admin('/consumers/empty-eve/key-auth', { method: 'POST', json: { key: '' } });
+  t.is(emptyKey.status, 400);
+  t.deepEqual(emptyKey.body.fields, { key: 'length must be at least 1' });
+  const emptyHost = await f.admin('/routes', { method: 'POST', json: { hosts: [''] } });
+  t.deepEqual(emptyHost.body.fields, { hosts: { 1: 'length must be at least 1' } });
+  t.is((await f.admin('/consumers/empty-eve/key-auth')).body.data.length, 0);
+});
+
+test('a route cannot match on the Host header: that is what hosts is for (Kong: routes.lua)', async (t) => {
+  // kong/db/schema/entities/routes.lua (3.9.3): headers' keys match_none ^[Hh][Oo][Ss][Tt]$.
+  const { f } = t.context;
+  const refused = await f.admin('/routes', { method: 'POST', json: { headers: { Host: ['example.com'] } } });
+  t.is(refused.status, 400);
+  t.deepEqual(refused.body.fields, { headers: "cannot contain 'host' header, which must be specified in the 'hosts' attribute" });
+});
+
 test('consumers: size/offset pagination and tag filters', async (t) => {
   const { f } = t.context;
   for (let i = 0; i < 5; i++) await f.admin('/consumers', { method: 'POST', json: { username: `page-${i}`, tags: ['paged', i % 2 ? 'odd' : 'even'] } });

@@ -1,24 +1,29 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { DeclarativeConfigError } from '../../gateway/local/config/declarative.ts';
-import { startTestGateway, writeConfig } from '../helpers/gateway.ts';
+import { DeclarativeConfigError, loadDeclarativeConfig } from '../../gateway/local/config/declarative.ts';
+import { LuaPluginHost } from '../../gateway/local/lua/lua-plugin-host.ts';
+import { PluginRegistry } from '../../gateway/local/plugins/registry.ts';
+import { PLUGINS_DIR, writeConfig } from '../helpers/gateway.ts';
 
 // Configuration the local gateway cannot run faithfully makes it refuse to start, naming the
-// entity and the field; it never ignores configuration silently.
+// entity and the field; it never ignores configuration silently. The loader is what refuses
+// (startGateway calls it before touching anything), so these cases call it directly.
+
+const registry = LuaPluginHost.create({ sharedDicts: [], nodeId: 'declarative-config-test' }).then((lua) => PluginRegistry.load(PLUGINS_DIR, lua));
 
 async function refusal(yaml: string, env: NodeJS.ProcessEnv = {}): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'refuse-'));
-  const error = await startTestGateway({ configFile: writeConfig(dir, yaml), dir, env }).then(
-    (gateway) => {
-      void gateway.dispose();
-      throw new Error('the gateway started');
-    },
-    (e: unknown) => e,
-  );
-  if (!(error instanceof DeclarativeConfigError)) throw error;
-  return error.problems;
+  try {
+    loadDeclarativeConfig(writeConfig(dir, yaml), await registry, env);
+  } catch (error) {
+    if (!(error instanceof DeclarativeConfigError)) throw error;
+    return error.problems;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  throw new Error('the configuration was accepted');
 }
 
 const base = (extra: string) => `_format_version: "3.0"\nservices:\n  - name: s\n    url: http://127.0.0.1:9\n${extra}`;
@@ -31,6 +36,7 @@ const cases: Array<[string, string, RegExp, NodeJS.ProcessEnv?]> = [
   ['an unknown plugin', base('    plugins:\n      - name: telepathy\n'), /plugin 'telepathy' not enabled/],
   ['a plugin option it cannot honour', base('    plugins:\n      - name: rate-limiting\n        config: { minute: 5, policy: redis, redis: { host: r } }\n'), /\(rate-limiting\): config: not supported by the local gateway: config.policy: 'redis'/],
   ['an invalid plugin config', base('    plugins:\n      - name: rate-limiting\n        config: { minute: fast }\n'), /\(rate-limiting\): config.minute: expected a number/],
+  // kong/plugins/rate-limiting/schema.lua (3.9.3) validate_periods_order
   ['a plugin check (Kong custom_validator)', base('    plugins:\n      - name: rate-limiting\n        config: { minute: 10, hour: 5 }\n'), /The limit for hour\(5.0\) cannot be lower than the limit for minute\(10.0\)/],
   ['a consumer plugin on a plugin without consumer scope', '_format_version: "3.0"\nconsumers:\n  - username: u\n    plugins:\n      - name: key-auth\n', /consumers\[0\] \(u\)\.plugins\[0\] \(key-auth\): consumer: value must be null/],
   ['a missing DECK_ variable', base('').replace('http://127.0.0.1:9', '${{ env "DECK_NOT_SET" }}'), /environment variable "DECK_NOT_SET" present in state file but not set/],

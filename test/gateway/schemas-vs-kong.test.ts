@@ -7,6 +7,7 @@ import type { FieldSchema } from '../../gateway/local/config/field-schema.ts';
 import { correlationId } from '../../gateway/local/plugins/correlation-id.ts';
 import { keyAuth } from '../../gateway/local/plugins/key-auth.ts';
 import { rateLimiting } from '../../gateway/local/plugins/rate-limiting.ts';
+import { requestSizeLimiting } from '../../gateway/local/plugins/request-size-limiting.ts';
 import { requestTermination } from '../../gateway/local/plugins/request-termination.ts';
 import { responseTransformer } from '../../gateway/local/plugins/response-transformer.ts';
 import type { PluginDefinition } from '../../gateway/local/plugins/plugin.ts';
@@ -20,6 +21,7 @@ const FILES: Array<[PluginDefinition, string]> = [
   [requestTermination, 'RequestTermination.json'],
   [responseTransformer, 'ResponseTransformer.json'],
   [correlationId, 'CorrelationId.json'],
+  [requestSizeLimiting, 'RequestSizeLimiting.json'],
 ];
 
 interface JsonSchema {

@@ -1,26 +1,15 @@
-import { spawn } from 'node:child_process';
-import { REPO_ROOT } from './process.ts';
+import { runToEnd, type ProcessResult } from './process.ts';
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type CliResult = ProcessResult;
 
 /** Runs the real provisioning CLI (`npm run consumers -- …`) as a child process. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/consumers.ts', ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, KONG_ADMIN_URL: undefined, KONG_ADMIN_HEADER: undefined, RATE_LIMIT_POLICY: undefined, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  return runToEnd(process.execPath, ['--import', 'tsx', 'scripts/consumers.ts', ...args], {
+    ...process.env,
+    KONG_ADMIN_URL: undefined,
+    KONG_ADMIN_HEADER: undefined,
+    RATE_LIMIT_POLICY: undefined,
+    ...env,
   });
 }
 

@@ -65,3 +65,22 @@ export function spawnNode(nodeArgs: string[], env: NodeJS.ProcessEnv): SpawnedPr
     },
   };
 }
+
+export interface ProcessResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `command` in the repository root to its end and collects what it wrote. */
+export function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<ProcessResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}

@@ -1,5 +1,5 @@
--- The animal-store-edge plugin's cases, run by run.lua under LuaJIT and by the test suite
--- under the local gateway's Lua 5.4. Each case returns nothing or raises an assertion error.
+-- The animal-store-edge plugin's cases, run by run.lua under the luajit command and by the test suite
+-- in both of the local gateway's VMs. Each case returns nothing or raises an assertion error.
 local stub = require "pdk_stub"
 local handler = require "handler"
 

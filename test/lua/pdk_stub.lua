@@ -1,5 +1,5 @@
 -- A small stand-in for the Kong 3.9 PDK, enough to drive a plugin's phases from a test. It runs
--- unchanged under LuaJIT (what production Kong runs) and Lua 5.4 (the local gateway's VM).
+-- unchanged under LuaJIT (what production Kong and the local gateway run) and Lua 5.4 (the gateway's fallback VM).
 local stub = {}
 
 local json = require "json"

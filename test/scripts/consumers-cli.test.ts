@@ -247,6 +247,7 @@ const USAGE_ERRORS: Array<[string[], RegExp]> = [
   [['rotate-key'], /^error: missing required argument 'username' \(see rotate-key --help\)$/],
   [['show', ''], /^error: command-argument value '' is invalid for argument 'username'\. It must not be empty\. \(see show --help\)$/],
   [['create', '--username', ' ', '--plan', 'free'], /^error: option '--username <name>' argument ' ' is invalid\. It must not be empty\./],
+  [['create', '--username', 'u', '--plan', 'free', '--custom-id', ''], /^error: option '--custom-id <id>' argument '' is invalid\. It must not be empty\./],
   [['show', 'alice', 'extra'], /^error: too many arguments for 'show'\. Expected 1 argument but got 2\. \(see show --help\)$/],
   [['revoke-key', 'alice', 'bob'], /^error: too many arguments for 'revoke-key'\./],
   [['delete', 'alice', '--force'], /^error: unknown option '--force' \(see delete --help\)$/],

@@ -7,9 +7,13 @@ export const PositiveId = refine(integer(), 'PositiveId', (value) =>
     : `Expected an integer from 1 to ${Number.MAX_SAFE_INTEGER} (larger values cannot be kept exact)`,
 );
 
-const DIGITS = /^[0-9]+$/;
+/**
+ * Plain digits, or digits and a zero fraction: JSON Schema (the contract's `type: integer`) counts
+ * 22.0 as the integer 22, so the API accepts what the contract admits (found by `npm run fuzz`).
+ */
+const DIGITS = /^[0-9]+(\.0+)?$/;
 
-/** A path or query parameter that must be a positive integer written in plain digits. */
+/** A path or query parameter that must be a positive integer written in digits. */
 export const IdParam = coerce(PositiveId, string(), (text) => (DIGITS.test(text) ? Number(text) : text));
 
 /** A non-blank string of 1..max characters. */

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { ListQuery } from '../http/pagination.ts';
 import type { Pet, PetStatus } from './pet.ts';
 
 interface PetRow {
@@ -15,13 +16,6 @@ const toPet = (row: PetRow): Pet => ({
   categoryId: Number(row.category_id),
   status: row.status,
 });
-
-export interface PetQuery {
-  status?: PetStatus;
-  afterId?: number;
-  /** Rows to fetch (callers ask for one more than a page to learn whether another exists). */
-  take: number;
-}
 
 type TransactionHandle = { parentTransaction?: TransactionHandle; executionPromise?: Promise<unknown> };
 
@@ -65,7 +59,7 @@ export class PetRepository {
   }
 
   /** Keyset page: cost depends on the page size, not on how deep the page is. */
-  async list({ status, afterId, take }: PetQuery): Promise<Pet[]> {
+  async list({ status, afterId, take }: ListQuery<PetStatus>): Promise<Pet[]> {
     const query = this.db<PetRow>('pets').orderBy('id', 'asc').limit(take);
     if (status) query.where('status', status);
     if (afterId !== undefined) query.where('id', '>', afterId);

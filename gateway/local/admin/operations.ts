@@ -9,14 +9,22 @@ import {
   validateEntity,
 } from '../config/entity-schemas.ts';
 import type { PluginRegistry } from '../plugins/registry.ts';
+import { parseServiceUrl } from '../config/declarative.ts';
 import { removeOrphans } from '../store/declarative-sync.ts';
-import type { Consumer, KeyAuthCredential, Plugin } from '../store/entities.ts';
+import type { Consumer, KeyAuthCredential, Plugin, Route, Service } from '../store/entities.ts';
+import { checkRoute, consumerFrom, credentialFrom, pluginFrom, routeFrom, serviceFrom } from '../store/entity-rules.ts';
 import type { Draft, EntityStore, Snapshot } from '../store/entity-store.ts';
 
 /** An Admin API lookup found nothing: 404 {"message":"Not found"}. */
 export class NotFound extends Error {}
 
 type Input = Record<string, unknown>;
+/** The parent a nested plugin endpoint names: /consumers/{c}/plugins, /services/{s}/plugins, /routes/{r}/plugins. */
+export interface PluginScope {
+  consumer?: string;
+  service?: string;
+  route?: string;
+}
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
 function fail(errors: FieldErrors): void {
@@ -30,6 +38,28 @@ export function findConsumer(view: Snapshot | Draft, idOrUsername: string): Cons
     if (byId) return byId;
   }
   return view.list('consumers').find((c) => c.username === idOrUsername);
+}
+
+/** Services and routes are addressed by id or name (endpoint_key). */
+export function findNamed<T extends 'services' | 'routes'>(view: Snapshot | Draft, type: T, idOrName: string): (T extends 'services' ? Service : Route) | undefined {
+  const list = view.list(type) as Array<Service | Route>;
+  const found = (isUuid(idOrName) ? list.find((e) => e.id === idOrName) : undefined) ?? list.find((e) => e.name === idOrName);
+  return found as (T extends 'services' ? Service : Route) | undefined;
+}
+
+/** Plugins are addressed by id or instance_name (endpoint_key, kong/db/schema/entities/plugins.lua). */
+export function findPlugin(view: Snapshot | Draft, idOrInstanceName: string): Plugin | undefined {
+  return (isUuid(idOrInstanceName) ? view.get('plugins', idOrInstanceName) : undefined) ?? view.list('plugins').find((p) => p.instance_name === idOrInstanceName);
+}
+
+/** Kong's foreign key violation (kong/db/errors.lua, code 4): 400. */
+function foreignKeyViolation(referencing: string, referenced: string): KongValidationError {
+  return new KongValidationError({
+    code: 4,
+    name: 'foreign key violation',
+    message: `an existing '${referencing}' entity references this '${referenced}' entity`,
+    fields: { '@referenced_by': referencing },
+  });
 }
 
 /** Credentials are addressed by id or key (endpoint_key). */
@@ -53,6 +83,121 @@ export class AdminOperations {
     return this.store.snapshot;
   }
 
+  // services -------------------------------------------------------------------------------------
+
+  private buildService(draft: Draft, input: Input, existing: Service | undefined): Service {
+    const errors: FieldErrors = {};
+    const { url, ...rest } = input;
+    const given = typeof url === 'string' ? { ...rest, ...parseServiceUrl(url, 'url', []) } : rest;
+    if (url !== undefined && typeof url !== 'string') errors.url = 'expected a string';
+    if (typeof url === 'string' && !URL.canParse(url)) errors.url = 'missing host in url';
+    const fields = validateEntity('services', given, errors);
+    fail(errors);
+    const name = fields.name as string | null;
+    if (name && draft.list('services').some((e) => e.name === name && e.id !== existing?.id)) throw new KongValidationError(uniqueViolation('name', name), 409);
+    const now = seconds(this.now());
+    const id = existing?.id ?? (isUuid(fields.id) ? fields.id : newId());
+    return serviceFrom(fields, { id, created_at: existing?.created_at ?? now, updated_at: now });
+  }
+
+  createService(input: Input): Promise<Service> {
+    return this.store.write((draft) => {
+      if (isUuid(input.id) && draft.get('services', input.id)) throw new KongValidationError(uniqueViolation('id', input.id), 409);
+      const service = this.buildService(draft, input, undefined);
+      draft.put('services', service);
+      return service;
+    });
+  }
+
+  /** PATCH merges into the stored fields; PUT (`replace`) creates or replaces, the URL naming it. */
+  writeService(idOrName: string, input: Input, replace: boolean): Promise<Service> {
+    return this.store.write((draft) => {
+      const existing = findNamed(draft, 'services', idOrName);
+      if (!existing && !replace) throw new NotFound();
+      const base = replace ? {} : withoutMeta(existing!);
+      const byUrl = isUuid(idOrName) ? { id: existing?.id ?? idOrName } : { name: idOrName };
+      const service = this.buildService(draft, { ...base, ...input, ...byUrl, ...(existing ? { id: existing.id } : {}) }, existing);
+      draft.put('services', service);
+      return service;
+    });
+  }
+
+  deleteService(idOrName: string): Promise<void> {
+    return this.store.write((draft) => {
+      const existing = findNamed(draft, 'services', idOrName);
+      if (!existing) return;
+      if (draft.list('routes').some((r) => r.service?.id === existing.id)) throw foreignKeyViolation('routes', 'services');
+      draft.delete('services', existing.id);
+      removeOrphans(draft);
+    });
+  }
+
+  // routes ---------------------------------------------------------------------------------------
+
+  private buildRoute(draft: Draft, input: Input, existing: Route | undefined): Route {
+    const errors: FieldErrors = {};
+    const fields = validateEntity('routes', input, errors);
+    let service: { id: string } | null = null;
+    const given = fields.service as { id?: string; name?: string } | null;
+    if (given) {
+      const target = given.id ?? given.name ?? '';
+      const found = findNamed(draft, 'services', target);
+      if (found) service = { id: found.id };
+      else errors.service = `the foreign key '{id="${target}"}' does not reference an existing 'services' entity.`;
+    }
+    fail(errors);
+    const name = fields.name as string | null;
+    if (name && draft.list('routes').some((e) => e.name === name && e.id !== existing?.id)) throw new KongValidationError(uniqueViolation('name', name), 409);
+    const now = seconds(this.now());
+    const id = existing?.id ?? (isUuid(fields.id) ? fields.id : newId());
+    const route = routeFrom(fields, service, { id, created_at: existing?.created_at ?? now, updated_at: now });
+    checkRoute(route, errors);
+    fail(errors);
+    return route;
+  }
+
+  createRoute(input: Input, scope: { service?: string }): Promise<Route> {
+    return this.store.write((draft) => {
+      if (isUuid(input.id) && draft.get('routes', input.id)) throw new KongValidationError(uniqueViolation('id', input.id), 409);
+      const route = this.buildRoute(draft, { ...input, ...this.serviceScope(draft, scope) }, undefined);
+      draft.put('routes', route);
+      return route;
+    });
+  }
+
+  writeRoute(idOrName: string, input: Input, replace: boolean, scope: { service?: string }): Promise<Route> {
+    return this.store.write((draft) => {
+      const pinned = this.serviceScope(draft, scope);
+      const existing = findNamed(draft, 'routes', idOrName);
+      if (existing && pinned.service && existing.service?.id !== pinned.service.id) throw new NotFound();
+      if (!existing && !replace) throw new NotFound();
+      const base = replace ? {} : withoutMeta(existing!);
+      const byUrl = isUuid(idOrName) ? { id: existing?.id ?? idOrName } : { name: idOrName };
+      const route = this.buildRoute(draft, { ...base, ...input, ...pinned, ...byUrl, ...(existing ? { id: existing.id } : {}) }, existing);
+      draft.put('routes', route);
+      return route;
+    });
+  }
+
+  deleteRoute(idOrName: string, scope: { service?: string }): Promise<void> {
+    return this.store.write((draft) => {
+      const pinned = this.serviceScope(draft, scope);
+      const existing = findNamed(draft, 'routes', idOrName);
+      if (!existing) return;
+      if (pinned.service && existing.service?.id !== pinned.service.id) throw new NotFound();
+      draft.delete('routes', existing.id);
+      removeOrphans(draft);
+    });
+  }
+
+  /** Nested endpoints (/services/{s}/routes) pin the route's service; an unknown one is 404. */
+  private serviceScope(draft: Draft, scope: { service?: string }): { service?: { id: string } } {
+    if (scope.service === undefined) return {};
+    const service = findNamed(draft, 'services', scope.service);
+    if (!service) throw new NotFound();
+    return { service: { id: service.id } };
+  }
+
   // consumers ------------------------------------------------------------------------------------
 
   private buildConsumer(draft: Draft, input: Input, existing: Consumer | undefined): Consumer {
@@ -67,14 +212,8 @@ export class AdminOperations {
       }
     }
     const now = seconds(this.now());
-    return {
-      id: existing?.id ?? (isUuid(fields.id) ? fields.id : newId()),
-      username: (fields.username as string | null) ?? null,
-      custom_id: (fields.custom_id as string | null) ?? null,
-      tags: (fields.tags as string[] | null) ?? null,
-      created_at: existing?.created_at ?? now,
-      updated_at: now,
-    };
+    const id = existing?.id ?? (isUuid(fields.id) ? fields.id : newId());
+    return consumerFrom(fields, { id, created_at: existing?.created_at ?? now, updated_at: now });
   }
 
   createConsumer(input: Input): Promise<Consumer> {
@@ -165,16 +304,8 @@ export class AdminOperations {
     const clash = draft.list('keyauth_credentials').find((k) => k.key === key && k.id !== existing?.id);
     if (clash) throw new KongValidationError(uniqueViolation('key', key), 409);
     const now = this.now();
-    const ttl = fields.ttl as number | null;
-    return {
-      id: existing?.id ?? (isUuid(fields.id) ? fields.id : newId()),
-      consumer: { id: consumer.id },
-      key,
-      tags: (fields.tags as string[] | null) ?? null,
-      ttl: ttl && ttl > 0 ? ttl : null,
-      created_at: existing?.created_at ?? seconds(now),
-      expires_at: ttl && ttl > 0 ? now + ttl * 1000 : null,
-    };
+    const id = existing?.id ?? (isUuid(fields.id) ? fields.id : newId());
+    return credentialFrom({ ...fields, key }, consumer, { id, created_at: existing?.created_at ?? seconds(now) }, now);
   }
 
   /** Live credentials only: Kong does not return expired ttl rows. */
@@ -189,7 +320,7 @@ export class AdminOperations {
 
   // plugins ----------------------------------------------------------------------------------
 
-  createPlugin(input: Input, scope: { consumer?: string }): Promise<Plugin> {
+  createPlugin(input: Input, scope: PluginScope): Promise<Plugin> {
     return this.store.write((draft) => {
       const plugin = this.buildPlugin(draft, input, scope, undefined);
       draft.put('plugins', plugin);
@@ -197,28 +328,40 @@ export class AdminOperations {
     });
   }
 
-  updatePlugin(id: string, patch: Input, scope: { consumer?: string }, replace = false): Promise<Plugin> {
+  updatePlugin(idOrInstanceName: string, patch: Input, scope: PluginScope, replace = false): Promise<Plugin> {
     return this.store.write((draft) => {
-      const existing = draft.get('plugins', id);
-      if (existing && scope.consumer && existing.consumer?.id !== findConsumer(draft, scope.consumer)?.id) throw new NotFound();
+      const existing = findPlugin(draft, idOrInstanceName);
+      if (existing && !this.inPluginScope(draft, existing, scope)) throw new NotFound();
       if (!existing && !replace) throw new NotFound();
-      const merged = existing && !replace ? mergePlugin(existing, patch) : { ...patch, id };
+      // A PUT by instance_name keeps it, replacing or not (kong/db/dao/init.lua upsert_by_<key>).
+      const byUrl = isUuid(idOrInstanceName)
+        ? { id: existing?.id ?? idOrInstanceName }
+        : { instance_name: idOrInstanceName, ...(existing ? { id: existing.id } : {}) };
+      const merged = existing && !replace ? mergePlugin(existing, patch) : { ...patch, ...byUrl };
       const plugin = this.buildPlugin(draft, merged, scope, existing);
       draft.put('plugins', plugin);
       return plugin;
     });
   }
 
-  deletePlugin(id: string, scope: { consumer?: string }): Promise<void> {
+  deletePlugin(idOrInstanceName: string, scope: PluginScope): Promise<void> {
     return this.store.write((draft) => {
-      const existing = draft.get('plugins', id);
+      const existing = findPlugin(draft, idOrInstanceName);
       if (!existing) return;
-      if (scope.consumer && existing.consumer?.id !== findConsumer(draft, scope.consumer)?.id) throw new NotFound();
-      draft.delete('plugins', id);
+      if (!this.inPluginScope(draft, existing, scope)) throw new NotFound();
+      draft.delete('plugins', existing.id);
     });
   }
 
-  private buildPlugin(draft: Draft, input: Input, scope: { consumer?: string }, existing: Plugin | undefined): Plugin {
+  /** A nested endpoint (/consumers/{c}/plugins/{id}…) only reaches that parent's plugins. */
+  private inPluginScope(draft: Draft, plugin: Plugin, scope: PluginScope): boolean {
+    if (scope.consumer !== undefined && plugin.consumer?.id !== findConsumer(draft, scope.consumer)?.id) return false;
+    if (scope.service !== undefined && plugin.service?.id !== findNamed(draft, 'services', scope.service)?.id) return false;
+    if (scope.route !== undefined && plugin.route?.id !== findNamed(draft, 'routes', scope.route)?.id) return false;
+    return true;
+  }
+
+  private buildPlugin(draft: Draft, input: Input, scope: PluginScope, existing: Plugin | undefined): Plugin {
     const errors: FieldErrors = {};
     const { config, ...rest } = input;
     const fields = validateEntity('plugins', rest, errors);
@@ -237,6 +380,13 @@ export class AdminOperations {
       const consumer = findConsumer(draft, scope.consumer);
       if (!consumer) throw new NotFound();
       fields.consumer = { id: consumer.id };
+    }
+    for (const kind of ['service', 'route'] as const) {
+      const ref = scope[kind];
+      if (ref === undefined) continue;
+      const entity = findNamed(draft, kind === 'service' ? 'services' : 'routes', ref);
+      if (!entity) throw new NotFound();
+      fields[kind] = { id: entity.id };
     }
     const consumer = ref('consumer');
     const route = ref('route');
@@ -271,21 +421,15 @@ export class AdminOperations {
       );
     }
     const now = seconds(this.now());
-    return {
-      id: existing?.id ?? (isUuid(fields.id) ? fields.id : newId()),
-      name,
-      instance_name: instanceName,
-      config: validatedConfig,
-      enabled: fields.enabled as boolean,
-      protocols: fields.protocols as string[],
-      consumer,
-      route,
-      service,
-      tags: (fields.tags as string[] | null) ?? null,
-      created_at: existing?.created_at ?? now,
-      updated_at: now,
-    };
+    const id = existing?.id ?? (isUuid(fields.id) ? fields.id : newId());
+    return pluginFrom({ ...fields, name, instance_name: instanceName, config: validatedConfig }, { consumer, route, service }, { id, created_at: existing?.created_at ?? now, updated_at: now });
   }
+}
+
+/** A stored entity as input for a PATCH: without the fields Kong sets itself. */
+function withoutMeta(entity: object): Input {
+  const { created_at: _c, updated_at: _u, ...rest } = entity as Input;
+  return rest;
 }
 
 /** PATCH merges config field by field, as Kong does for record fields. */

@@ -203,7 +203,7 @@ export function loadDeclarativeConfig(file: string, registry: PluginRegistry, en
   return config;
 }
 
-function parseServiceUrl(url: string, where: string, problems: string[]): Record<string, unknown> {
+export function parseServiceUrl(url: string, where: string, problems: string[]): Record<string, unknown> {
   let parsed: URL;
   try {
     parsed = new URL(url);

@@ -8,9 +8,17 @@ import { validateRecord, type FieldErrors, type FieldSchema } from './field-sche
 const tags: FieldSchema = { type: 'set', elements: { type: 'string', match: /^[\x21-\x2b\x2d-\x2e\x30-\x7e]+$/ } };
 const timeout: FieldSchema = { type: 'integer', default: 60000, between: [1, 2147483646] };
 const name: FieldSchema = { type: 'string', match: /^[A-Za-z0-9._~-]+$/ };
-const foreign: FieldSchema = { type: 'record', default: null, fields: [{ id: { type: 'string' } }, { name: { type: 'string' } }, { username: { type: 'string' } }] };
+// Foreign keys arrive as {id} (or, as the Admin API also takes them, by endpoint key).
+const foreign = (reference: string): FieldSchema => ({
+  type: 'record',
+  reference,
+  default: null,
+  fields: [{ id: { type: 'string' } }, { name: { type: 'string' } }, { username: { type: 'string' } }],
+});
 type Fields = Array<Record<string, FieldSchema>>;
-const common: Fields = [{ id: { type: 'string' } }, { created_at: { type: 'integer' } }, { updated_at: { type: 'integer' } }];
+const id: FieldSchema = { type: 'string', auto: true };
+const timestamp: FieldSchema = { type: 'integer', auto: true };
+const common: Fields = [{ id }, { created_at: timestamp }, { updated_at: timestamp }];
 
 export const SERVICE_FIELDS: Fields = [
   ...common,
@@ -24,7 +32,7 @@ export const SERVICE_FIELDS: Fields = [
   { write_timeout: timeout },
   { read_timeout: timeout },
   { tags },
-  { client_certificate: foreign },
+  { client_certificate: foreign('certificates') },
   { tls_verify: { type: 'boolean' } },
   { tls_verify_depth: { type: 'integer' } },
   { ca_certificates: { type: 'array', elements: { type: 'string' } } },
@@ -52,7 +60,7 @@ export const ROUTE_FIELDS: Fields = [
   { expression: { type: 'string' } },
   { priority: { type: 'integer' } },
   { tags },
-  { service: foreign },
+  { service: foreign('services') },
 ];
 
 export const CONSUMER_FIELDS: Fields = [
@@ -63,9 +71,9 @@ export const CONSUMER_FIELDS: Fields = [
 ];
 
 export const KEYAUTH_FIELDS: Fields = [
-  { id: { type: 'string' } },
-  { created_at: { type: 'integer' } },
-  { consumer: foreign },
+  { id },
+  { created_at: timestamp },
+  { consumer: foreign('consumers') },
   { key: { type: 'string' } },
   { ttl: { type: 'integer', between: [0, 100000000] } },
   { tags },
@@ -75,9 +83,9 @@ export const PLUGIN_FIELDS: Fields = [
   ...common,
   { name: { type: 'string', required: true } },
   { instance_name: { type: 'string' } },
-  { route: foreign },
-  { service: foreign },
-  { consumer: foreign },
+  { route: foreign('routes') },
+  { service: foreign('services') },
+  { consumer: foreign('consumers') },
   { config: { type: 'map' } },
   { protocols: { type: 'set', required: true, default: ['grpc', 'grpcs', 'http', 'https'], elements: { type: 'string' } } },
   { enabled: { type: 'boolean', required: true, default: true } },

@@ -19,6 +19,10 @@ export interface FieldSchema {
   fields?: ReadonlyArray<Readonly<Record<string, FieldSchema>>>;
   keys?: FieldSchema;
   values?: FieldSchema;
+  /** A foreign key (`type = "foreign"` in Kong): the entity it references. Validated as a record. */
+  reference?: string;
+  /** Kong's `auto = true` (ids and timestamps the database fills in). */
+  auto?: boolean;
 }
 
 /** `{ "config.minute": "expected a number" }`-style errors, flattened with dotted paths. */
@@ -100,14 +104,18 @@ export function validateField(schema: FieldSchema, value: unknown, path: string,
     if (schema.len_min !== undefined && items.length < schema.len_min) {
       errors[path] = `length must be at least ${schema.len_min}`;
     }
-    const result = schema.elements ? items.map((item, i) => validateField(schema.elements!, item, `${path}.${i + 1}`, errors)) : items;
+    // Elements are required: `[null]` is an error, as Kong's validate_elements sets (kong/db/schema/init.lua).
+    const elements = schema.elements && { ...schema.elements, required: true };
+    const result = elements ? items.map((item, i) => validateField(elements, item, `${path}.${i + 1}`, errors)) : items;
     return schema.type === 'set' ? [...new Set(result)] : result;
   }
   if (schema.type === 'map') {
+    // Keys and values are required too (kong/db/schema/init.lua, the "map" branch of validate_field).
+    const values = schema.values && { ...schema.values, required: true };
     const result: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
       if (schema.keys) validateField(schema.keys, key, `${path}.${key}`, errors);
-      result[key] = schema.values ? validateField(schema.values, item, `${path}.${key}`, errors) : item;
+      result[key] = values ? validateField(values, item, `${path}.${key}`, errors) : item;
     }
     return result;
   }
@@ -117,8 +125,9 @@ export function validateField(schema: FieldSchema, value: unknown, path: string,
     errors[path] = `value should be between ${schema.between[0]} and ${schema.between[1]}`;
   } else if (schema.gt !== undefined && (value as number) <= schema.gt) {
     errors[path] = `value must be greater than ${schema.gt}`;
-  } else if (schema.len_min !== undefined && (value as string).length < schema.len_min) {
-    errors[path] = `length must be at least ${schema.len_min}`;
+  } else if (typeof value === 'string' && value.length < (schema.len_min ?? 1)) {
+    // Empty strings are refused unless a field says len_min = 0 (kong/db/schema/init.lua validate_field).
+    errors[path] = `length must be at least ${schema.len_min ?? 1}`;
   } else if (schema.match && !schema.match.test(value as string)) {
     errors[path] = `invalid value: ${String(value)}`;
   }
@@ -127,3 +136,27 @@ export function validateField(schema: FieldSchema, value: unknown, path: string,
 
 /** Kong's header_name typedef: letters, digits, dash and underscore. */
 export const headerName: FieldSchema = { type: 'string', match: /^[A-Za-z0-9_-]+$/ };
+
+/** A field as Kong's `/schemas/…` endpoints print it (kong/api/api_helpers.lua schema_to_jsonable). */
+export function kongSchemaField(schema: FieldSchema): Record<string, unknown> {
+  const out: Record<string, unknown> = { type: schema.reference ? 'foreign' : schema.type };
+  if (schema.reference) out.reference = schema.reference;
+  // Records in entities are required unless they say otherwise (kong/db/schema/entity.lua
+  // make_records_required), which is why decK expands absent ones such as config.redis.
+  if (schema.required || (schema.type === 'record' && !schema.reference && schema.required === undefined)) out.required = true;
+  if (schema.auto) out.auto = true;
+  if (schema.default !== undefined) out.default = schema.default;
+  if (schema.one_of) out.one_of = [...schema.one_of];
+  if (schema.between) out.between = [...schema.between];
+  if (schema.gt !== undefined) out.gt = schema.gt;
+  if (schema.len_min !== undefined) out.len_min = schema.len_min;
+  if (schema.elements) out.elements = kongSchemaField(schema.elements);
+  if (schema.keys) out.keys = kongSchemaField(schema.keys);
+  if (schema.values) out.values = kongSchemaField(schema.values);
+  if (schema.type === 'record' && !schema.reference) out.fields = kongSchemaFields(schema.fields ?? []);
+  return out;
+}
+
+export function kongSchemaFields(fields: NonNullable<FieldSchema['fields']>): Array<Record<string, unknown>> {
+  return fields.map((entry) => Object.fromEntries(Object.entries(entry).map(([name, schema]) => [name, kongSchemaField(schema)])));
+}

@@ -1,20 +1,33 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { LuaFactory, type LuaEngine } from 'wasmoon';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FieldSchema } from '../config/field-schema.ts';
 import { KONG_VERSION } from '../kong/version.ts';
-import type { RequestContext } from '../proxy/request-context.ts';
 import type { Phase, PluginConfig, PluginDefinition, PluginEnvironment } from '../plugins/plugin.ts';
-import { LuaPhaseCall, type ConsumerFields } from './lua-phase-call.ts';
+import type { RequestContext } from '../proxy/request-context.ts';
+import { bridgeModuleSource, FS, luaLiteral, OPS, PHASE_CODE, PHASE_HEADERS, RS, SOURCE_CODE, type OpCode, type Read } from './bridge.ts';
 import { fieldsFromLuaSchema } from './lua-schema.ts';
+import type { LuaCall, LuaVm } from './vm/lua-vm.ts';
+import { openLuaVm, type LuaVmChoice } from './vm/open-lua-vm.ts';
 
-const FS = '\x1f';
-const RS = '\x1e';
-const PRELUDE_DIR = new URL('./', import.meta.url);
+const LUA_DIR = fileURLToPath(new URL('./', import.meta.url));
+const PDK_DIR = join(LUA_DIR, 'pdk');
 
-type LuaFunction = (...args: unknown[]) => unknown;
+/**
+ * What the host reads and changes of a request: a narrow view of RequestContext, so the proxy's
+ * request state can change shape without the Lua bridge following it.
+ */
+export type LuaRequest = Pick<
+  RequestContext,
+  | 'method' | 'path' | 'scheme' | 'host' | 'port' | 'clientIp' | 'route' | 'service' | 'source'
+  | 'requestHeaders' | 'responseHeaders' | 'consumer' | 'credential' | 'inLastBodyChunk'
+  | 'upstreamPath' | 'upstreamQuery' | 'status' | 'getRawBody' | 'setRawBody'
+  | 'setServiceHeader' | 'addServiceHeader' | 'clearServiceHeader' | 'clearQueryArg'
+  | 'setResponseHeader' | 'addResponseHeader' | 'clearResponseHeader' | 'exit' | 'errorResponse'
+>;
 
 interface PhaseCall {
-  ctx: RequestContext;
+  request: LuaRequest;
   env: PluginEnvironment;
   body?: Buffer;
   pendingBody?: string;
@@ -25,70 +38,80 @@ export class LuaPluginError extends Error {}
 
 /**
  * Runs custom Kong plugins (gateway/plugins/<name>/handler.lua + schema.lua, unchanged) in one
- * Lua 5.4 VM (wasmoon) against the PDK subset in pdk.lua. Each phase is one call into Lua; the
- * changes it makes come back as one string (see pdk.lua for the format).
+ * Lua VM (LuaJIT where its addon is built, else Lua 5.4 in WebAssembly) against the PDK in pdk/.
+ * Each phase is one call into Lua; the changes it makes come back as one string (bridge.ts).
  */
 export class LuaPluginHost {
   private current: PhaseCall | undefined;
-  private readonly phaseCall: LuaPhaseCall;
-  private readonly setConfigFn: LuaFunction;
-  private readonly releaseFn: LuaFunction;
-  private readonly registerFn: LuaFunction;
-  private readonly initWorkerFn: LuaFunction;
+  private readonly phaseFn: LuaCall;
+  private readonly setConfigFn: LuaCall;
+  private readonly releaseFn: LuaCall;
+  private readonly registerFn: LuaCall;
+  private readonly initWorkerFn: LuaCall;
   /** Plugin id -> the number the VM knows its config by. */
   private readonly configHandles = new Map<string, number>();
   private nextConfigHandle = 1;
   private nextSlot = 1;
+  /** As Kong's Admin API reports it: "LuaJIT 2.1.0-beta3", or "Lua 5.4" on the fallback VM. */
+  readonly luaVersion: string;
+  /** The VM's per-request state (kong.ctx.*) lives under a slot number this host hands out. */
+  private readonly requests = new WeakMap<LuaRequest, LuaRequestState>();
 
-  private constructor(engine: LuaEngine) {
-    this.phaseCall = new LuaPhaseCall(engine, '__kong_phase');
-    this.setConfigFn = engine.global.get('__kong_set_config') as LuaFunction;
-    this.releaseFn = engine.global.get('__kong_release') as LuaFunction;
-    this.registerFn = engine.global.get('__kong_register') as LuaFunction;
-    this.initWorkerFn = engine.global.get('__kong_init_worker') as LuaFunction;
+  private constructor(readonly vm: LuaVm) {
+    this.phaseFn = vm.function('__kong_phase');
+    this.setConfigFn = vm.function('__kong_set_config');
+    this.releaseFn = vm.function('__kong_release');
+    this.registerFn = vm.function('__kong_register');
+    this.initWorkerFn = vm.function('__kong_init_worker');
+    this.luaVersion = vm.function('__kong_lua_version')() as string;
   }
 
-  static async create(options: { sharedDicts: readonly string[]; nodeId: string }): Promise<LuaPluginHost> {
-    const engine = await new LuaFactory().createEngine({ enableProxy: false, injectObjects: false, openStandardLibs: true });
+  static async create(options: { sharedDicts: readonly string[]; nodeId: string; vm?: LuaVmChoice }): Promise<LuaPluginHost> {
+    const vm = await openLuaVm(options.vm);
     let host: LuaPluginHost | undefined;
     const call = () => {
       if (!host?.current) throw new Error('PDK function called outside of a plugin phase');
       return host.current;
     };
-    // wasmoon cannot return null to Lua: every function below returns a string or undefined.
-    engine.global.set('__js_req', (what: string) => host!.read(call(), what, options.nodeId));
-    engine.global.set('__js_error_body', (status: number, message?: string) => {
-      const response = call().ctx.errorResponse(status, message ?? undefined);
+    vm.setFunction('__js_req', (what) => read(call(), what as Read, options.nodeId));
+    vm.setFunction('__js_error_body', (status, message) => {
+      const response = call().request.errorResponse(status as number, message as string | undefined);
       return `${String(response.headers!['Content-Type'])}${FS}${String(response.body)}`;
     });
-    engine.global.set('__js_set_body', (body: string) => {
-      call().pendingBody = body;
+    vm.setFunction('__js_set_body', (body) => {
+      call().pendingBody = body as string;
+      return undefined;
     });
-    engine.global.set('__js_log', (level: string, message: string) => {
-      const env = call().env;
-      env.log(level === 'notice' ? 'info' : (level as 'debug' | 'info' | 'warn' | 'err'), message);
+    vm.setFunction('__js_log', (level, message) => {
+      call().env.log(level === 'notice' ? 'info' : (level as 'debug' | 'info' | 'warn' | 'err'), message as string);
+      return undefined;
     });
-    engine.global.set('__kong_version', KONG_VERSION);
-    engine.global.set('__shared_dicts', [...options.sharedDicts]);
-    await engine.doString(`package.loaded["cjson"] = (function() ${readFileSync(new URL('json.lua', PRELUDE_DIR), 'utf8')} end)()`);
-    await engine.doString(readFileSync(new URL('pdk.lua', PRELUDE_DIR), 'utf8'));
-    host = new LuaPluginHost(engine);
+    vm.preload('pdk.bridge', '=pdk/bridge', bridgeModuleSource());
+    vm.preload('pdk.config', '=pdk/config', `return ${luaLiteral({ kong_version: KONG_VERSION, shared_dicts: [...options.sharedDicts] })}\n`);
+    vm.preload('cjson', '@json.lua', readFileSync(join(LUA_DIR, 'json.lua'), 'utf8'));
+    for (const file of luaFiles(PDK_DIR)) {
+      const path = relative(LUA_DIR, file).split(sep).join('/');
+      vm.preload(path.replace(/\.lua$/, '').replaceAll('/', '.'), `@${path}`, readFileSync(file, 'utf8'));
+    }
+    vm.run('=pdk', 'require "pdk.runner"');
+    host = new LuaPluginHost(vm);
     return host;
   }
 
   /** Loads gateway/plugins/<name>/{handler,schema}.lua as Kong would require them. */
   loadPlugin(pluginsDir: string, name: string): PluginDefinition {
     const dir = join(pluginsDir, name);
-    const handlerSource = readFileSync(join(dir, 'handler.lua'), 'utf8');
-    const schemaSource = readFileSync(join(dir, 'schema.lua'), 'utf8');
-    let registered: { schema: string; priority: unknown; version: string; phases: string };
+    let registered: { schema?: { name?: string; fields?: unknown }; priority: unknown; version: string; phases: string };
     try {
-      registered = this.registerFn(name, handlerSource, schemaSource) as typeof registered;
+      for (const part of ['handler', 'schema']) {
+        this.vm.preload(`kong.plugins.${name}.${part}`, `@${name}/${part}.lua`, readFileSync(join(dir, `${part}.lua`), 'utf8'));
+      }
+      registered = JSON.parse(this.registerFn(name) as string) as typeof registered;
     } catch (error) {
       throw new Error(`plugin ${name}: ${(error as Error).message}`);
     }
     if (typeof registered.priority !== 'number') throw new Error(`plugin ${name}: handler.lua has no numeric PRIORITY`);
-    const schema = JSON.parse(registered.schema) as { name?: string; fields?: unknown };
+    const schema = registered.schema ?? {};
     if (schema.name !== name) throw new Error(`plugin ${name}: schema.lua names itself '${String(schema.name)}'`);
     const { config, noConsumer, noRoute, noService } = fieldsFromLuaSchema(name, schema.fields);
     const phases = new Set(registered.phases.split(',').filter(Boolean));
@@ -102,7 +125,7 @@ export class LuaPluginHost {
       noConsumer,
       noRoute,
       noService,
-      configFields: config,
+      configFields: config as FieldSchema['fields'],
     };
     for (const phase of ['rewrite', 'access', 'header_filter', 'log'] as const) {
       if (phases.has(phase)) {
@@ -123,7 +146,7 @@ export class LuaPluginHost {
       handle = this.nextConfigHandle++;
       this.configHandles.set(__plugin_id, handle);
     }
-    this.setConfigFn(handle, name, JSON.stringify(rest, (_key, value: unknown) => (value === null ? undefined : value)));
+    this.setConfigFn(handle, name, JSON.stringify(rest, (_key, value) => (value === null ? undefined : value)));
   }
 
   /** Forgets configs no longer in the running configuration. */
@@ -137,135 +160,155 @@ export class LuaPluginHost {
   }
 
   /** Drops the VM's per-request state (kong.ctx.*) unless its final phase call already did. */
-  release(ctx: RequestContext): void {
-    if (ctx.lua && !ctx.lua.released) this.releaseFn(ctx.lua.slot);
+  release(request: LuaRequest): void {
+    const state = this.requests.get(request);
+    if (state && !state.released) this.releaseFn(state.slot);
+    this.requests.delete(request);
   }
 
-  private runPhase(name: string, phase: Phase, ctx: RequestContext, config: PluginConfig, env: PluginEnvironment, body?: Buffer): void {
+  /** The last Lua phase call the request will make: it releases the VM's state itself. */
+  planFinalCall(request: LuaRequest, plugin: string, phase: Phase): void {
+    this.stateOf(request).finalCall = { plugin, phase };
+  }
+
+  private stateOf(request: LuaRequest): LuaRequestState {
+    let state = this.requests.get(request);
+    if (!state) {
+      state = { slot: this.nextSlot++, released: false };
+      this.requests.set(request, state);
+    }
+    return state;
+  }
+
+  private runPhase(name: string, phase: Phase, request: LuaRequest, config: PluginConfig, env: PluginEnvironment, body?: Buffer): void {
     const handle = this.configHandles.get(config.__plugin_id);
     if (handle === undefined) throw new Error(`plugin ${name}: config ${config.__plugin_id} was never handed to the VM`);
-    const state = (ctx.lua ??= { slot: this.nextSlot++, released: false });
-    const done = ctx.finalLuaCall?.plugin === name && ctx.finalLuaCall.phase === phase;
+    const state = this.stateOf(request);
+    // body_filter runs once per chunk: only its last chunk can be the final call.
+    const done = state.finalCall?.plugin === name && state.finalCall.phase === phase && (phase !== 'body_filter' || request.inLastBodyChunk);
     if (done) state.released = true;
-    // Request headers for the phases that mostly read them, response headers for header_filter.
-    const headers = phase === 'header_filter' ? ctx.responseHeaders : phase === 'access' || phase === 'rewrite' ? ctx.requestHeaders : undefined;
-    let consumer: ConsumerFields | undefined;
-    if (state.consumer !== ctx.consumer || state.credential !== ctx.credential) {
-      state.consumer = ctx.consumer;
-      state.credential = ctx.credential;
-      const { consumer: c, credential } = ctx;
-      consumer = [c?.id ?? '', c?.username ?? '', c?.custom_id ?? '', credential?.id ?? '', credential?.consumer.id ?? ''];
-    }
-    const call: PhaseCall = { ctx, env, body };
+    const side = PHASE_HEADERS[phase as keyof typeof PHASE_HEADERS];
+    const headers = side === 'request' ? request.requestHeaders : side === 'response' ? request.responseHeaders : undefined;
+    const call: PhaseCall = { request, env, body };
     this.current = call;
     let ops: string;
     try {
-      ops = this.phaseCall.call(
-        state.slot, handle, PHASE_CODES[phase], env.now(), ctx.status, SOURCE_CODES[ctx.source], done,
-        headers && serializeHeaders(headers), consumer,
-      );
+      const blob = headers && serializeHeaders(headers);
+      const code = PHASE_CODE[phase];
+      const source = SOURCE_CODE[request.source];
+      if (state.consumer === request.consumer && state.credential === request.credential) {
+        ops = this.phaseFn(state.slot, handle, code, env.now(), request.status, source, done, blob) as string;
+      } else {
+        // The VM is told who the consumer is only when that changes.
+        const { consumer: c, credential } = request;
+        state.consumer = c;
+        state.credential = credential;
+        ops = this.phaseFn(state.slot, handle, code, env.now(), request.status, source, done, blob,
+          c?.id ?? '', c?.username ?? '', c?.custom_id ?? '', credential?.id ?? '', credential?.consumer.id ?? '') as string;
+      }
     } finally {
       this.current = undefined;
     }
-    if (ops) this.apply(name, phase, call, ops);
-  }
-
-  private read(call: PhaseCall, what: string, nodeId: string): string | undefined {
-    const { ctx } = call;
-    switch (what) {
-      case 'headers':
-        return serializeHeaders(ctx.requestHeaders);
-      case 'method':
-        return ctx.method;
-      case 'path':
-        return ctx.path;
-      case 'scheme':
-        return ctx.scheme;
-      case 'host':
-        return ctx.host;
-      case 'port':
-        return String(ctx.port);
-      case 'query':
-        return ctx.upstreamQuery;
-      case 'ip':
-        return ctx.clientIp;
-      case 'resp_headers':
-        return serializeHeaders(ctx.responseHeaders);
-      case 'body':
-        return call.body?.toString('utf8');
-      case 'route':
-        return ctx.route ? [ctx.route.id, ctx.route.name ?? ''].join(FS) : undefined;
-      case 'service':
-        return ctx.service ? [ctx.service.id, ctx.service.name ?? ''].join(FS) : undefined;
-      case 'node_id':
-        return nodeId;
-      default:
-        throw new Error(`unknown PDK read: ${what}`);
-    }
-  }
-
-  private apply(name: string, phase: Phase, call: PhaseCall, encoded: string): void {
-    const { ctx } = call;
-    let exit: { status: number; headers: Record<string, string | string[]> } | undefined;
-    const fields = encoded.split(FS);
-    for (let i = 0; i + 2 < fields.length; i += 3) {
-      const op = fields[i];
-      const a = fields[i + 1]!;
-      const b = fields[i + 2]!;
-      switch (op) {
-        case 'sh':
-          ctx.setServiceHeader(a, b);
-          break;
-        case 'ah':
-          ctx.addServiceHeader(a, b);
-          break;
-        case 'ch':
-          ctx.clearServiceHeader(a);
-          break;
-        case 'sp':
-          ctx.upstreamPath = a;
-          break;
-        case 'sq':
-          ctx.upstreamQuery = a;
-          break;
-        case 'cq':
-          ctx.clearQueryArg(a);
-          break;
-        case 'rsh':
-          ctx.setResponseHeader(a, b);
-          break;
-        case 'rah':
-          ctx.addResponseHeader(a, b);
-          break;
-        case 'rch':
-          ctx.clearResponseHeader(a);
-          break;
-        case 'st':
-          ctx.status = Number(a);
-          break;
-        case 'exit':
-          exit = { status: Number(a), headers: {} };
-          break;
-        case 'xh': {
-          const existing = exit!.headers[a];
-          exit!.headers[a] = existing === undefined ? b : [...(Array.isArray(existing) ? existing : [existing]), b];
-          break;
-        }
-        case 'body':
-          ctx.replacementBody = call.pendingBody ?? '';
-          break;
-        case 'fail':
-          throw new LuaPluginError(`plugin ${name} failed in ${phase}: ${a}`);
-      }
-    }
-    if (exit) ctx.exit(exit.status, call.pendingBody, exit.headers);
+    if (ops) apply(name, phase, call, ops);
   }
 }
 
-const PHASE_CODES: Record<Phase, number> = { rewrite: 1, access: 2, header_filter: 3, body_filter: 4, log: 5 };
-const SOURCE_CODES = { service: 1, exit: 2, error: 3 } as const;
+function read(call: PhaseCall, what: Read, nodeId: string): string | undefined {
+  const { request } = call;
+  switch (what) {
+    case 'headers':
+      return serializeHeaders(request.requestHeaders);
+    case 'method':
+      return request.method;
+    case 'path':
+      return request.path;
+    case 'scheme':
+      return request.scheme;
+    case 'host':
+      return request.host;
+    case 'port':
+      return String(request.port);
+    case 'query':
+      return request.upstreamQuery;
+    case 'ip':
+      return request.clientIp;
+    case 'resp_headers':
+      return serializeHeaders(request.responseHeaders);
+    case 'body':
+      return call.request.getRawBody()?.toString('utf8');
+    case 'route':
+      return request.route ? request.route.id + FS + (request.route.name ?? '') : undefined;
+    case 'service':
+      return request.service ? request.service.id + FS + (request.service.name ?? '') : undefined;
+    case 'node_id':
+      return nodeId;
+    default:
+      throw new Error(`unknown PDK read: ${String(what satisfies never)}`);
+  }
+}
 
-/** Headers as pdk.lua's blob: RS name FS value RS name FS value ... RS (names lower case). */
+/** Applies a phase's ops (bridge.ts) to the request, in order. */
+function apply(name: string, phase: Phase, call: PhaseCall, encoded: string): void {
+  const { request } = call;
+  let exit: { status: number; headers: Record<string, string | string[]> } | undefined;
+  const fields = encoded.split(FS);
+  for (let i = 0; i + 2 < fields.length; i += 3) {
+    const op = fields[i] as OpCode;
+    const a = fields[i + 1]!;
+    const b = fields[i + 2]!;
+    switch (op) {
+      case OPS.set_service_header:
+        request.setServiceHeader(a, b);
+        break;
+      case OPS.add_service_header:
+        request.addServiceHeader(a, b);
+        break;
+      case OPS.clear_service_header:
+        request.clearServiceHeader(a);
+        break;
+      case OPS.set_service_path:
+        request.upstreamPath = a;
+        break;
+      case OPS.set_service_query:
+        request.upstreamQuery = a;
+        break;
+      case OPS.clear_service_query_arg:
+        request.clearQueryArg(a);
+        break;
+      case OPS.set_response_header:
+        request.setResponseHeader(a, b);
+        break;
+      case OPS.add_response_header:
+        request.addResponseHeader(a, b);
+        break;
+      case OPS.clear_response_header:
+        request.clearResponseHeader(a);
+        break;
+      case OPS.set_status:
+        request.status = Number(a);
+        break;
+      case OPS.exit:
+        exit = { status: Number(a), headers: {} };
+        break;
+      case OPS.exit_header: {
+        if (!exit) throw new Error(`plugin ${name}: ${OPS.exit_header} op before ${OPS.exit}`);
+        const existing = exit.headers[a];
+        exit.headers[a] = existing === undefined ? b : [...(Array.isArray(existing) ? existing : [existing]), b];
+        break;
+      }
+      case OPS.replace_body:
+        request.setRawBody(call.pendingBody ?? '');
+        break;
+      case OPS.fail:
+        throw new LuaPluginError(`plugin ${name} failed in ${phase}: ${a}`);
+      default:
+        throw new Error(`plugin ${name}: unknown op '${String(op satisfies never)}' from the VM`);
+    }
+  }
+  if (exit) request.exit(exit.status, call.pendingBody, exit.headers);
+}
+
+/** Headers as the PDK's blob: RS name FS value RS name FS value ... RS (names lower case). */
 function serializeHeaders(headers: Map<string, string | string[]>): string {
   let blob = RS;
   for (const [name, value] of headers) {
@@ -273,4 +316,22 @@ function serializeHeaders(headers: Map<string, string | string[]>): string {
     else blob += name + FS + value + RS;
   }
   return blob;
+}
+
+/** Every .lua file under dir. */
+function luaFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.lua'))
+    .map((entry) => join(entry.parentPath, entry.name))
+    .sort();
+}
+
+interface LuaRequestState {
+  slot: number;
+  /** The VM's per-request state is gone (the final phase call released it). */
+  released: boolean;
+  /** What the VM was last told kong.client.get_consumer/get_credential answer. */
+  consumer?: RequestContext['consumer'];
+  credential?: RequestContext['credential'];
+  finalCall?: { plugin: string; phase: Phase };
 }

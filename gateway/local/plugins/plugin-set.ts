@@ -23,6 +23,16 @@ export interface PlannedPlugin {
   byConsumer: Map<string, PluginConfig> | undefined;
 }
 
+/**
+ * kong/db/dao/plugins.lua (3.9.3) sort_by_handler_priority: PRIORITY descending; equal non-zero
+ * priorities by name descending. (Kong leaves two plugins of priority 0 unordered; here they
+ * follow the same rule.)
+ */
+export function runOrder(a: Pick<PluginDefinition, 'name' | 'priority'>, b: Pick<PluginDefinition, 'name' | 'priority'>): number {
+  if (a.priority !== b.priority) return b.priority - a.priority;
+  return a.name > b.name ? -1 : a.name < b.name ? 1 : 0;
+}
+
 const key = (route: string | null | undefined, service: string | null | undefined, consumer: string | null | undefined) =>
   `${route ?? ''}:${service ?? ''}:${consumer ?? ''}`;
 
@@ -58,8 +68,7 @@ export class PluginSet {
       entry.combos.set(key(plugin.route?.id, plugin.service?.id, plugin.consumer?.id), config);
       if (plugin.consumer) entry.consumerIds.add(plugin.consumer.id);
     }
-    // Kong sorts by PRIORITY; equal priorities by name keeps runs deterministic.
-    this.entries = [...byName.values()].sort((a, b) => b.definition.priority - a.definition.priority || a.definition.name.localeCompare(b.definition.name));
+    this.entries = [...byName.values()].sort((a, b) => runOrder(a.definition, b.definition));
   }
 
   /** The plugins of a route and service, in run order; `configFor` resolves one for a consumer. */

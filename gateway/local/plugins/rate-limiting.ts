@@ -146,6 +146,8 @@ export const rateLimiting: PluginDefinition = {
       if (remaining <= 0) stop = period;
     }
 
+    // kong/pdk/private/rate_limiting.lua keeps the headers in the request's context until applied.
+    const headers = new Map<string, string>();
     let reset = 0;
     if (!config.hide_client_headers) {
       let best: { limit: number; window: number; remaining: number } | undefined;
@@ -156,22 +158,22 @@ export const rateLimiting: PluginDefinition = {
           best = { limit, window, remaining };
           reset = Math.max(1, window - Math.floor((now - starts[period]) / 1000));
         }
-        ctx.rateLimitHeaders.set(LIMIT_HEADER[period], String(limit));
-        ctx.rateLimitHeaders.set(REMAINING_HEADER[period], String(remaining));
+        headers.set(LIMIT_HEADER[period], String(limit));
+        headers.set(REMAINING_HEADER[period], String(remaining));
       }
-      ctx.rateLimitHeaders.set('RateLimit-Limit', String(best!.limit));
-      ctx.rateLimitHeaders.set('RateLimit-Remaining', String(best!.remaining));
-      ctx.rateLimitHeaders.set('RateLimit-Reset', String(reset));
+      headers.set('RateLimit-Limit', String(best!.limit));
+      headers.set('RateLimit-Remaining', String(best!.remaining));
+      headers.set('RateLimit-Reset', String(reset));
     }
 
     if (stop) {
       if (!config.hide_client_headers) {
-        ctx.rateLimitHeaders.set('Retry-After', String(reset));
-        applyRateLimitHeaders(ctx);
+        headers.set('Retry-After', String(reset));
+        applyRateLimitHeaders(ctx, headers);
       }
       ctx.error(config.error_code as number, config.error_message as string);
     }
-    if (!config.hide_client_headers) applyRateLimitHeaders(ctx);
+    if (!config.hide_client_headers) applyRateLimitHeaders(ctx, headers);
 
     // Kong increments from a zero-delay timer after the check; here it happens right after.
     for (const { period, key } of usage) env.counters.increment(key, 1, EXPIRATION[period]);
@@ -179,6 +181,6 @@ export const rateLimiting: PluginDefinition = {
 };
 
 /** kong/pdk/private/rate_limiting.lua apply_response_headers: copies into ngx.header. */
-function applyRateLimitHeaders(ctx: RequestContext): void {
-  for (const [name, value] of ctx.rateLimitHeaders) ctx.setResponseHeader(name, value);
+function applyRateLimitHeaders(ctx: RequestContext, headers: ReadonlyMap<string, string>): void {
+  for (const [name, value] of headers) ctx.setResponseHeader(name, value);
 }

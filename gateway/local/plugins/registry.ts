@@ -6,6 +6,7 @@ import { correlationId } from './correlation-id.ts';
 import { keyAuth } from './key-auth.ts';
 import type { PluginDefinition } from './plugin.ts';
 import { rateLimiting } from './rate-limiting.ts';
+import { requestSizeLimiting } from './request-size-limiting.ts';
 import { requestTermination } from './request-termination.ts';
 import { responseTransformer } from './response-transformer.ts';
 
@@ -20,7 +21,7 @@ export const KONG_BUNDLED_PLUGINS = new Set([
   'ai-request-transformer', 'ai-response-transformer', 'ai-prompt-guard', 'standard-webhooks', 'redirect',
 ]);
 
-const NATIVE: readonly PluginDefinition[] = [keyAuth, rateLimiting, requestTermination, responseTransformer, correlationId];
+const NATIVE: readonly PluginDefinition[] = [keyAuth, rateLimiting, requestTermination, responseTransformer, correlationId, requestSizeLimiting];
 
 /**
  * The plugins this gateway can run: Kong's bundled ones it implements natively, plus the custom

@@ -2,7 +2,7 @@ import type { Consumer, KeyAuthCredential, Route, Service } from '../store/entit
 import { defaultErrorMessage, errorContentType, renderError } from '../kong/error-template.ts';
 import { firstValue, type HeaderMap } from '../kong/headers.ts';
 
-/** Thrown by kong.response.exit/error during access: the handler stops and Kong delays the response. */
+/** Thrown by kong.response.exit/error: the handler stops; the phase runner turns it into the response. */
 export class ExitSignal {
   constructor(readonly response: ExitResponse) {}
 }
@@ -14,14 +14,78 @@ export interface ExitResponse {
   headers?: Record<string, string | string[]>;
 }
 
+/** kong.response.get_source(): who produced the response. */
 export type ResponseSource = 'service' | 'exit' | 'error';
+
+/** What the PDK and plugins may do with the client's body (kong.request.get_raw_body and friends). */
+export interface RequestBody {
+  /** Content-Length, when the client sent one. */
+  readonly declaredLength: number | undefined;
+  readonly chunked: boolean;
+  /** Reads the body into memory, stopping as soon as it passes `limit` bytes. */
+  read(limit: number): Promise<{ body: Buffer; exceeded: boolean }>;
+}
+
+const NO_BODY: RequestBody = { declaredLength: undefined, chunked: false, read: async () => ({ body: Buffer.alloc(0), exceeded: false }) };
+
+export interface RequestContextOptions {
+  id: string;
+  /** Milliseconds since the epoch, from the gateway's clock. */
+  startedAt: number;
+  method: string;
+  scheme: 'http' | 'https';
+  /** The host the client asked for, without port (Host header or absolute-form target). */
+  host: string;
+  port: number;
+  /** The request path as sent (not normalised). */
+  path: string;
+  query: string;
+  headers: HeaderMap;
+  clientIp: string;
+  body?: RequestBody;
+}
+
+/** ngx.ctx's KONG_* timestamps (performance.now() milliseconds). */
+export interface RequestTiming {
+  readonly start: number;
+  upstreamStart?: number;
+  /** When the upstream's response headers arrived. */
+  upstreamResponse?: number;
+}
+
+/** kong.response.get_raw_body's buffer during body_filter (Kong's KONG_BODY_BUFFER). */
+interface BodyFilterChunk {
+  chunk: Buffer;
+  eof: boolean;
+  /** Set by kong.response.set_raw_body: replaces this chunk and ends the body. */
+  replaced?: Buffer;
+}
+
+/** How much of a response kong.response.get_raw_body may hold; beyond it the request is aborted. */
+export const RAW_BODY_LIMIT = 16 * 1024 * 1024;
+
+export class RawBodyTooLarge extends Error {}
 
 /**
  * One request as the PDK sees it (ngx.ctx plus the request and response state Kong keeps in
  * nginx variables). Request headers are one mutable map: kong.service.request.set_header changes
  * what kong.request.get_header returns afterwards, as ngx.req.set_header does in Kong.
+ * Plugin-private state lives in `pluginContext(name)` (kong.ctx.plugin), never in fields here.
  */
 export class RequestContext {
+  readonly id: string;
+  readonly startedAt: number;
+  readonly method: string;
+  readonly scheme: 'http' | 'https';
+  readonly host: string;
+  readonly port: number;
+  readonly path: string;
+  readonly requestHeaders: HeaderMap;
+  readonly clientIp: string;
+  readonly timing: RequestTiming;
+  /** The client's request body (read only on demand). */
+  readonly body: RequestBody;
+
   route?: Route;
   service?: Service;
   /** The path prefix the router stripped (strip_path), for X-Forwarded-Prefix. */
@@ -32,52 +96,54 @@ export class RequestContext {
   upstreamQuery: string;
   consumer?: Consumer;
   credential?: Pick<KeyAuthCredential, 'id' | 'consumer'>;
-  readonly pluginState = new Map<string, Record<string, unknown>>();
+  private readonly pluginState = new Map<string, Record<string, unknown>>();
   readonly shared: Record<string, unknown> = {};
 
   status = 200;
   readonly responseHeaders: HeaderMap = new Map();
   /** The spelling each response header was set with (the map is keyed by lower case). */
   readonly responseHeaderNames = new Map<string, string>();
-  /** Set by the rate-limiting plugin (kong/pdk/private/rate_limiting.lua). */
-  readonly rateLimitHeaders = new Map<string, string>();
-  exited = false;
-  proxied = false;
-  /** Set once a Lua plugin ran: the VM holds kong.ctx state for this request under `slot`. */
-  lua?: {
-    slot: number;
-    /** The VM's per-request state is gone (the final phase call released it). */
-    released: boolean;
-    /** What the VM was last told kong.client.get_consumer/get_credential answer. */
-    consumer?: Consumer;
-    credential?: Pick<KeyAuthCredential, 'id' | 'consumer'>;
-  };
-  /** The last Lua phase call the request will make; it releases the VM's state itself. */
-  finalLuaCall?: { plugin: string; phase: string };
-  unexpected = false;
-  /** Replaces the response body (kong.response.set_raw_body / exit from header_filter). */
-  replacementBody?: string;
+  private settledSource?: ResponseSource;
+  private bodyChunk?: BodyFilterChunk;
+  private bodyBuffer?: Buffer[];
+  private bodyBuffered = 0;
 
-  constructor(
-    readonly id: string,
-    readonly startedAt: number,
-    readonly method: string,
-    readonly scheme: 'http' | 'https',
-    readonly host: string,
-    readonly port: number,
-    readonly path: string,
-    rawQuery: string,
-    readonly requestHeaders: HeaderMap,
-    readonly clientIp: string,
-  ) {
-    this.upstreamQuery = rawQuery;
+  constructor(options: RequestContextOptions, now = performance.now()) {
+    this.id = options.id;
+    this.startedAt = options.startedAt;
+    this.method = options.method;
+    this.scheme = options.scheme;
+    this.host = options.host;
+    this.port = options.port;
+    this.path = options.path;
+    this.upstreamQuery = options.query;
+    this.requestHeaders = options.headers;
+    this.clientIp = options.clientIp;
+    this.body = options.body ?? NO_BODY;
+    this.timing = { start: now };
   }
 
+  /**
+   * kong/pdk/response.lua get_source: KONG_UNEXPECTED → "error", KONG_EXITED → "exit",
+   * KONG_PROXIED → "service", otherwise "error". One field, with the same precedence.
+   */
   get source(): ResponseSource {
-    if (this.unexpected) return 'error';
-    if (this.exited) return 'exit';
-    if (this.proxied) return 'service';
-    return 'error';
+    return this.settledSource ?? 'error';
+  }
+
+  /** The upstream answered (KONG_PROXIED). */
+  markProxied(): void {
+    this.settledSource ??= 'service';
+  }
+
+  /** A plugin or Kong itself produced the response (KONG_EXITED); never hides an error. */
+  markExited(): void {
+    if (this.settledSource !== 'error') this.settledSource = 'exit';
+  }
+
+  /** Kong.handle_error ran or a handler failed (KONG_UNEXPECTED): wins over everything else. */
+  markUnexpected(): void {
+    this.settledSource = 'error';
   }
 
   getHeader(name: string): string | undefined {
@@ -137,6 +203,7 @@ export class RequestContext {
     this.credential = credential;
   }
 
+  /** kong.ctx.plugin: one table per plugin and request. */
   pluginContext(name: string): Record<string, unknown> {
     let state = this.pluginState.get(name);
     if (!state) {
@@ -170,15 +237,15 @@ export class RequestContext {
     return firstValue(this.responseHeaders.get(normalizeName(name)));
   }
 
-  /** kong.response.exit: stops the current handler; the response is produced after access. */
+  /** kong.response.exit: stops the current handler; the phase runner produces the response. */
   exit(status: number, body?: string | object, headers?: Record<string, string | string[]>): never {
-    this.exited = true;
+    this.markExited();
     throw new ExitSignal({ status, body, headers });
   }
 
   /** kong.response.error: an exit whose body is Kong's error template for the client's Accept. */
   error(status: number, message?: string, headers: Record<string, string | string[]> = {}): never {
-    this.exited = true;
+    this.markExited();
     throw new ExitSignal(this.errorResponse(status, message, headers));
   }
 
@@ -196,6 +263,57 @@ export class RequestContext {
       body: renderError(contentType, message ?? defaultErrorMessage(status), this.id),
       headers: { ...headers, 'Content-Type': contentType },
     };
+  }
+
+  /** The body_filter phase is about to run its plugins on `chunk`. */
+  beginBodyChunk(chunk: Buffer, eof: boolean): void {
+    this.bodyChunk = { chunk, eof };
+  }
+
+  /** body_filter is running on the response's last chunk (ngx.arg[2]). */
+  get inLastBodyChunk(): boolean {
+    return this.bodyChunk?.eof ?? false;
+  }
+
+  /** What the body_filter plugins left of the chunk, and whether the body ends with it. */
+  endBodyChunk(): { chunk: Buffer; eof: boolean } {
+    const current = this.bodyChunk!;
+    this.bodyChunk = undefined;
+    if (current.replaced !== undefined) return { chunk: current.replaced, eof: true };
+    return { chunk: current.chunk, eof: current.eof };
+  }
+
+  /**
+   * kong.response.get_raw_body (kong/pdk/response.lua, 3.9.3): chunks are buffered until eof,
+   * then the whole body is returned (and becomes the chunk sent); before eof, undefined and the
+   * chunk is held back. The buffer has a bound: beyond RAW_BODY_LIMIT the request fails.
+   */
+  getRawBody(): Buffer | undefined {
+    const current = this.bodyChunk;
+    if (!current) throw new Error('kong.response.get_raw_body is only available in body_filter');
+    if (current.replaced !== undefined) return current.replaced;
+    if (current.eof && !this.bodyBuffer) return current.chunk;
+    if (current.chunk.length > 0) {
+      this.bodyBuffered += current.chunk.length;
+      if (this.bodyBuffered > RAW_BODY_LIMIT) throw new RawBodyTooLarge(`kong.response.get_raw_body: the response body exceeds ${RAW_BODY_LIMIT} bytes`);
+      (this.bodyBuffer ??= []).push(current.chunk);
+    }
+    if (current.eof) {
+      const whole = Buffer.concat(this.bodyBuffer ?? []);
+      this.bodyBuffer = undefined;
+      this.bodyBuffered = 0;
+      current.chunk = whole;
+      return whole;
+    }
+    current.chunk = Buffer.alloc(0);
+    return undefined;
+  }
+
+  /** kong.response.set_raw_body: this chunk becomes `body` and the body ends here. */
+  setRawBody(body: string | Buffer): void {
+    const current = this.bodyChunk;
+    if (!current) throw new Error('kong.response.set_raw_body is only available in body_filter');
+    current.replaced = typeof body === 'string' ? Buffer.from(body) : body;
   }
 }
 

@@ -1,5 +1,6 @@
 import { Pool, errors } from 'undici';
 import type { Service } from '../store/entities.ts';
+import { StreamedBody } from './upstream-request.ts';
 
 /** Why an upstream call failed, and the status Kong answers with for it. */
 export class UpstreamError extends Error {
@@ -20,7 +21,10 @@ export interface UpstreamRequest {
   method: string;
   path: string;
   headers: Record<string, string | string[]>;
-  body?: Buffer;
+  /** A buffered body, or the client's, streamed as it arrives. */
+  body?: Buffer | StreamedBody;
+  /** Aborts the request (the client went away): an AbortSignal or an EventEmitter with `aborted`. */
+  signal?: AbortSignal | (NodeJS.EventEmitter & { aborted: boolean });
 }
 
 export interface UpstreamResponse {
@@ -61,7 +65,8 @@ export class UpstreamPool {
         method: request.method as 'GET',
         path: request.path,
         headers: request.headers,
-        body: request.body,
+        body: request.body instanceof StreamedBody ? request.body.open() : request.body,
+        signal: request.signal,
       });
       return { status: response.statusCode, headers: response.headers, body: response.body as unknown as UpstreamResponse['body'] };
     } catch (error) {
@@ -95,8 +100,10 @@ export async function sendWithRetries(pool: UpstreamPool, request: UpstreamReque
     try {
       return await pool.send(request);
     } catch (error) {
-      const retryable = error instanceof UpstreamError && error.status !== 503 && (error.beforeSend || idempotent);
-      if (!retryable || attempt >= request.service.retries) throw error;
+      // A streamed body that has started flowing cannot be sent again.
+      const replayable = !(request.body instanceof StreamedBody && request.body.started);
+      const retryable = error instanceof UpstreamError && error.status !== 503 && replayable && (error.beforeSend || idempotent);
+      if (!retryable || attempt >= request.service.retries || request.signal?.aborted) throw error;
     }
   }
 }

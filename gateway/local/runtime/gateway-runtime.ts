@@ -3,7 +3,7 @@ import type { PluginEnvironment } from '../plugins/plugin.ts';
 import { PluginSet } from '../plugins/plugin-set.ts';
 import type { PluginRegistry } from '../plugins/registry.ts';
 import { Router } from '../proxy/router.ts';
-import type { Consumer, KeyAuthCredential } from '../store/entities.ts';
+import type { Consumer, KeyAuthCredential, Service } from '../store/entities.ts';
 import type { EntityStore, Snapshot } from '../store/entity-store.ts';
 import { ExpiringCounters } from './counters.ts';
 
@@ -20,6 +20,8 @@ interface Compiled {
 
 export class GatewayRuntime {
   private compiled!: Compiled;
+  /** What the store's pre-commit check built, installed once that snapshot is published. */
+  private prepared?: { snapshot: Snapshot; compiled: Compiled };
   readonly env: PluginEnvironment;
 
   constructor(
@@ -29,8 +31,12 @@ export class GatewayRuntime {
     readonly now: () => number,
     readonly log: Logger,
   ) {
-    this.compile(store.snapshot);
-    store.onChange((snapshot) => this.compile(snapshot));
+    this.install(store.snapshot);
+    // A write the runtime cannot compile (router, plugin set) is refused before it is stored.
+    store.beforeCommit((snapshot) => {
+      this.prepared = { snapshot, compiled: this.build(snapshot) };
+    });
+    store.onChange((snapshot) => this.install(snapshot));
     this.env = {
       now,
       counters: new ExpiringCounters(now),
@@ -58,24 +64,32 @@ export class GatewayRuntime {
     return this.store.snapshot;
   }
 
-  private compile(snapshot: Snapshot): void {
-    const services = snapshot.entities.services;
-    const plugins = new PluginSet(snapshot.list('plugins'), this.registry);
+  /** Makes `snapshot` the configuration the proxy runs: its compiled form, and the Lua plugins' configs. */
+  private install(snapshot: Snapshot): void {
+    const compiled = this.prepared?.snapshot === snapshot ? this.prepared.compiled : this.build(snapshot);
+    this.prepared = undefined;
     const ids = new Set<string>();
-    for (const [definition, config] of plugins.configs()) {
+    for (const [definition, config] of compiled.plugins.configs()) {
       if (this.registry.custom.includes(definition.name)) {
         this.lua.setConfig(definition.name, config);
         ids.add(config.__plugin_id);
       }
     }
     this.lua.retainConfigs(ids);
+    this.compiled = compiled;
+  }
+
+  /** What the proxy needs from `snapshot`, without side effects. */
+  private build(snapshot: Snapshot): Compiled {
+    const services = snapshot.entities.services as ReadonlyMap<string, Service>;
+    const plugins = new PluginSet(snapshot.list('plugins'), this.registry);
     const consumersById = new Map<string, Consumer>();
     const consumersByUsername = new Map<string, Consumer>();
     for (const consumer of snapshot.list('consumers')) {
       consumersById.set(consumer.id, consumer);
       if (consumer.username) consumersByUsername.set(consumer.username, consumer);
     }
-    this.compiled = {
+    return {
       router: new Router(
         snapshot.list('routes').sort((a, b) => a.created_at - b.created_at),
         new Map(services),

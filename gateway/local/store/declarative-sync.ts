@@ -2,6 +2,7 @@ import { isUuid, newId } from '../config/entity-schemas.ts';
 import type { Declared, DeclarativeConfig } from '../config/declarative.ts';
 import type { Consumer, EntityType, KeyAuthCredential, Plugin, Route, Service } from './entities.ts';
 import type { Draft } from './entity-store.ts';
+import { checkRoute, consumerFrom, credentialFrom, pluginFrom, routeFrom, serviceFrom } from './entity-rules.ts';
 
 export interface SyncSummary {
   created: number;
@@ -42,7 +43,7 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, nowSeco
     const id = existing?.id ?? (isUuid(requestedId) ? requestedId : newId());
     const entity = build({ id, created_at: existing?.created_at ?? nowSeconds });
     if (!existing) summary.created += 1;
-    else if (JSON.stringify(withoutTimes(existing)) !== JSON.stringify(withoutTimes(entity))) summary.updated += 1;
+    else if (canonical(withoutTimes(existing)) !== canonical(withoutTimes(entity))) summary.updated += 1;
     else (entity as { updated_at?: number }).updated_at = (existing as { updated_at?: number }).updated_at;
     draft.put(type as 'services', entity as unknown as Service);
     kept.add(`${type}:${id}`);
@@ -53,21 +54,7 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, nowSeco
   for (const declared of config.services) {
     const f = declared.fields;
     const existing = draft.list('services').find((s) => s.name === f.name);
-    const service = upsert<Service>('services', existing, declared, (base) => ({
-      ...base,
-      name: f.name as string,
-      protocol: f.protocol as Service['protocol'],
-      host: f.host as string,
-      port: f.port as number,
-      path: (f.path as string | null) ?? null,
-      retries: f.retries as number,
-      connect_timeout: f.connect_timeout as number,
-      write_timeout: f.write_timeout as number,
-      read_timeout: f.read_timeout as number,
-      enabled: f.enabled as boolean,
-      tags: f.tags as string[] | null,
-      updated_at: nowSeconds,
-    }));
+    const service = upsert<Service>('services', existing, declared, (base) => serviceFrom(f, { ...base, updated_at: nowSeconds }));
     if (service) serviceIds.set(service.name!, service.id).set(service.id, service.id);
   }
 
@@ -80,25 +67,12 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, nowSeco
       continue;
     }
     const existing = draft.list('routes').find((r) => r.name === f.name);
-    const route = upsert<Route>('routes', existing, declared, (base) => ({
-      ...base,
-      name: f.name as string,
-      service: serviceId ? { id: serviceId } : null,
-      protocols: f.protocols as string[],
-      methods: (f.methods as string[] | null) ?? null,
-      hosts: (f.hosts as string[] | null) ?? null,
-      paths: (f.paths as string[] | null) ?? null,
-      headers: (f.headers as Record<string, string[]> | null) ?? null,
-      strip_path: f.strip_path as boolean,
-      preserve_host: f.preserve_host as boolean,
-      regex_priority: f.regex_priority as number,
-      path_handling: f.path_handling as Route['path_handling'],
-      https_redirect_status_code: f.https_redirect_status_code as number,
-      request_buffering: f.request_buffering as boolean,
-      response_buffering: f.response_buffering as boolean,
-      tags: f.tags as string[] | null,
-      updated_at: nowSeconds,
-    }));
+    const route = upsert<Route>('routes', existing, declared, (base) => routeFrom(f, serviceId ? { id: serviceId } : null, { ...base, updated_at: nowSeconds }));
+    if (route) {
+      const errors: Record<string, string> = {};
+      checkRoute(route, errors);
+      for (const [field, message] of Object.entries(errors)) problems.push(`${declared.where}: ${field === '@entity' ? '' : `${field}: `}${message}`);
+    }
     if (route) routeIds.set(route.name!, route.id).set(route.id, route.id);
   }
 
@@ -108,13 +82,7 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, nowSeco
     const existing = draft
       .list('consumers')
       .find((c) => (f.username != null && c.username === f.username) || (f.username == null && f.custom_id != null && c.custom_id === f.custom_id));
-    const consumer = upsert<Consumer>('consumers', existing, declared, (base) => ({
-      ...base,
-      username: (f.username as string | null) ?? null,
-      custom_id: (f.custom_id as string | null) ?? null,
-      tags: f.tags as string[] | null,
-      updated_at: nowSeconds,
-    }));
+    const consumer = upsert<Consumer>('consumers', existing, declared, (base) => consumerFrom(f, { ...base, updated_at: nowSeconds }));
     if (consumer) {
       for (const key of [consumer.username, consumer.custom_id, consumer.id]) if (key) consumerIds.set(key, consumer.id);
     }
@@ -125,15 +93,9 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, nowSeco
     const consumerId = consumerIds.get(declared.refs.consumer!);
     if (!consumerId) continue;
     const existing = draft.list('keyauth_credentials').find((k) => k.key === f.key);
-    upsert<KeyAuthCredential>('keyauth_credentials', existing, declared, (base) => ({
-      id: base.id,
-      created_at: base.created_at,
-      consumer: { id: consumerId },
-      key: f.key as string,
-      tags: f.tags as string[] | null,
-      ttl: (f.ttl as number | null) ?? null,
-      expires_at: typeof f.ttl === 'number' && f.ttl > 0 ? (existing?.expires_at ?? (nowSeconds + f.ttl) * 1000) : null,
-    }));
+    upsert<KeyAuthCredential>('keyauth_credentials', existing, declared, (base) =>
+      credentialFrom(f, { id: consumerId }, base, nowSeconds * 1000, existing?.expires_at),
+    );
   }
 
   for (const declared of config.plugins) {
@@ -162,19 +124,7 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, nowSeco
           p.route?.id === route?.id &&
           p.consumer?.id === consumer?.id,
       );
-    upsert<Plugin>('plugins', existing, declared, (base) => ({
-      ...base,
-      name: f.name as string,
-      instance_name: (f.instance_name as string | null) ?? null,
-      config: f.config as Record<string, unknown>,
-      enabled: f.enabled as boolean,
-      protocols: f.protocols as string[],
-      service,
-      route,
-      consumer,
-      tags: f.tags as string[] | null,
-      updated_at: nowSeconds,
-    }));
+    upsert<Plugin>('plugins', existing, declared, (base) => pluginFrom(f, { service, route, consumer }, { ...base, updated_at: nowSeconds }));
   }
 
   if (problems.length > 0) throw new SyncError(problems.join('\n  - '));
@@ -206,6 +156,13 @@ export function removeOrphans(draft: Draft): void {
       draft.delete('plugins', plugin.id);
     }
   }
+}
+
+/** JSON with object keys sorted: rows stored by an older version list their fields in another order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
 }
 
 function withoutTimes(entity: object): object {

@@ -16,6 +16,11 @@ export interface Service {
   read_timeout: number;
   enabled: boolean;
   tags: string[] | null;
+  /** TLS towards the upstream: part of Kong's schema, always null here (refused when set). */
+  client_certificate: Reference | null;
+  tls_verify: boolean | null;
+  tls_verify_depth: number | null;
+  ca_certificates: string[] | null;
   created_at: number;
   updated_at: number;
 }
@@ -36,6 +41,10 @@ export interface Route {
   https_redirect_status_code: number;
   request_buffering: boolean;
   response_buffering: boolean;
+  /** SNI and stream matching: part of Kong's schema, always null here (refused when set). */
+  snis: string[] | null;
+  sources: Array<{ ip?: string; port?: number }> | null;
+  destinations: Array<{ ip?: string; port?: number }> | null;
   tags: string[] | null;
   created_at: number;
   updated_at: number;

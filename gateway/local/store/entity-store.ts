@@ -1,7 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import knex, { type Knex } from 'knex';
+import { sqliteConfig } from '../../../backend/src/db/sqlite.ts';
 import { ENTITY_TYPES, type EntityType, type EntityTypes } from './entities.ts';
+import { upgradeStored } from './entity-rules.ts';
 
 type AnyEntity = EntityTypes[EntityType];
 export type EntityMaps = { [T in EntityType]: ReadonlyMap<string, EntityTypes[T]> };
@@ -11,7 +13,7 @@ export class Snapshot {
   constructor(readonly entities: EntityMaps, readonly version: number) {}
 
   get<T extends EntityType>(type: T, id: string): EntityTypes[T] | undefined {
-    return this.entities[type].get(id);
+    return this.entities[type].get(id) as EntityTypes[T] | undefined;
   }
 
   list<T extends EntityType>(type: T): EntityTypes[T][] {
@@ -31,7 +33,7 @@ export class Draft {
   }
 
   get<T extends EntityType>(type: T, id: string): EntityTypes[T] | undefined {
-    return this.maps[type].get(id);
+    return this.maps[type].get(id) as EntityTypes[T] | undefined;
   }
 
   list<T extends EntityType>(type: T): EntityTypes[T][] {
@@ -58,6 +60,7 @@ export class EntityStore {
   private current: Snapshot;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<(snapshot: Snapshot) => void>();
+  private readonly checks = new Set<(snapshot: Snapshot) => void>();
 
   private constructor(private readonly db: Knex, initial: Snapshot) {
     this.current = initial;
@@ -65,18 +68,7 @@ export class EntityStore {
 
   static async open(file: string): Promise<EntityStore> {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    const db = knex({
-      client: 'sqlite3',
-      connection: { filename: file },
-      useNullAsDefault: true,
-      pool: {
-        min: 1,
-        max: 1,
-        afterCreate(connection: { exec(sql: string, done: (error: Error | null) => void): void }, done: (error: Error | null, connection: unknown) => void) {
-          connection.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;', (error) => done(error, connection));
-        },
-      },
-    });
+    const db = knex(sqliteConfig(file));
     if (!(await db.schema.hasTable('entities'))) {
       await db.schema.createTable('entities', (table) => {
         table.string('type', 32).notNullable();
@@ -87,7 +79,7 @@ export class EntityStore {
     }
     const maps = Object.fromEntries(ENTITY_TYPES.map((type) => [type, new Map()])) as { [T in EntityType]: Map<string, AnyEntity> };
     for (const row of await db<{ type: EntityType; id: string; body: string }>('entities').select()) {
-      maps[row.type]?.set(row.id, JSON.parse(row.body) as AnyEntity);
+      maps[row.type]?.set(row.id, upgradeStored(row.type, JSON.parse(row.body) as AnyEntity));
     }
     return new EntityStore(db, new Snapshot(maps as unknown as EntityMaps, 1));
   }
@@ -102,14 +94,27 @@ export class EntityStore {
   }
 
   /**
-   * Runs `change` on a draft of the current state; if it returns without throwing, persists what
-   * it changed atomically and publishes the result. Writes run one at a time.
+   * `check` sees every state a write would produce before it is persisted; if it throws, the
+   * write is refused and nothing is stored. Listeners (onChange) then never get a state that
+   * fails what the check builds from it (e.g. the router).
+   */
+  beforeCommit(check: (snapshot: Snapshot) => void): () => void {
+    this.checks.add(check);
+    return () => this.checks.delete(check);
+  }
+
+  /**
+   * Runs `change` on a draft of the current state; if it returns without throwing and every
+   * beforeCommit check accepts the result, persists what it changed atomically and publishes it.
+   * Writes run one at a time.
    */
   write<R>(change: (draft: Draft) => R): Promise<R> {
     const run = async () => {
       const draft = new Draft(this.current);
       const result = change(draft);
       if (draft.changed.size > 0) {
+        const next = new Snapshot(draft.maps as unknown as EntityMaps, this.current.version + 1);
+        for (const check of this.checks) check(next);
         await this.db.transaction(async (trx) => {
           for (const { type, id, entity } of draft.changed.values()) {
             if (entity) {
@@ -119,7 +124,7 @@ export class EntityStore {
             }
           }
         });
-        this.current = new Snapshot(draft.maps, this.current.version + 1);
+        this.current = next;
         for (const listener of this.listeners) listener(this.current);
       }
       return result;

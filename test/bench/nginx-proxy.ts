@@ -1,0 +1,86 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+/** Debian's nginx-light, where installed: a reverse proxy a user would pick for a plain proxy. */
+const NGINX = '/usr/sbin/nginx';
+
+export interface NginxProxy {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export function nginxAvailable(): boolean {
+  return spawnSync(NGINX, ['-v']).status === 0;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * nginx in front of the backend as the gateway's route is (/v1/ stripped): one process serving
+ * requests (master_process off, so it is also the one whose CPU is measured), HTTP/1.1 with a
+ * keepalive pool to the upstream, no access log. Temp paths in dir: nothing outside it is written.
+ */
+export async function startNginxProxy(dir: string, backendUrl: string): Promise<NginxProxy> {
+  const port = await freePort();
+  const upstream = new URL(backendUrl);
+  mkdirSync(dir, { recursive: true });
+  const conf = join(dir, 'nginx.conf');
+  writeFileSync(conf, `daemon off;
+master_process off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  upstream backend {
+    server ${upstream.hostname}:${upstream.port};
+    keepalive 64;
+  }
+  server {
+    listen 127.0.0.1:${port};
+    location /v1/ {
+      proxy_pass http://backend/;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+  }
+}
+`);
+  const child = spawn(NGINX, ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await fetch(`${url}/v1/pets?limit=1`);
+      break;
+    } catch {
+      if (child.exitCode !== null || attempt > 100) throw new Error(`nginx did not start: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  return {
+    url,
+    pid: child.pid!,
+    stop: async () => {
+      child.kill('SIGQUIT');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import anyTest, { type TestFn } from 'ava';
+import { request, type JsonResponse } from '../helpers/backend.ts';
+import { startTestGateway, writeConfig, type TestGateway } from '../helpers/gateway.ts';
+
+// README, "Known differences from Kong 3.9": each row asserted here as the difference it is, so
+// a row that stops being true fails its test and must leave the table.
+const test = anyTest as TestFn<{ gateway: TestGateway; dir: string; admin: (path: string, init?: RequestInit & { json?: unknown }) => Promise<JsonResponse> }>;
+
+test.before(async (t) => {
+  t.context.dir = mkdtempSync(join(tmpdir(), 'differences-'));
+  t.context.gateway = await startTestGateway({ configFile: writeConfig(t.context.dir, '_format_version: "3.0"\n'), dir: t.context.dir });
+  t.context.admin = (path, init = {}) => request(`${t.context.gateway.adminUrl}${path}`, init);
+});
+test.after.always(async (t) => {
+  await t.context.gateway?.dispose();
+  rmSync(t.context.dir, { recursive: true, force: true });
+});
+
+test('store: SQLite, while GET / reports database "postgres" (decK refuses "off")', async (t) => {
+  const root = await t.context.admin('/');
+  t.is(root.body.configuration.database, 'postgres');
+  t.true(existsSync(join(t.context.gateway.dir, 'gateway.sqlite')), 'the entities live in a SQLite file');
+});
+
+test('TLS: no TLS listener, and the TLS fields of services and routes are refused', async (t) => {
+  const { admin, gateway } = t.context;
+  t.regex(gateway.proxyUrl, /^http:\/\//);
+  for (const [field, value] of [['client_certificate', { id: '00000000-0000-4000-8000-000000000000' }], ['tls_verify', true], ['tls_verify_depth', 2], ['ca_certificates', ['00000000-0000-4000-8000-000000000000']]] as const) {
+    const refused = await admin('/services', { method: 'POST', json: { name: `tls-${field}`, url: 'https://127.0.0.1:9', [field]: value } });
+    t.is(refused.status, 400, field);
+    t.regex(refused.body.message, new RegExp(`${field}: not supported by the local gateway`), field);
+  }
+  const sni = await admin('/routes', { method: 'POST', json: { name: 'sni', snis: ['a.example'], protocols: ['https'] } });
+  t.is(sni.status, 400);
+  t.regex(sni.body.message, /snis: not supported/);
+});
+
+// Kong answers /schemas/:name for every entity it has (kong/api/routes/kong.lua, 3.9.3).
+test('entities it does not run: lists empty, writes 400 naming the type, schemas 404 (Kong: 200)', async (t) => {
+  const { admin } = t.context;
+  for (const type of ['certificates', 'ca_certificates', 'snis', 'upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'acls', 'oauth2']) {
+    t.deepEqual((await admin(`/${type}`)).body.data, [], type);
+    const write = await admin(`/${type}`, { method: 'POST', json: {} });
+    t.is(write.status, 400, type);
+    t.regex(write.body.message, new RegExp(`${type}: not supported by the local gateway`));
+  }
+  for (const schema of ['upstreams', 'targets', 'certificates', 'vaults']) t.is((await admin(`/schemas/${schema}`)).status, 404, schema);
+});
+
+test('bundled plugins: the six it implements run; the others are refused by name', async (t) => {
+  const { admin } = t.context;
+  for (const name of ['key-auth', 'rate-limiting', 'request-termination', 'response-transformer', 'correlation-id', 'request-size-limiting']) {
+    t.is((await admin(`/schemas/plugins/${name}`)).status, 200, name);
+  }
+  const cors = await admin('/plugins', { method: 'POST', json: { name: 'cors' } });
+  t.is(cors.status, 400);
+  t.regex(cors.body.message, /plugin 'cors' is bundled with Kong 3.9 but not implemented by the local gateway/);
+  const redis = await admin('/plugins', { method: 'POST', json: { name: 'rate-limiting', config: { minute: 1, policy: 'redis', redis: { host: 'redis' } } } });
+  t.is(redis.status, 400);
+  t.regex(redis.body.message, /policy/);
+  const inBody = await admin('/plugins', { method: 'POST', json: { name: 'key-auth', config: { key_in_body: true } } });
+  t.is(inBody.status, 400);
+  t.regex(inBody.body.message, /key_in_body/);
+});
+
+// kong/db/schema/entities/routes.lua (3.9.3) validate_route: with router_flavor
+// traditional_compatible a route's paths are checked as the ATC expression they become
+// (resty.router's router.validate, Rust's regex crate), which has no lookaround or backreferences.
+test('regex paths: JavaScript regexes; lookaround and backreferences refused, as Kong’s router refuses them', async (t) => {
+  const { admin } = t.context;
+  await admin('/services/regex', { method: 'PUT', json: { url: 'http://127.0.0.1:9' } });
+  for (const path of ['~/a(?=b)', '~/a(?!b)', '~/(?<=a)b', '~/(a)\\1']) {
+    const refused = await admin('/services/regex/routes', { method: 'POST', json: { paths: [path] } });
+    t.is(refused.status, 400, path);
+    t.regex(JSON.stringify(refused.body.fields), /lookaround and backreferences/, path);
+  }
+  const named = await admin('/services/regex/routes', { method: 'POST', json: { paths: ['~/pets/(?<id>\\d+)$'] } });
+  t.is(named.status, 201);
+});
+
+// kong/router/transform.lua (3.9.3): a route header value starting with "~*" becomes a regex
+// match (OP_REGEX); the local router compares header values literally, so it refuses them.
+test('route header values as regexes (~*) are refused; Kong matches them as regexes', async (t) => {
+  const { admin } = t.context;
+  await admin('/services/headers', { method: 'PUT', json: { url: 'http://127.0.0.1:9' } });
+  const refused = await admin('/services/headers/routes', { method: 'POST', json: { headers: { 'x-version': ['v1', '~*^v2'] } } });
+  t.is(refused.status, 400);
+  t.deepEqual(refused.body.fields, { headers: { 'x-version': { 2: "regex header values ('~*…') are not supported by the local gateway" } } });
+  const literal = await admin('/services/headers/routes', { method: 'POST', json: { headers: { 'x-version': ['v1'] } } });
+  t.is(literal.status, 201);
+});
