@@ -26,8 +26,9 @@ export default tseslint.config(
       // gateway echoes back in Kong's messages on purpose (8 sites; checkUnknown: false does not
       // quiet it in typescript-eslint 8.73).
       '@typescript-eslint/no-base-to-string': 'off',
-      // The Lua host's closures capture a binding that is assigned once, after they are made.
-      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+      // The Lua host's closures capture a binding that is assigned once, after they are made;
+      // `let [first, ...rest]` where only `first` is assigned again stays one declaration.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true, destructuring: 'all' }],
       // .editorconfig's rules, for TypeScript.
       'eol-last': 'error',
       'no-trailing-spaces': 'error',
@@ -45,23 +46,50 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/no-explicit-any': 'off',
+      // Fake clocks and transports implement async interfaces without awaiting anything.
+      '@typescript-eslint/require-await': 'off',
     },
   },
   {
-    // Lines over 140 columns that other branches were rewriting when this rule came in (their
-    // versions differ): wrap them after the merge and drop this block.
+    // Lines over 140 columns in files other branches were still editing when this rule came in
+    // (30 lines): wrap them once those branches are merged, then drop this block.
     files: [
+      'backend/src/http/contract-routes.ts',
+      'gateway/client/client.ts',
+      'gateway/client/pagination.ts',
+      'gateway/client/retrying-fetch.ts',
       'gateway/local/admin/admin-app.ts',
+      'gateway/local/admin/node-routes.ts',
       'gateway/local/admin/operations.ts',
+      'gateway/local/admin/schemas.ts',
       'gateway/local/config/declarative.ts',
-      'gateway/local/lua/lua-phase-call.ts',
+      'gateway/local/lua/vm/wasmoon-vm.ts',
       'gateway/local/plugins/plugin-set.ts',
-      'gateway/local/proxy/proxy-handler.ts',
+      'gateway/local/plugins/registry.ts',
+      'gateway/local/proxy/client-errors.ts',
+      'gateway/local/proxy/lifecycle.ts',
+      'gateway/local/proxy/request-context.ts',
+      'gateway/local/proxy/upstream-request.ts',
       'gateway/local/store/declarative-sync.ts',
-      'gateway/local/store/entity-store.ts',
+      'gateway/local/store/entity-rules.ts',
+      'test/bench/cpu-profile.ts',
       'test/bench/gateway-bench.ts',
+      'test/bench/lua-bench.ts',
+      'test/client/retry-policy.test.ts',
+      'test/gateway/entity-shapes.test.ts',
+      'test/gateway/known-differences.test.ts',
+      'test/gateway/units/router.test.ts',
     ],
     rules: { 'max-len': 'off' },
   },
-  { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
+  { files: ['**/*.js', '**/*.cjs'], ...tseslint.configs.disableTypeChecked },
+  {
+    // The LuaJIT addon's loader and build script: CommonJS, as node-gyp's tooling expects.
+    files: ['**/*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

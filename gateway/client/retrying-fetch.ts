@@ -16,10 +16,10 @@ const RETRIED_STATUSES = new Set([502, 503, 504]);
 
 export const abortableSleep: Sleep = (ms, signal) =>
   new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
+    if (signal?.aborted) return reject(signal.reason as Error);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(signal!.reason);
+      reject(signal!.reason as Error);
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);

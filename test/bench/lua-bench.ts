@@ -48,7 +48,7 @@ export async function benchLuaPhases(options: { seconds: number; vm: LuaVmKind }
     });
     if (plugin) {
       host.planFinalCall(ctx, PLUGIN, 'body_filter');
-      definition.access!(ctx, config, env);
+      void definition.access!(ctx, config, env);
     }
     ctx.authenticate(consumer, credential);
     ctx.markProxied();
@@ -58,9 +58,9 @@ export async function benchLuaPhases(options: { seconds: number; vm: LuaVmKind }
       ['RateLimit-Limit', '1000000000'], ['RateLimit-Remaining', '999999999'], ['RateLimit-Reset', '31'],
     ] as const) ctx.setResponseHeader(name, value);
     if (!plugin) return;
-    definition.header_filter!(ctx, config, env);
+    void definition.header_filter!(ctx, config, env);
     ctx.beginBodyChunk(body, true);
-    definition.body_filter!(ctx, config, env, body);
+    void definition.body_filter!(ctx, config, env, body);
     ctx.endBodyChunk();
   };
 

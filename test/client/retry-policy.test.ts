@@ -141,7 +141,7 @@ test('an AbortSignal stops the call during a backoff wait', async (t) => {
     apiKey: 'ask_test',
     sleep: (_ms, signal) =>
       new Promise((_resolve, reject) => {
-        signal!.addEventListener('abort', () => reject(signal!.reason));
+        signal!.addEventListener('abort', () => reject(signal!.reason as Error));
         controller.abort(new Error('caller gave up'));
       }),
   });

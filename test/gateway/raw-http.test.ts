@@ -1,4 +1,4 @@
-import anyTest, { type TestFn } from 'ava';
+import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { startStack, type TestStack } from '../helpers/stack.ts';
 import { RawConnection, rawRequest, type RawResponse } from '../helpers/raw-http.ts';
 
@@ -21,7 +21,7 @@ test.after.always(async (t) => {
 const url = (t: { context: { stack: TestStack } }) => t.context.stack.gateway.proxyUrl;
 
 /** Kong's JSON error template (kong/tools/http.lua get_error_template). */
-function assertKongTemplate(t: { is: Function; regex: Function; deepEqual: Function }, response: RawResponse, status: number, message: string) {
+function assertKongTemplate(t: Pick<ExecutionContext, 'is' | 'regex' | 'deepEqual'>, response: RawResponse, status: number, message: string) {
   t.is(response.status, status);
   t.is(response.headers['content-type'], 'application/json; charset=utf-8');
   const body = JSON.parse(response.body) as { message: string; request_id: string };
@@ -32,7 +32,7 @@ function assertKongTemplate(t: { is: Function; regex: Function; deepEqual: Funct
 }
 
 /** The edge plugin's Error shape with the rate-limit headers: Kong's plugins ran. */
-function assertErrorShape(t: { is: Function; truthy: Function; deepEqual: Function }, response: RawResponse, status: number, code: string) {
+function assertErrorShape(t: Pick<ExecutionContext, 'is' | 'truthy' | 'deepEqual'>, response: RawResponse, status: number, code: string) {
   t.is(response.status, status);
   const body = JSON.parse(response.body) as { code: string; status: number };
   t.is(body.code, code);

@@ -78,8 +78,8 @@ export function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv
     const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout!.on('data', (chunk) => (stdout += chunk));
-    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });

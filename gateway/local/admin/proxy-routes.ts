@@ -54,10 +54,10 @@ export function mountProxyRoutes(router: Router, operations: AdminOperations): v
     ctx.status = 204;
   });
   for (const prefix of ['', '/services/:service'] as const) {
-    const scope = (ctx: Koa.Context) => (prefix ? { service: ctx.params.service! } : {});
+    const scope = (ctx: Koa.Context) => (prefix ? { service: (ctx.params as Record<string, string>).service! } : {});
     const parent = (ctx: Koa.Context) => {
       if (!prefix) return undefined;
-      const service = findNamed(operations.snapshot, 'services', ctx.params.service!);
+      const service = findNamed(operations.snapshot, 'services', (ctx.params as Record<string, string>).service!);
       if (!service) throw new NotFound();
       return service;
     };
@@ -91,9 +91,9 @@ export function mountProxyRoutes(router: Router, operations: AdminOperations): v
   // plugins nested under services and routes
   for (const kind of ['service', 'route'] as const) {
     const base = `/${kind}s/:${kind}/plugins`;
-    const scope = (ctx: Koa.Context): PluginScope => ({ [kind]: ctx.params[kind]! });
+    const scope = (ctx: Koa.Context): PluginScope => ({ [kind]: (ctx.params as Record<string, string>)[kind]! });
     const owner = (ctx: Koa.Context) => {
-      const entity = findNamed(operations.snapshot, kind === 'service' ? 'services' : 'routes', ctx.params[kind]!);
+      const entity = findNamed(operations.snapshot, kind === 'service' ? 'services' : 'routes', (ctx.params as Record<string, string>)[kind]!);
       if (!entity) throw new NotFound();
       return entity;
     };

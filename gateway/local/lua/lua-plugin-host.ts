@@ -1,7 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FieldSchema } from '../config/field-schema.ts';
 import { KONG_VERSION } from '../kong/version.ts';
 import type { Phase, PluginConfig, PluginDefinition, PluginEnvironment } from '../plugins/plugin.ts';
 import type { RequestContext } from '../proxy/request-context.ts';
@@ -125,7 +124,7 @@ export class LuaPluginHost {
       noConsumer,
       noRoute,
       noService,
-      configFields: config as FieldSchema['fields'],
+      configFields: config,
     };
     for (const phase of ['rewrite', 'access', 'header_filter', 'log'] as const) {
       if (phases.has(phase)) {
@@ -146,7 +145,7 @@ export class LuaPluginHost {
       handle = this.nextConfigHandle++;
       this.configHandles.set(__plugin_id, handle);
     }
-    this.setConfigFn(handle, name, JSON.stringify(rest, (_key, value) => (value === null ? undefined : value)));
+    this.setConfigFn(handle, name, JSON.stringify(rest, (_key, value: unknown) => (value === null ? undefined : value)));
   }
 
   /** Forgets configs no longer in the running configuration. */

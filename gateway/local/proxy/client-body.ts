@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
 import type { RequestBody } from './request-context.ts';
 import { StreamedBody } from './upstream-request.ts';
 
@@ -119,7 +118,7 @@ export class ClientBody implements RequestBody {
   forUpstream(): Buffer | StreamedBody | undefined {
     if (this.buffered) return this.buffered;
     if (!this.present) return undefined;
-    this.streamed ??= new StreamedBody(this.req as Readable, () => this.sendContinue(), () => this.failure);
+    this.streamed ??= new StreamedBody(this.req, () => this.sendContinue(), () => this.failure);
     return this.streamed;
   }
 }

@@ -52,7 +52,7 @@ export class PhaseRunner {
   headerFilter(steps: readonly Step[], ctx: RequestContext): ExitResponse | undefined {
     for (const [definition, config] of steps) {
       try {
-        definition.header_filter!(ctx, config, this.env);
+        void definition.header_filter!(ctx, config, this.env);
       } catch (error) {
         if (error instanceof ExitSignal) return error.response;
         throw new FilterAbort(definition.name, 'header_filter', error);

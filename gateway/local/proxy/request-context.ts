@@ -26,7 +26,7 @@ export interface RequestBody {
   read(limit: number): Promise<{ body: Buffer; exceeded: boolean }>;
 }
 
-const NO_BODY: RequestBody = { declaredLength: undefined, chunked: false, read: async () => ({ body: Buffer.alloc(0), exceeded: false }) };
+const NO_BODY: RequestBody = { declaredLength: undefined, chunked: false, read: () => Promise.resolve({ body: Buffer.alloc(0), exceeded: false }) };
 
 export interface RequestContextOptions {
   id: string;

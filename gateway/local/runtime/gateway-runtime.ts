@@ -3,7 +3,7 @@ import type { PluginEnvironment } from '../plugins/plugin.ts';
 import { PluginSet } from '../plugins/plugin-set.ts';
 import type { PluginRegistry } from '../plugins/registry.ts';
 import { Router } from '../proxy/router.ts';
-import type { Consumer, KeyAuthCredential, Service } from '../store/entities.ts';
+import type { Consumer, KeyAuthCredential } from '../store/entities.ts';
 import type { EntityStore, Snapshot } from '../store/entity-store.ts';
 import { ExpiringCounters } from './counters.ts';
 
@@ -81,7 +81,7 @@ export class GatewayRuntime {
 
   /** What the proxy needs from `snapshot`, without side effects. */
   private build(snapshot: Snapshot): Compiled {
-    const services = snapshot.entities.services as ReadonlyMap<string, Service>;
+    const services = snapshot.entities.services;
     const plugins = new PluginSet(snapshot.list('plugins'), this.registry);
     const consumersById = new Map<string, Consumer>();
     const consumersByUsername = new Map<string, Consumer>();

@@ -70,7 +70,7 @@ export function routeFrom(f: Fields, service: Reference | null, identity: Identi
  * be able to compile: problems are added to `errors`, naming the field.
  */
 export function checkRoute(route: Route, errors: FieldErrors): void {
-  const set = (v: unknown) => v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0) && !(typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0);
+  const set = (v: unknown) => v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0) && !(typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0);
   if (![route.methods, route.hosts, route.headers, route.paths, route.snis].some(set)) {
     errors['@entity'] = `must set one of 'methods', 'hosts', 'headers', 'paths' when 'protocols' is '${route.protocols.join("', '")}'`;
   }

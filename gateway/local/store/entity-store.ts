@@ -13,7 +13,7 @@ export class Snapshot {
   constructor(readonly entities: EntityMaps, readonly version: number) {}
 
   get<T extends EntityType>(type: T, id: string): EntityTypes[T] | undefined {
-    return this.entities[type].get(id) as EntityTypes[T] | undefined;
+    return this.entities[type].get(id);
   }
 
   list<T extends EntityType>(type: T): EntityTypes[T][] {
@@ -33,7 +33,7 @@ export class Draft {
   }
 
   get<T extends EntityType>(type: T, id: string): EntityTypes[T] | undefined {
-    return this.maps[type].get(id) as EntityTypes[T] | undefined;
+    return this.maps[type].get(id);
   }
 
   list<T extends EntityType>(type: T): EntityTypes[T][] {
@@ -113,7 +113,7 @@ export class EntityStore {
       const draft = new Draft(this.current);
       const result = change(draft);
       if (draft.changed.size > 0) {
-        const next = new Snapshot(draft.maps as unknown as EntityMaps, this.current.version + 1);
+        const next = new Snapshot(draft.maps, this.current.version + 1);
         for (const check of this.checks) check(next);
         await this.db.transaction(async (trx) => {
           for (const { type, id, entity } of draft.changed.values()) {

@@ -58,7 +58,7 @@ export class LuaJitVm implements LuaVm {
   function(name: string): LuaCall {
     const handle = this.addon.ref(this.vm, name);
     // Bound rather than wrapped: no rest-arguments array per call.
-    return this.addon.call.bind(undefined, this.vm, handle) as LuaCall;
+    return this.addon.call.bind(undefined, this.vm, handle);
   }
 
   close(): void {
