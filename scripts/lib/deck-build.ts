@@ -20,7 +20,7 @@ export class DeckBuildError extends Error {}
 function run(command: string, args: string[], cwd: string, log: (line: string) => void): SpawnSyncReturns<string> {
   const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, GOFLAGS: `${process.env.GOFLAGS ?? ''} -mod=mod -buildvcs=false`.trim(), GOWORK: 'off' } });
   if (result.error && (result.error as NodeJS.ErrnoException).code === 'ENOENT') {
-    throw new DeckBuildError(`building decK ${DECK_VERSION} needs Go (its go.mod asks for 1.26.4; any Go from 1.21 fetches that toolchain itself): install it from https://go.dev/dl/ and run again`);
+    throw new DeckBuildError(`building decK ${DECK_VERSION} needs Go (its go.mod asks for 1.26.4; any Go from 1.21 fetches that toolchain itself): install Go, put it on PATH and run again`);
   }
   if (result.status !== 0) {
     throw new DeckBuildError(`\`${command} ${args.join(' ')}\` failed (exit ${result.status}):\n${(result.stderr || result.stdout).trim()}`);

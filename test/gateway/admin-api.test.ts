@@ -190,3 +190,16 @@ test('the Admin API refuses a non-loopback address unless forced', async (t) => 
   const error = await t.throwsAsync(() => startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir, adminHost: '0.0.0.0' }));
   t.regex(error.message, /refusing to bind the Admin API to 0.0.0.0/);
 });
+
+test('a UUID in the URL is looked up by id only, never by username or name (kong/api/endpoints.lua)', async (t) => {
+  const { f } = t.context;
+  const uuidName = '0b5c3c1e-7f3a-4a7e-9d55-2f1d3c4b5a69';
+  const created = await f.admin('/consumers', { method: 'POST', json: { username: uuidName } });
+  t.is(created.status, 201);
+  t.is((await f.admin(`/consumers/${uuidName}`)).status, 404, 'Kong selects { id = <uuid> }, which no consumer has');
+  t.is((await f.admin(`/consumers/${created.body.id}`)).body.username, uuidName);
+  const service = await f.admin('/services', { method: 'POST', json: { name: uuidName, url: 'http://127.0.0.1:9' } });
+  t.is(service.status, 201);
+  t.is((await f.admin(`/services/${uuidName}`)).status, 404);
+  t.is((await f.admin(`/services/${service.body.id}`)).body.name, uuidName);
+});

@@ -11,7 +11,7 @@ import {
 import type { PluginRegistry } from '../plugins/registry.ts';
 import { parseServiceUrl } from '../config/declarative.ts';
 import { removeOrphans } from '../store/declarative-sync.ts';
-import type { Consumer, KeyAuthCredential, Plugin, Route, Service } from '../store/entities.ts';
+import type { Consumer, EntityType, EntityTypes, KeyAuthCredential, Plugin, Route, Service } from '../store/entities.ts';
 import { checkRoute, consumerFrom, credentialFrom, pluginFrom, routeFrom, serviceFrom } from '../store/entity-rules.ts';
 import type { Draft, EntityStore, Snapshot } from '../store/entity-store.ts';
 
@@ -31,25 +31,28 @@ function fail(errors: FieldErrors): void {
   if (Object.keys(errors).length > 0) throw new KongValidationError(schemaViolation(errors));
 }
 
+/**
+ * Kong's rule for `/{entities}/{id or endpoint key}`: a UUID is looked up by id only, anything else
+ * by the endpoint key (kong/api/endpoints.lua, select_entity's `not uuid.is_valid_uuid(key.id)`).
+ */
+function byEndpointKey<T extends EntityType>(view: Snapshot | Draft, type: T, idOrKey: string, endpointKey: (entity: EntityTypes[T]) => unknown): EntityTypes[T] | undefined {
+  return isUuid(idOrKey) ? view.get(type, idOrKey) : view.list(type).find((e) => endpointKey(e) === idOrKey);
+}
+
 /** Consumers are addressed by id or username (endpoint_key). */
 export function findConsumer(view: Snapshot | Draft, idOrUsername: string): Consumer | undefined {
-  if (isUuid(idOrUsername)) {
-    const byId = view.get('consumers', idOrUsername);
-    if (byId) return byId;
-  }
-  return view.list('consumers').find((c) => c.username === idOrUsername);
+  return byEndpointKey(view, 'consumers', idOrUsername, (c) => c.username);
 }
 
 /** Services and routes are addressed by id or name (endpoint_key). */
 export function findNamed<T extends 'services' | 'routes'>(view: Snapshot | Draft, type: T, idOrName: string): (T extends 'services' ? Service : Route) | undefined {
-  const list = view.list(type) as Array<Service | Route>;
-  const found = (isUuid(idOrName) ? list.find((e) => e.id === idOrName) : undefined) ?? list.find((e) => e.name === idOrName);
+  const found = byEndpointKey(view, type as 'services' | 'routes', idOrName, (e) => e.name);
   return found as (T extends 'services' ? Service : Route) | undefined;
 }
 
 /** Plugins are addressed by id or instance_name (endpoint_key, kong/db/schema/entities/plugins.lua). */
 export function findPlugin(view: Snapshot | Draft, idOrInstanceName: string): Plugin | undefined {
-  return (isUuid(idOrInstanceName) ? view.get('plugins', idOrInstanceName) : undefined) ?? view.list('plugins').find((p) => p.instance_name === idOrInstanceName);
+  return byEndpointKey(view, 'plugins', idOrInstanceName, (p) => p.instance_name);
 }
 
 /** Kong's foreign key violation (kong/db/errors.lua, code 4): 400. */
@@ -64,7 +67,7 @@ function foreignKeyViolation(referencing: string, referenced: string): KongValid
 
 /** Credentials are addressed by id or key (endpoint_key). */
 function findCredential(view: Snapshot | Draft, consumerId: string | undefined, idOrKey: string): KeyAuthCredential | undefined {
-  const found = (isUuid(idOrKey) ? view.get('keyauth_credentials', idOrKey) : undefined) ?? view.list('keyauth_credentials').find((k) => k.key === idOrKey);
+  const found = byEndpointKey(view, 'keyauth_credentials', idOrKey, (k) => k.key);
   return found && (!consumerId || found.consumer.id === consumerId) ? found : undefined;
 }
 
