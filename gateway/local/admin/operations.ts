@@ -46,7 +46,7 @@ export function findConsumer(view: Snapshot | Draft, idOrUsername: string): Cons
 
 /** Services and routes are addressed by id or name (endpoint_key). */
 export function findNamed<T extends 'services' | 'routes'>(view: Snapshot | Draft, type: T, idOrName: string): (T extends 'services' ? Service : Route) | undefined {
-  const found = byEndpointKey(view, type as 'services' | 'routes', idOrName, (e) => e.name);
+  const found = byEndpointKey(view, type, idOrName, (e) => e.name);
   return found as (T extends 'services' ? Service : Route) | undefined;
 }
 
