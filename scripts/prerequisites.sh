@@ -15,21 +15,21 @@ fi
 
 failed=0
 packages=()
+messages=()
 have() { command -v "$1" >/dev/null 2>&1; }
-# need <Debian packages> <what it is, for whom> <check...>: one line when the check fails;
-# with --debian-packages the missing packages are listed instead (.ci/run installs them).
+# need <Debian packages> <what it is, for whom> <check...>: notes the packages and one line when
+# the check fails; with --debian-packages the missing packages are listed instead.
 need() {
   local debian=$1 what=$2
   shift 2
   "$@" >/dev/null 2>&1 && return 0
-  failed=1
   packages+=($debian)
-  [[ -n $list_packages ]] || echo "missing $what: apt-get install $debian" >&2
+  messages+=("missing $what: apt-get install $debian")
 }
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 if ((node_major < 20)); then
-  echo "missing Node 20, 22 or 24 (found $(node --version)): install Node 24 LTS from https://nodejs.org or NodeSource's Debian packages" >&2
+  echo "missing Node 20, 22 or 24 (found $(node --version)): install Node 24 LTS" >&2
   exit 1
 fi
 
@@ -49,13 +49,29 @@ if [[ $purpose == test ]]; then
   go_needed=1.21
   go_found=$(go env GOVERSION 2>/dev/null | sed 's/^go//' || true)
   if [[ -z $go_found ]] || [[ $(printf '%s\n' "$go_needed" "$go_found" | sort -V | head -1) != "$go_needed" ]]; then
-    failed=1
-    [[ -n $list_packages ]] || echo "missing Go >= $go_needed${go_found:+ (found $go_found)}, to build decK: install Go and put it on PATH" >&2
+    go_missing="missing Go >= $go_needed${go_found:+ (found $go_found)}, to build decK: install Go and put it on PATH"
   fi
 fi
 if [[ -n $list_packages ]]; then
   echo "${packages[*]}"
   exit 0
+fi
+if ((${#packages[@]})); then
+  if [[ $EUID -eq 0 ]] && have apt-get && [[ ${ANIMAL_STORE_APT_INSTALL:-yes} != no ]]; then
+    # Root on Debian (our machines, CI): install them rather than stop. A non-root user gets the
+    # lines below and decides; ANIMAL_STORE_APT_INSTALL=no asks for the lines as root too.
+    echo "[setup] apt-get install ${packages[*]} (once; what this command needs beyond Node)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq "${packages[@]}" >/dev/null
+  else
+    printf '%s\n' "${messages[@]}" >&2
+    failed=1
+  fi
+fi
+if [[ -n ${go_missing:-} ]]; then
+  echo "$go_missing" >&2
+  failed=1
 fi
 ((failed == 0)) || exit 1
 

@@ -1,17 +1,18 @@
 // scripts/prerequisites.sh runs before `npm start` and `npm test`: on a machine that lacks a
 // prerequisite it prints one line per missing piece, naming the Debian package, and exits 1.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { REPO_ROOT } from '../helpers/process.ts';
 
 /** Runs the script with a PATH holding only Node and the shell tools it uses: none of the prerequisites. */
-function runBare(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function runBare(args: string[], fakeAptGet?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   const bin = mkdtempSync(join(tmpdir(), 'bare-path-'));
   for (const tool of ['bash', 'sed', 'sort', 'head', 'cut', 'cat', 'ls', 'dirname', 'sha256sum']) symlinkSync(`/usr/bin/${tool}`, join(bin, tool));
   symlinkSync(process.execPath, join(bin, 'node'));
+  if (fakeAptGet) writeFileSync(join(bin, 'apt-get'), fakeAptGet, { mode: 0o755 });
   return new Promise((resolve) => {
     execFile('bash', ['scripts/prerequisites.sh', ...args], { cwd: REPO_ROOT, env: { PATH: bin } }, (error, stdout, stderr) => {
       rmSync(bin, { recursive: true, force: true });
@@ -26,7 +27,7 @@ const BUILD = [
   "missing the LuaJIT library (the gateway's LuaJIT addon): apt-get install pkg-config libluajit2-5.1-dev",
 ];
 
-test('npm start: one line per missing build prerequisite, naming the package; exit 1 before installing anything', async (t) => {
+test('npm start without apt-get: one line per missing build prerequisite, naming the package; exit 1', async (t) => {
   const { code, stdout, stderr } = await runBare(['start']);
   t.is(code, 1);
   t.is(stdout, '');
@@ -53,6 +54,21 @@ test('--debian-packages lists what .ci/run installs with apt-get', async (t) => 
     stdout.trim().split(' ').filter((p) => p !== 'postgresql'),
     ['build-essential', 'python3', 'pkg-config', 'libluajit2-5.1-dev', 'luajit2', 'lua-check', 'python3-venv'],
   );
+});
+
+test('as root with apt-get (our machines, CI), the missing Debian packages are installed instead', async (t) => {
+  const calls = join(mkdtempSync(join(tmpdir(), 'apt-calls-')), 'calls');
+  // An apt-get that records its arguments and refuses to install: the script must stop there.
+  const fake = `#!/bin/bash\necho "$*" >> ${calls}\n[[ $1 == update ]] && exit 0\necho 'E: no such package here' >&2\nexit 100\n`;
+  const { code, stderr } = await runBare(['start'], fake);
+  if (process.getuid?.() === 0) {
+    t.is(code, 100, 'a failed apt-get stops the command with its exit code');
+    t.regex(stderr, /^\[setup\] apt-get install build-essential python3 pkg-config libluajit2-5.1-dev \(once;/m);
+    t.deepEqual(readFileSync(calls, 'utf8').trimEnd().split('\n'), ['update -qq', 'install -y -qq build-essential python3 pkg-config libluajit2-5.1-dev']);
+  } else {
+    t.is(code, 1, 'not root: the lines, and nothing installed');
+    t.deepEqual(stderr.trimEnd().split('\n'), BUILD);
+  }
 });
 
 test('a wrong argument is a usage error', async (t) => {
