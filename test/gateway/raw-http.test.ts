@@ -167,6 +167,9 @@ test('a Content-Length over 64 KiB: 413 in the Error shape before any of the bod
   const response = await connection.response();
   t.is(response.status, 413);
   t.is(JSON.parse(response.body).code, 'payload_too_large');
+  // request-size-limiting (PRIORITY 951) exits before rate-limiting (910) counts the request
+  // (kong/plugins/request-size-limiting/handler.lua, kong/plugins/rate-limiting/handler.lua).
+  t.is(response.headers['x-ratelimit-limit'], undefined);
 });
 
 test('a chunked body: 413 as soon as it passes 64 KiB, while the client is still sending', async (t) => {
