@@ -43,12 +43,19 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
     baseUrl,
     fetch: retryingFetch(
       { ...DEFAULT_RETRY, ...options.retry },
-      { fetch: options.fetch ?? ((request) => fetch(request)), now, sleep: options.sleep ?? abortableSleep, random: options.random ?? Math.random },
+      {
+        fetch: options.fetch ?? ((request) => fetch(request)),
+        now,
+        sleep: options.sleep ?? abortableSleep,
+        random: options.random ?? Math.random,
+      },
     ),
   });
   client.use(bearerAuth(options.apiKey), idempotencyKeys(options.newIdempotencyKey), errorsAsExceptions(now));
   return Object.assign(client, {
-    pages: <P extends ListPath>(path: P, query?: ListQuery<P>, init?: { signal?: AbortSignal }) => pages(client, baseUrl, path, query, init),
-    items: <P extends ListPath>(path: P, query?: ListQuery<P>, init?: { signal?: AbortSignal }) => items(client, baseUrl, path, query, init),
+    pages: <P extends ListPath>(path: P, query?: ListQuery<P>, init?: { signal?: AbortSignal }) =>
+      pages(client, baseUrl, path, query, init),
+    items: <P extends ListPath>(path: P, query?: ListQuery<P>, init?: { signal?: AbortSignal }) =>
+      items(client, baseUrl, path, query, init),
   });
 }

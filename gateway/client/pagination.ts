@@ -29,7 +29,10 @@ export async function* pages<P extends ListPath>(
   const expectedPath = new URL(`${baseUrl.replace(/\/+$/, '')}${path}`).pathname;
   let params: Record<string, string | number> = { ...query };
   for (;;) {
-    const get = client.GET as (path: ListPath, init: { params: { query: typeof params }; signal?: AbortSignal }) => Promise<{ data?: unknown; response: Response }>;
+    const get = client.GET as (
+      path: ListPath,
+      init: { params: { query: typeof params }; signal?: AbortSignal },
+    ) => Promise<{ data?: unknown; response: Response }>;
     const { data, response } = await get(path, { params: { query: params }, signal: options.signal });
     yield data as Array<ListItem<P>>;
     const next = nextPageUrl(response);

@@ -45,7 +45,13 @@ async function errorCode(response: Response): Promise<string | undefined> {
  * How long to wait before the next attempt, or undefined for "this is the answer". 429s and 409
  * `idempotency_key_in_progress` carry Retry-After; 502/503/504 and lost connections back off.
  */
-async function retryDelay(request: Request, outcome: Response | Error, retry: number, policy: RetryPolicy, random: () => number): Promise<number | undefined> {
+async function retryDelay(
+  request: Request,
+  outcome: Response | Error,
+  retry: number,
+  policy: RetryPolicy,
+  random: () => number,
+): Promise<number | undefined> {
   if (outcome instanceof Error) return safeToRepeat(request) ? backoffDelay(retry, policy, random) : undefined;
   if (RETRIED_STATUSES.has(outcome.status)) return safeToRepeat(request) ? backoffDelay(retry, policy, random) : undefined;
   const retryAfter = readRetryAfter(outcome.headers);

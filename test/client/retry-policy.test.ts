@@ -69,7 +69,11 @@ test('the wait never exceeds the cap, and the last failure is thrown after maxAt
 
 test('no retry starts that would end after the time budget', async (t) => {
   const { seen, baseUrl } = await scripted(t, Array(10).fill({ status: 503 }));
-  const { client, sleeps } = clientFor(baseUrl, { baseDelayMs: 1000, maxDelayMs: 100_000, maxAttempts: 10, timeBudgetMs: 5000 }, () => 0.999);
+  const { client, sleeps } = clientFor(
+    baseUrl,
+    { baseDelayMs: 1000, maxDelayMs: 100_000, maxAttempts: 10, timeBudgetMs: 5000 },
+    () => 0.999,
+  );
   await t.throwsAsync(client.GET('/pets'), { instanceOf: ApiError });
   t.deepEqual(sleeps, [999, 1998]); // a third wait (up to 3996) would end at ~7 s
   t.is(seen.length, 3);

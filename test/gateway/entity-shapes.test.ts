@@ -20,7 +20,8 @@ const KONG_FIELDS = {
 };
 const sorted = (list: string[]) => [...list].sort();
 
-const test = anyTest as TestFn<{ gateway: TestGateway; admin: (path: string, init?: RequestInit & { json?: unknown }) => ReturnType<typeof request> }>;
+type AdminCall = (path: string, init?: RequestInit & { json?: unknown }) => ReturnType<typeof request>;
+const test = anyTest as TestFn<{ gateway: TestGateway; admin: AdminCall }>;
 
 test.before(async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'shapes-'));
@@ -45,7 +46,15 @@ test.serial('services, routes, consumers, plugins and key-auths carry every Kong
   t.is(route.status, 201, JSON.stringify(route.body));
   t.deepEqual(kongAdminProblems('POST', '/services/{service_id_or_name}/routes', 201, route.body), []);
   t.deepEqual(sorted(Object.keys(route.body)), sorted(KONG_FIELDS.routes));
-  t.like(route.body, { methods: null, hosts: null, headers: null, snis: null, sources: null, destinations: null, service: { id: service.body.id } });
+  t.like(route.body, {
+    methods: null,
+    hosts: null,
+    headers: null,
+    snis: null,
+    sources: null,
+    destinations: null,
+    service: { id: service.body.id },
+  });
 
   const consumer = await admin('/consumers', { method: 'POST', json: { username: 'shape-consumer' } });
   t.deepEqual(sorted(Object.keys(consumer.body)), sorted(KONG_FIELDS.consumers));
@@ -158,7 +167,8 @@ test('schemas and validate endpoints answer in Kong format (kong/api/routes/kong
   const fields = (services.body.fields as Array<Record<string, { default?: unknown; type: string }>>).map((f) => Object.keys(f)[0]);
   t.deepEqual(sorted(fields as string[]), sorted(KONG_FIELDS.services));
   const rateLimiting = await admin('/schemas/plugins/rate-limiting');
-  const config = (rateLimiting.body.fields as Array<Record<string, { fields: Array<Record<string, { required?: boolean }>> }>>).find((f) => f.config)!.config!;
+  type RecordFields = Array<Record<string, { fields: Array<Record<string, { required?: boolean }>> }>>;
+  const config = (rateLimiting.body.fields as RecordFields).find((f) => f.config)!.config!;
   t.true(config.fields.find((f) => f.redis)!.redis!.required, 'records are required (kong/db/schema/entity.lua make_records_required)');
   t.deepEqual((await admin('/schemas/plugins/nope')).body, { message: "No plugin named 'nope'" });
   t.deepEqual((await admin('/schemas/nope')).body, { message: "No entity named 'nope'" });

@@ -7,7 +7,8 @@ import { startTestGateway, writeConfig, type TestGateway } from '../helpers/gate
 
 // README, "Known differences from Kong 3.9": each row asserted here as the difference it is, so
 // a row that stops being true fails its test and must leave the table.
-const test = anyTest as TestFn<{ gateway: TestGateway; dir: string; admin: (path: string, init?: RequestInit & { json?: unknown }) => Promise<JsonResponse> }>;
+type AdminCall = (path: string, init?: RequestInit & { json?: unknown }) => Promise<JsonResponse>;
+const test = anyTest as TestFn<{ gateway: TestGateway; dir: string; admin: AdminCall }>;
 
 test.before(async (t) => {
   t.context.dir = mkdtempSync(join(tmpdir(), 'differences-'));

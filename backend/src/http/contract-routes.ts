@@ -20,7 +20,10 @@ const DEFAULT_SERVERS: ContractServers = {
 
 /** API_PRODUCTION_URL and API_STAGING_URL: the public base URLs the served contract names. */
 export function readContractServers(env: NodeJS.ProcessEnv = process.env): ContractServers {
-  const servers = { production: env.API_PRODUCTION_URL || DEFAULT_SERVERS.production, staging: env.API_STAGING_URL || DEFAULT_SERVERS.staging };
+  const servers = {
+    production: env.API_PRODUCTION_URL || DEFAULT_SERVERS.production,
+    staging: env.API_STAGING_URL || DEFAULT_SERVERS.staging,
+  };
   for (const [name, url] of Object.entries({ API_PRODUCTION_URL: servers.production, API_STAGING_URL: servers.staging })) {
     if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
       throw new Error(`${name} must be an http(s) URL, got ${JSON.stringify(url)}`);

@@ -69,7 +69,14 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     ctx.set('X-Kong-Admin-Latency', String(Math.round(performance.now() - started)));
     ctx.set('Server', `kong/${KONG_VERSION}`);
   });
-  app.use(koaBody({ json: true, urlencoded: true, text: false, multipart: false, jsonLimit: ADMIN_BODY_LIMIT, formLimit: ADMIN_BODY_LIMIT }));
+  app.use(koaBody({
+    json: true,
+    urlencoded: true,
+    text: false,
+    multipart: false,
+    jsonLimit: ADMIN_BODY_LIMIT,
+    formLimit: ADMIN_BODY_LIMIT,
+  }));
 
   mountNodeRoutes(router, operations, registry, { nodeId, connections: options.connections, luaVersion: options.luaVersion });
   mountConsumerRoutes(router, operations, now);

@@ -41,7 +41,15 @@ export function mountNodeRoutes(router: Router, operations: AdminOperations, reg
     const memory = process.memoryUsage();
     ctx.body = {
       database: { reachable: true },
-      server: { connections_accepted: total, connections_active: active, connections_handled: handled, connections_reading: 0, connections_writing: active, connections_waiting: 0, total_requests: handled },
+      server: {
+        connections_accepted: total,
+        connections_active: active,
+        connections_handled: handled,
+        connections_reading: 0,
+        connections_writing: active,
+        connections_waiting: 0,
+        total_requests: handled,
+      },
       memory: {
         workers_lua_vms: [{ pid: process.pid, http_allocated_gc: `${(memory.heapUsed / 1048576).toFixed(2)} MiB` }],
         lua_shared_dicts: {},

@@ -35,7 +35,12 @@ function fail(errors: FieldErrors): void {
  * Kong's rule for `/{entities}/{id or endpoint key}`: a UUID is looked up by id only, anything else
  * by the endpoint key (kong/api/endpoints.lua, select_entity's `not uuid.is_valid_uuid(key.id)`).
  */
-function byEndpointKey<T extends EntityType>(view: Snapshot | Draft, type: T, idOrKey: string, endpointKey: (entity: EntityTypes[T]) => unknown): EntityTypes[T] | undefined {
+function byEndpointKey<T extends EntityType>(
+  view: Snapshot | Draft,
+  type: T,
+  idOrKey: string,
+  endpointKey: (entity: EntityTypes[T]) => unknown,
+): EntityTypes[T] | undefined {
   return isUuid(idOrKey) ? view.get(type, idOrKey) : view.list(type).find((e) => endpointKey(e) === idOrKey);
 }
 
@@ -396,7 +401,12 @@ export class AdminOperations {
     const service = ref('service');
     let validatedConfig: Record<string, unknown> = {};
     if (typeof fields.name === 'string') {
-      validatedConfig = this.registry.validateConfig(fields.name, config, { consumer: !!consumer, route: !!route, service: !!service }, errors);
+      validatedConfig = this.registry.validateConfig(
+        fields.name,
+        config,
+        { consumer: !!consumer, route: !!route, service: !!service },
+        errors,
+      );
     }
     fail(errors);
     const name = fields.name as string;
@@ -425,7 +435,11 @@ export class AdminOperations {
     }
     const now = seconds(this.now());
     const id = existing?.id ?? (isUuid(fields.id) ? fields.id : newId());
-    return pluginFrom({ ...fields, name, instance_name: instanceName, config: validatedConfig }, { consumer, route, service }, { id, created_at: existing?.created_at ?? now, updated_at: now });
+    return pluginFrom(
+      { ...fields, name, instance_name: instanceName, config: validatedConfig },
+      { consumer, route, service },
+      { id, created_at: existing?.created_at ?? now, updated_at: now },
+    );
   }
 }
 

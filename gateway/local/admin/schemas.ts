@@ -50,7 +50,8 @@ function validateUnstored(registry: PluginRegistry, name: EntityName, input: Rec
     const { config, ...rest } = input;
     const fields = validateEntity('plugins', rest, errors);
     if (typeof fields.name === 'string') {
-      registry.validateConfig(fields.name, config, { consumer: !!fields.consumer, route: !!fields.route, service: !!fields.service }, errors);
+      const scope = { consumer: !!fields.consumer, route: !!fields.route, service: !!fields.service };
+      registry.validateConfig(fields.name, config, scope, errors);
     }
   } else {
     validateEntity(name, input, errors);

@@ -136,7 +136,8 @@ export function loadDeclarativeConfig(file: string, registry: PluginRegistry, en
       const { config: pluginConfig, ...rest } = input;
       fields = validateEntity('plugins', rest, errors);
       if (typeof fields.name === 'string') {
-        fields.config = registry.validateConfig(fields.name, pluginConfig, { consumer: !!refs.consumer, route: !!refs.route, service: !!refs.service }, errors);
+        const scope = { consumer: !!refs.consumer, route: !!refs.route, service: !!refs.service };
+        fields.config = registry.validateConfig(fields.name, pluginConfig, scope, errors);
       }
     } else {
       fields = validateEntity(type, input, errors);

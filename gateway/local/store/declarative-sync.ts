@@ -81,7 +81,11 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, nowSeco
     const f = declared.fields;
     const existing = draft
       .list('consumers')
-      .find((c) => (f.username != null && c.username === f.username) || (f.username == null && f.custom_id != null && c.custom_id === f.custom_id));
+      .find(
+        (c) =>
+          (f.username != null && c.username === f.username) ||
+          (f.username == null && f.custom_id != null && c.custom_id === f.custom_id),
+      );
     const consumer = upsert<Consumer>('consumers', existing, declared, (base) => consumerFrom(f, { ...base, updated_at: nowSeconds }));
     if (consumer) {
       for (const key of [consumer.username, consumer.custom_id, consumer.id]) if (key) consumerIds.set(key, consumer.id);

@@ -125,7 +125,11 @@ export function credentialFrom(f: Fields, consumer: Reference, identity: Omit<Id
   };
 }
 
-export function pluginFrom(f: Fields, scope: { consumer: Reference | null; route: Reference | null; service: Reference | null }, identity: Identity): Plugin {
+export function pluginFrom(
+  f: Fields,
+  scope: { consumer: Reference | null; route: Reference | null; service: Reference | null },
+  identity: Identity,
+): Plugin {
   return {
     id: identity.id,
     name: f.name as string,

@@ -17,7 +17,8 @@ function route(name: string, fields: Partial<Route>): Route {
   return {
     id: name, name, service: { id: 's' }, protocols: ['http', 'https'], methods: null, hosts: null, paths: null, headers: null,
     strip_path: true, preserve_host: false, regex_priority: 0, path_handling: 'v0', https_redirect_status_code: 426,
-    request_buffering: true, response_buffering: true, snis: null, sources: null, destinations: null, tags: null, created_at: created, updated_at: created, ...fields,
+    request_buffering: true, response_buffering: true, snis: null, sources: null, destinations: null, tags: null,
+    created_at: created, updated_at: created, ...fields,
   };
 }
 
