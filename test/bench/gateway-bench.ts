@@ -158,9 +158,10 @@ export async function benchGateway(options: { durationSeconds: number; profile?:
       const luaProcess = spawnTs('test/bench/lua-only.ts', [], { BENCH_SECONDS: String(durationSeconds), LUA_VM: vm });
       processes.push(luaProcess);
       try {
-        const [, plugin, bookkeeping] = await luaProcess.waitFor(/lua plugin µs (\S+) bookkeeping (\S+)/, 120_000);
+        const [, plugin, bookkeeping, noop] = await luaProcess.waitFor(/lua plugin µs (\S+) bookkeeping (\S+) noop (\S+)/, 120_000);
         luaMicros[vm] = Number(plugin);
         luaMicros.bookkeeping = Number(bookkeeping);
+        if (vm === 'luajit') luaMicros.luajitNoop = Number(noop);
       } catch {
         progress(`the ${vm} VM is not available here: ${luaProcess.output().split('\n').find((l) => l.includes('Error')) ?? ''}`);
       }
@@ -196,6 +197,8 @@ export async function benchGateway(options: { durationSeconds: number; profile?:
         'reference: CPU µs/req the chain adds': { value: (chain.cpuMicrosPerRequest ?? 0) - (noPlugins.cpuMicrosPerRequest ?? 0), target: '-', ok: true },
         // In process, through the bridge (the plugin's three phases for one request), per VM.
         ...(luaMicros.luajit === undefined ? {} : { 'edge plugin in process, LuaJIT µs/req': { value: luaMicros.luajit, target: '<= 3', ok: luaMicros.luajit <= 3 } }),
+        // Of the LuaJIT row: what the same three phase calls cost when the plugin does nothing.
+        ...(luaMicros.luajitNoop === undefined ? {} : { 'reference: of which the bridge (no-op plugin)': { value: luaMicros.luajitNoop, target: '-', ok: true } }),
         ...(luaMicros.wasmoon === undefined ? {} : { 'reference: same plugin, wasmoon µs/req': { value: luaMicros.wasmoon, target: '-', ok: true } }),
         // Not part of the two rows above: the request context and response headers the proxy builds anyway.
         'reference: request bookkeeping µs (apart)': { value: luaMicros.bookkeeping ?? 0, target: '-', ok: true },
