@@ -23,7 +23,7 @@ export type LuaRequest = Pick<
   | 'requestHeaders' | 'responseHeaders' | 'consumer' | 'credential' | 'inLastBodyChunk'
   | 'upstreamPath' | 'upstreamQuery' | 'status' | 'getRawBody' | 'setRawBody'
   | 'setServiceHeader' | 'addServiceHeader' | 'clearServiceHeader' | 'clearQueryArg'
-  | 'setResponseHeader' | 'addResponseHeader' | 'clearResponseHeader' | 'exit' | 'errorResponse'
+  | 'setResponseHeader' | 'addResponseHeader' | 'clearResponseHeader' | 'exit' | 'errorResponse' | 'luaState'
 >;
 
 interface PhaseCall {
@@ -54,8 +54,6 @@ export class LuaPluginHost {
   private nextSlot = 1;
   /** As Kong's Admin API reports it: "LuaJIT 2.1.0-beta3", or "Lua 5.4" on the fallback VM. */
   readonly luaVersion: string;
-  /** The VM's per-request state (kong.ctx.*) lives under a slot number this host hands out. */
-  private readonly requests = new WeakMap<LuaRequest, LuaRequestState>();
 
   private constructor(readonly vm: LuaVm) {
     this.phaseFn = vm.function('__kong_phase');
@@ -161,9 +159,9 @@ export class LuaPluginHost {
 
   /** Drops the VM's per-request state (kong.ctx.*) unless its final phase call already did. */
   release(request: LuaRequest): void {
-    const state = this.requests.get(request);
+    const state = request.luaState;
     if (state && !state.released) this.releaseFn(state.slot);
-    this.requests.delete(request);
+    request.luaState = undefined;
   }
 
   /** The last Lua phase call the request will make: it releases the VM's state itself. */
@@ -172,12 +170,9 @@ export class LuaPluginHost {
   }
 
   private stateOf(request: LuaRequest): LuaRequestState {
-    let state = this.requests.get(request);
-    if (!state) {
-      state = { slot: this.nextSlot++, released: false };
-      this.requests.set(request, state);
-    }
-    return state;
+    // The VM's per-request state (kong.ctx.*) lives under a slot number this host hands out.
+    request.luaState ??= { slot: this.nextSlot++, released: false };
+    return request.luaState;
   }
 
   private runPhase(name: string, phase: Phase, request: LuaRequest, config: PluginConfig, env: PluginEnvironment, body?: Buffer): void {
@@ -326,7 +321,8 @@ function luaFiles(dir: string): string[] {
     .sort();
 }
 
-interface LuaRequestState {
+/** What the host keeps per request (RequestContext.luaState): the VM's slot and what it was told. */
+export interface LuaRequestState {
   slot: number;
   /** The VM's per-request state is gone (the final phase call released it). */
   released: boolean;

@@ -1,3 +1,4 @@
+import type { LuaRequestState } from '../lua/lua-plugin-host.ts';
 import type { Consumer, KeyAuthCredential, Route, Service } from '../store/entities.ts';
 import { defaultErrorMessage, errorContentType, renderError } from '../kong/error-template.ts';
 import { firstValue, type HeaderMap } from '../kong/headers.ts';
@@ -98,6 +99,8 @@ export class RequestContext {
   credential?: Pick<KeyAuthCredential, 'id' | 'consumer'>;
   private readonly pluginState = new Map<string, Record<string, unknown>>();
   readonly shared: Record<string, unknown> = {};
+  /** The Lua plugin host's handle on this request's state in the VM (ngx.ctx lives there). */
+  luaState?: LuaRequestState = undefined;
 
   status = 200;
   readonly responseHeaders: HeaderMap = new Map();
