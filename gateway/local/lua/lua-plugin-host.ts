@@ -191,16 +191,7 @@ export class LuaPluginHost {
       const blob = headers && serializeHeaders(headers);
       const code = PHASE_CODE[phase];
       const source = SOURCE_CODE[request.source];
-      if (state.consumer === request.consumer && state.credential === request.credential) {
-        ops = this.phaseFn(state.slot, handle, code, env.now(), request.status, source, done, blob) as string;
-      } else {
-        // The VM is told who the consumer is only when that changes.
-        const { consumer: c, credential } = request;
-        state.consumer = c;
-        state.credential = credential;
-        ops = this.phaseFn(state.slot, handle, code, env.now(), request.status, source, done, blob,
-          c?.id ?? '', c?.username ?? '', c?.custom_id ?? '', credential?.id ?? '', credential?.consumer.id ?? '') as string;
-      }
+      ops = this.phaseFn(state.slot, handle, code, env.now(), request.status, source, done, blob) as string;
     } finally {
       this.current = undefined;
     }
@@ -237,6 +228,11 @@ function read(call: PhaseCall, what: Read, nodeId: string): string | undefined {
       return request.service ? request.service.id + FS + (request.service.name ?? '') : undefined;
     case 'node_id':
       return nodeId;
+    case 'consumer': {
+      const { consumer, credential } = request;
+      if (!consumer && !credential) return undefined;
+      return [consumer?.id ?? '', consumer?.username ?? '', consumer?.custom_id ?? '', credential?.id ?? '', credential?.consumer.id ?? ''].join(FS);
+    }
     default:
       throw new Error(`unknown PDK read: ${String(what satisfies never)}`);
   }
@@ -326,8 +322,5 @@ export interface LuaRequestState {
   slot: number;
   /** The VM's per-request state is gone (the final phase call released it). */
   released: boolean;
-  /** What the VM was last told kong.client.get_consumer/get_credential answer. */
-  consumer?: RequestContext['consumer'];
-  credential?: RequestContext['credential'];
   finalCall?: { plugin: string; phase: Phase };
 }
