@@ -88,16 +88,18 @@ export class ProxyLifecycle {
       body,
     });
 
-    let plugins = this.globalDownstream();
+    // The plugins collected in access; when rewrite exits or no route matches, the global ones.
+    let collected: Downstream | undefined;
     let outcome = await this.rewrite(ctx);
     if (!outcome) {
       const noRoute = this.route(ctx);
       if (noRoute) outcome = { exit: noRoute };
       else {
-        plugins = { header_filter: [], body_filter: [], log: [] };
-        outcome = await this.access(ctx, plugins);
+        collected = { header_filter: [], body_filter: [], log: [] };
+        outcome = await this.access(ctx, collected);
       }
     }
+    const plugins = collected ?? this.globalDownstream();
     outcome ??= await this.balancer(ctx, body, head.hostHeader, res);
     this.planFinalLuaCall(ctx, plugins);
 
