@@ -17,6 +17,8 @@ if (profileFile) {
   process.on('SIGUSR2', async () => {
     if (!profiling) {
       await session.post('Profiler.enable');
+      // 250 µs rather than V8's default 1 ms: a few thousand samples per second of load.
+      await session.post('Profiler.setSamplingInterval', { interval: 250 });
       await session.post('Profiler.start');
       profiling = true;
       console.log('profiling started');

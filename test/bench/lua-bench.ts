@@ -8,6 +8,7 @@ import type { Consumer } from '../../gateway/local/store/entities.ts';
 import { progress } from './load.ts';
 
 const PLUGIN = 'animal-store-edge';
+const NOOP = 'bench-noop';
 
 /**
  * What the Lua plugin costs per request on the benchmark's path: animal-store-edge's access,
@@ -16,14 +17,18 @@ const PLUGIN = 'animal-store-edge';
  * same requests without the plugin's calls (the context and the response headers the proxy
  * builds anyway) are measured too and subtracted: what remains is the plugin's own cost.
  */
-export async function benchLuaPhases(options: { seconds: number; vm: LuaVmKind }): Promise<{ microsPerRequest: number; bookkeepingMicros: number }> {
+export async function benchLuaPhases(options: { seconds: number; vm: LuaVmKind }): Promise<{ microsPerRequest: number; bookkeepingMicros: number; noopMicros: number }> {
   const host = await LuaPluginHost.create({ sharedDicts: ['animal_store_edge'], nodeId: 'bench', vm: { kind: options.vm } });
-  const definition = host.loadPlugin('gateway/plugins', PLUGIN);
+  const edge = host.loadPlugin('gateway/plugins', PLUGIN);
+  // The same three phase calls into a plugin that does nothing: the bridge's fixed cost.
+  const noop = host.loadPlugin('test/bench/plugins', NOOP);
   const declared = (parse(readFileSync('gateway/kong.yml', 'utf8')) as { plugins: Array<{ name: string; config: object }> }).plugins.find(
     (plugin) => plugin.name === PLUGIN,
   )!;
   const config: PluginConfig = { ...declared.config, __plugin_id: 'bench', __route_id: null, __service_id: null, __consumer_id: null };
   host.setConfig(PLUGIN, config);
+  const noopConfig: PluginConfig = { __plugin_id: 'bench-noop', __route_id: null, __service_id: null, __consumer_id: null };
+  host.setConfig(NOOP, noopConfig);
   const env: PluginEnvironment = {
     now: () => Date.now(),
     findConsumer: () => undefined,
@@ -35,8 +40,8 @@ export async function benchLuaPhases(options: { seconds: number; vm: LuaVmKind }
   const credential = { id: 'c0ffee00-0000-4000-8000-000000000002', consumer: { id: consumer.id } };
   const body = Buffer.from(JSON.stringify({ data: Array.from({ length: 20 }, (_, id) => ({ id, name: `pet ${id}`, status: 'available' })) }));
 
-  /** One request; without the plugin, only what the proxy does anyway (its context, the response headers). */
-  const oneRequest = (n: number, plugin = true) => {
+  /** One request; without a plugin, only what the proxy does anyway (its context, the response headers). */
+  const oneRequest = (n: number, plugin?: 'edge' | 'noop') => {
     const ctx = new RequestContext({
       id: String(n), startedAt: Date.now(), method: 'GET', scheme: 'http', host: '127.0.0.1', port: 8000, path: '/v1/pets', query: 'limit=20',
       headers: new Map([
@@ -46,9 +51,10 @@ export async function benchLuaPhases(options: { seconds: number; vm: LuaVmKind }
       ]),
       clientIp: '127.0.0.1',
     });
+    const [definition, conf, pluginName] = plugin === 'noop' ? [noop, noopConfig, NOOP] : [edge, config, PLUGIN];
     if (plugin) {
-      host.planFinalCall(ctx, PLUGIN, 'body_filter');
-      void definition.access!(ctx, config, env);
+      host.planFinalCall(ctx, pluginName, 'body_filter');
+      void definition.access!(ctx, conf, env);
     }
     ctx.authenticate(consumer, credential);
     ctx.markProxied();
@@ -58,9 +64,9 @@ export async function benchLuaPhases(options: { seconds: number; vm: LuaVmKind }
       ['RateLimit-Limit', '1000000000'], ['RateLimit-Remaining', '999999999'], ['RateLimit-Reset', '31'],
     ] as const) ctx.setResponseHeader(name, value);
     if (!plugin) return;
-    void definition.header_filter!(ctx, config, env);
+    void definition.header_filter!(ctx, conf, env);
     ctx.beginBodyChunk(body, true);
-    void definition.body_filter!(ctx, config, env, body);
+    void definition.body_filter!(ctx, conf, env, body);
     ctx.endBodyChunk();
   };
 
@@ -68,7 +74,7 @@ export async function benchLuaPhases(options: { seconds: number; vm: LuaVmKind }
    * CPU µs per request over `seconds` of requests after a warm-up: the least of five rounds, since
    * on a shared machine other processes only ever add to a round (cache and core contention).
    */
-  const measure = (seconds: number, plugin: boolean) => {
+  const measure = (seconds: number, plugin?: 'edge' | 'noop') => {
     let n = 0;
     for (; n < 20_000; n++) oneRequest(n, plugin);
     let best = Infinity;
@@ -87,10 +93,12 @@ export async function benchLuaPhases(options: { seconds: number; vm: LuaVmKind }
   };
 
   progress(`Lua plugin alone (${PLUGIN}, 3 phases, in process, ${options.vm}): ${options.seconds}s`);
-  const bookkeeping = measure(Math.min(1, options.seconds), false);
-  const total = measure(options.seconds, true);
+  const bookkeeping = measure(Math.min(1, options.seconds));
+  const total = measure(options.seconds, 'edge');
+  const noopTotal = measure(Math.min(1, options.seconds), 'noop');
   const round = (micros: number) => Math.round(micros * 10) / 10;
   const microsPerRequest = round(total - bookkeeping);
-  progress(`Lua plugin alone (${options.vm}): ${microsPerRequest} µs CPU/request (${round(total)} with the request's own bookkeeping)`);
-  return { microsPerRequest, bookkeepingMicros: round(bookkeeping) };
+  const noopMicros = round(noopTotal - bookkeeping);
+  progress(`Lua plugin alone (${options.vm}): ${microsPerRequest} µs CPU/request (${round(total)} with the request's own bookkeeping; ${noopMicros} for a plugin doing nothing)`);
+  return { microsPerRequest, bookkeepingMicros: round(bookkeeping), noopMicros };
 }

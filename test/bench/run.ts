@@ -29,14 +29,14 @@ if (!only || only === 'gateway') {
 const pad = (value: string | number, width: number) => String(value).padStart(width);
 console.log('');
 // CPU µs/req: what the server process under test spent per request (separate processes only).
-console.log(`${'scenario'.padEnd(44)} ${pad('req/s', 8)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('errors', 7)} ${pad('CPU µs/req', 11)}`);
+console.log(`${'scenario'.padEnd(50)} ${pad('req/s', 8)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('errors', 7)} ${pad('CPU µs/req', 11)}`);
 for (const run of runs) {
-  console.log(`${run.name.padEnd(44)} ${pad(run.rps, 8)} ${pad(run.p50, 7)} ${pad(run.p99, 7)} ${pad(run.errors + run.non2xx, 7)} ${pad(run.cpuMicrosPerRequest ?? '', 11)}`);
+  console.log(`${run.name.padEnd(50)} ${pad(run.rps, 8)} ${pad(run.p50, 7)} ${pad(run.p99, 7)} ${pad(run.errors + run.non2xx, 7)} ${pad(run.cpuMicrosPerRequest ?? '', 11)}`);
 }
 console.log('');
-console.log(`${'ratio'.padEnd(44)} ${pad('value', 8)} ${pad('target', 8)}  ok`);
+console.log(`${'ratio'.padEnd(50)} ${pad('value', 8)} ${pad('target', 8)}  ok`);
 for (const [name, { value, target, ok }] of Object.entries(ratios)) {
-  console.log(`${name.padEnd(44)} ${pad(value, 8)} ${pad(target, 8)}  ${target === '-' ? '' : ok ? 'yes' : 'NO'}`);
+  console.log(`${name.padEnd(50)} ${pad(value, 8)} ${pad(target, 8)}  ${target === '-' ? '' : ok ? 'yes' : 'NO'}`);
 }
 if (args.has('--json')) {
   console.log(JSON.stringify({ date: new Date().toISOString(), node: process.version, runs, ratios }));

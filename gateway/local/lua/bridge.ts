@@ -6,8 +6,9 @@ import type { ResponseSource } from '../proxy/request-context.ts';
  * receives these tables as the module "pdk.bridge" (see bridgeModuleSource), so no code, phase or
  * source number is written twice.
  *
- * A phase call passes numbers (PHASES and SOURCES index from 1, as Lua tables do), one header blob
- * and the consumer fields; it returns the ops the phase produced: FS-separated code/a/b triples.
+ * A phase call passes numbers (PHASES and SOURCES index from 1, as Lua tables do) and one header
+ * blob; it returns the ops the phase produced: FS-separated code/a/b triples. Anything else the PDK
+ * needs it reads when a plugin asks (READS), at most once per phase.
  */
 
 /** Frame the ops string and header blobs: control characters, refused in header data. */
@@ -42,8 +43,11 @@ export const SOURCES = ['service', 'exit', 'error'] as const satisfies readonly 
 /** The headers packed into a phase call: the ones the phase mostly reads. */
 export const PHASE_HEADERS = { rewrite: 'request', access: 'request', header_filter: 'response' } as const satisfies Partial<Record<Phase, 'request' | 'response'>>;
 
-/** What the PDK may ask the host for (__js_req), each answered with a string or nil. */
-export const READS = ['headers', 'method', 'path', 'scheme', 'host', 'port', 'query', 'ip', 'resp_headers', 'body', 'route', 'service', 'node_id'] as const;
+/**
+ * What the PDK may ask the host for (__js_req), each answered with a string or nil. "consumer":
+ * consumer id, username, custom_id, credential id and its consumer's id, FS-separated ("" for none).
+ */
+export const READS = ['headers', 'method', 'path', 'scheme', 'host', 'port', 'query', 'ip', 'resp_headers', 'body', 'route', 'service', 'node_id', 'consumer'] as const;
 export type Read = (typeof READS)[number];
 
 /** The 1-based code of a phase or source, as the VM indexes PHASES and SOURCES. */

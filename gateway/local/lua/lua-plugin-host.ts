@@ -22,7 +22,7 @@ export type LuaRequest = Pick<
   | 'requestHeaders' | 'responseHeaders' | 'consumer' | 'credential' | 'inLastBodyChunk'
   | 'upstreamPath' | 'upstreamQuery' | 'status' | 'getRawBody' | 'setRawBody'
   | 'setServiceHeader' | 'addServiceHeader' | 'clearServiceHeader' | 'clearQueryArg'
-  | 'setResponseHeader' | 'addResponseHeader' | 'clearResponseHeader' | 'exit' | 'errorResponse'
+  | 'setResponseHeader' | 'addResponseHeader' | 'clearResponseHeader' | 'exit' | 'errorResponse' | 'luaState'
 >;
 
 interface PhaseCall {
@@ -53,8 +53,6 @@ export class LuaPluginHost {
   private nextSlot = 1;
   /** As Kong's Admin API reports it: "LuaJIT 2.1.0-beta3", or "Lua 5.4" on the fallback VM. */
   readonly luaVersion: string;
-  /** The VM's per-request state (kong.ctx.*) lives under a slot number this host hands out. */
-  private readonly requests = new WeakMap<LuaRequest, LuaRequestState>();
 
   private constructor(readonly vm: LuaVm) {
     this.phaseFn = vm.function('__kong_phase');
@@ -160,9 +158,9 @@ export class LuaPluginHost {
 
   /** Drops the VM's per-request state (kong.ctx.*) unless its final phase call already did. */
   release(request: LuaRequest): void {
-    const state = this.requests.get(request);
+    const state = request.luaState;
     if (state && !state.released) this.releaseFn(state.slot);
-    this.requests.delete(request);
+    request.luaState = undefined;
   }
 
   /** The last Lua phase call the request will make: it releases the VM's state itself. */
@@ -171,12 +169,9 @@ export class LuaPluginHost {
   }
 
   private stateOf(request: LuaRequest): LuaRequestState {
-    let state = this.requests.get(request);
-    if (!state) {
-      state = { slot: this.nextSlot++, released: false };
-      this.requests.set(request, state);
-    }
-    return state;
+    // The VM's per-request state (kong.ctx.*) lives under a slot number this host hands out.
+    request.luaState ??= { slot: this.nextSlot++, released: false };
+    return request.luaState;
   }
 
   private runPhase(name: string, phase: Phase, request: LuaRequest, config: PluginConfig, env: PluginEnvironment, body?: Buffer): void {
@@ -195,16 +190,7 @@ export class LuaPluginHost {
       const blob = headers && serializeHeaders(headers);
       const code = PHASE_CODE[phase];
       const source = SOURCE_CODE[request.source];
-      if (state.consumer === request.consumer && state.credential === request.credential) {
-        ops = this.phaseFn(state.slot, handle, code, env.now(), request.status, source, done, blob) as string;
-      } else {
-        // The VM is told who the consumer is only when that changes.
-        const { consumer: c, credential } = request;
-        state.consumer = c;
-        state.credential = credential;
-        ops = this.phaseFn(state.slot, handle, code, env.now(), request.status, source, done, blob,
-          c?.id ?? '', c?.username ?? '', c?.custom_id ?? '', credential?.id ?? '', credential?.consumer.id ?? '') as string;
-      }
+      ops = this.phaseFn(state.slot, handle, code, env.now(), request.status, source, done, blob) as string;
     } finally {
       this.current = undefined;
     }
@@ -241,6 +227,11 @@ function read(call: PhaseCall, what: Read, nodeId: string): string | undefined {
       return request.service ? request.service.id + FS + (request.service.name ?? '') : undefined;
     case 'node_id':
       return nodeId;
+    case 'consumer': {
+      const { consumer, credential } = request;
+      if (!consumer && !credential) return undefined;
+      return [consumer?.id ?? '', consumer?.username ?? '', consumer?.custom_id ?? '', credential?.id ?? '', credential?.consumer.id ?? ''].join(FS);
+    }
     default:
       throw new Error(`unknown PDK read: ${String(what satisfies never)}`);
   }
@@ -325,12 +316,10 @@ function luaFiles(dir: string): string[] {
     .sort();
 }
 
-interface LuaRequestState {
+/** What the host keeps per request (RequestContext.luaState): the VM's slot and what it was told. */
+export interface LuaRequestState {
   slot: number;
   /** The VM's per-request state is gone (the final phase call released it). */
   released: boolean;
-  /** What the VM was last told kong.client.get_consumer/get_credential answer. */
-  consumer?: RequestContext['consumer'];
-  credential?: RequestContext['credential'];
   finalCall?: { plugin: string; phase: Phase };
 }

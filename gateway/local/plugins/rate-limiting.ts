@@ -146,10 +146,10 @@ export const rateLimiting: PluginDefinition = {
       if (remaining <= 0) stop = period;
     }
 
-    // kong/pdk/private/rate_limiting.lua keeps the headers in the request's context until applied.
-    const headers = new Map<string, string>();
-    let reset = 0;
+    // kong/pdk/private/rate_limiting.lua stores the headers in the request's context and applies
+    // them before the phase ends: the same headers in the same order, set directly here.
     if (!config.hide_client_headers) {
+      let reset = 0;
       let best: { limit: number; window: number; remaining: number } | undefined;
       for (const { period, limit, remaining: raw } of usage) {
         const window = EXPIRATION[period];
@@ -158,29 +158,17 @@ export const rateLimiting: PluginDefinition = {
           best = { limit, window, remaining };
           reset = Math.max(1, window - Math.floor((now - starts[period]) / 1000));
         }
-        headers.set(LIMIT_HEADER[period], String(limit));
-        headers.set(REMAINING_HEADER[period], String(remaining));
+        ctx.setResponseHeader(LIMIT_HEADER[period], String(limit));
+        ctx.setResponseHeader(REMAINING_HEADER[period], String(remaining));
       }
-      headers.set('RateLimit-Limit', String(best!.limit));
-      headers.set('RateLimit-Remaining', String(best!.remaining));
-      headers.set('RateLimit-Reset', String(reset));
+      ctx.setResponseHeader('RateLimit-Limit', String(best!.limit));
+      ctx.setResponseHeader('RateLimit-Remaining', String(best!.remaining));
+      ctx.setResponseHeader('RateLimit-Reset', String(reset));
+      if (stop) ctx.setResponseHeader('Retry-After', String(reset));
     }
-
-    if (stop) {
-      if (!config.hide_client_headers) {
-        headers.set('Retry-After', String(reset));
-        applyRateLimitHeaders(ctx, headers);
-      }
-      ctx.error(config.error_code as number, config.error_message as string);
-    }
-    if (!config.hide_client_headers) applyRateLimitHeaders(ctx, headers);
+    if (stop) ctx.error(config.error_code as number, config.error_message as string);
 
     // Kong increments from a zero-delay timer after the check; here it happens right after.
     for (const { period, key } of usage) env.counters.increment(key, 1, EXPIRATION[period]);
   },
 };
-
-/** kong/pdk/private/rate_limiting.lua apply_response_headers: copies into ngx.header. */
-function applyRateLimitHeaders(ctx: RequestContext, headers: ReadonlyMap<string, string>): void {
-  for (const [name, value] of headers) ctx.setResponseHeader(name, value);
-}

@@ -1,8 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { KongHeaders, headerMapFrom } from '../kong/headers.ts';
-import { SERVER_TOKENS } from '../kong/version.ts';
+import { headerMapFrom } from '../kong/headers.ts';
 import { DOWNSTREAM_PHASES } from '../plugins/plugin.ts';
 import { PluginSet } from '../plugins/plugin-set.ts';
 import type { GatewayRuntime } from '../runtime/gateway-runtime.ts';
@@ -13,6 +12,7 @@ import { exitBody } from './exit-response.ts';
 import { FilterAbort, PhaseRunner, type Step } from './phase-runner.ts';
 import { RequestContext, type ExitResponse } from './request-context.ts';
 import { readRequestHead } from './request-head.ts';
+import { addKongHeaders, copyUpstreamHeaders } from './response-headers.ts';
 import { UpstreamError, sendWithRetries, type UpstreamPool, type UpstreamResponse } from './upstream.ts';
 import { upstreamHeaders, upstreamTarget } from './upstream-request.ts';
 import { normalizePath, upstreamPath } from './uri.ts';
@@ -35,8 +35,6 @@ class AbortSignalEmitter extends EventEmitter {
     this.emit('abort');
   }
 }
-
-const HOP_BY_HOP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade', 'proxy-connection']);
 
 /**
  * One proxied request, phase by phase, as kong/init.lua (3.9.3) runs it: Kong.rewrite (global
@@ -90,16 +88,18 @@ export class ProxyLifecycle {
       body,
     });
 
-    let plugins = this.globalDownstream();
+    // The plugins collected in access; when rewrite exits or no route matches, the global ones.
+    let collected: Downstream | undefined;
     let outcome = await this.rewrite(ctx);
     if (!outcome) {
       const noRoute = this.route(ctx);
       if (noRoute) outcome = { exit: noRoute };
       else {
-        plugins = { header_filter: [], body_filter: [], log: [] };
-        outcome = await this.access(ctx, plugins);
+        collected = { header_filter: [], body_filter: [], log: [] };
+        outcome = await this.access(ctx, collected);
       }
     }
+    const plugins = collected ?? this.globalDownstream();
     outcome ??= await this.balancer(ctx, body, head.hostHeader, res);
     this.planFinalLuaCall(ctx, plugins);
 
@@ -128,7 +128,8 @@ export class ProxyLifecycle {
   private async rewrite(ctx: RequestContext): Promise<Outcome | undefined> {
     for (const entry of this.runtime.plugins.entries) {
       if (!entry.global || !entry.definition.rewrite) continue;
-      const exit = await this.phases.rewriteOrAccess([entry.definition, entry.global], 'rewrite', ctx);
+      const ran = this.phases.rewriteOrAccess([entry.definition, entry.global], 'rewrite', ctx);
+      const exit = ran instanceof Promise ? await ran : ran;
       if (exit) return { exit };
     }
     return undefined;
@@ -163,7 +164,11 @@ export class ProxyLifecycle {
       if (!config) continue;
       const { definition } = planned.entry;
       for (const phase of DOWNSTREAM_PHASES) if (definition[phase]) downstream[phase].push([definition, config]);
-      if (definition.access && !exit) exit = await this.phases.rewriteOrAccess([definition, config], 'access', ctx);
+      if (definition.access && !exit) {
+        // Awaited only when the handler was asynchronous (see PhaseRunner.rewriteOrAccess).
+        const ran = this.phases.rewriteOrAccess([definition, config], 'access', ctx);
+        exit = ran instanceof Promise ? await ran : ran;
+      }
     }
     if (!exit && !ctx.route!.protocols.includes('http')) {
       ctx.markExited();
@@ -224,9 +229,7 @@ export class ProxyLifecycle {
     else {
       ctx.markProxied();
       ctx.status = outcome.upstream.status;
-      for (const [name, value] of Object.entries(outcome.upstream.headers)) {
-        if (value !== undefined && !HOP_BY_HOP_RESPONSE.has(name)) ctx.setResponseHeader(name, value);
-      }
+      copyUpstreamHeaders(ctx, outcome.upstream.headers);
       pending = outcome;
     }
     const exit = this.phases.headerFilter(plugins.header_filter, ctx);
@@ -235,7 +238,7 @@ export class ProxyLifecycle {
       if ('upstream' in pending) pending.upstream.body.resume();
       return { generated: exitBody(ctx, exit, true) };
     }
-    this.addKongHeaders(ctx);
+    addKongHeaders(ctx);
     return pending;
   }
 
@@ -278,25 +281,6 @@ export class ProxyLifecycle {
       log();
     });
     return state;
-  }
-
-  /** kong/runloop/handler.lua header_filter.after: latency headers, Via, Server, the request id. */
-  private addKongHeaders(ctx: RequestContext): void {
-    const now = performance.now();
-    const { timing } = ctx;
-    if (ctx.source === 'service' && timing.upstreamResponse !== undefined) {
-      const upstreamLatency = Math.round(timing.upstreamResponse - timing.upstreamStart!);
-      ctx.setResponseHeader(KongHeaders.upstreamLatency, String(upstreamLatency));
-      ctx.setResponseHeader(KongHeaders.proxyLatency, String(Math.max(0, Math.round(now - timing.start) - upstreamLatency)));
-      const upstreamVia = ctx.responseHeaders.get('via');
-      const via = Array.isArray(upstreamVia) ? upstreamVia.join(', ') : upstreamVia;
-      ctx.setResponseHeader(KongHeaders.via, via ? `${via}, 1.1 ${SERVER_TOKENS}` : `1.1 ${SERVER_TOKENS}`);
-      if (!ctx.responseHeaders.has('server')) ctx.setResponseHeader(KongHeaders.server, SERVER_TOKENS);
-    } else {
-      ctx.setResponseHeader(KongHeaders.responseLatency, String(Math.round(now - timing.start)));
-      if (ctx.getResponseHeader('via') !== SERVER_TOKENS) ctx.setResponseHeader(KongHeaders.server, SERVER_TOKENS);
-    }
-    ctx.setResponseHeader(KongHeaders.requestId, ctx.id);
   }
 
   /** Global plugins' downstream handlers: what runs when no route matched (get_global_iterator). */

@@ -1,3 +1,4 @@
+import type { LuaRequestState } from '../lua/lua-plugin-host.ts';
 import type { Consumer, KeyAuthCredential, Route, Service } from '../store/entities.ts';
 import { defaultErrorMessage, errorContentType, renderError } from '../kong/error-template.ts';
 import { firstValue, type HeaderMap } from '../kong/headers.ts';
@@ -98,6 +99,8 @@ export class RequestContext {
   credential?: Pick<KeyAuthCredential, 'id' | 'consumer'>;
   private readonly pluginState = new Map<string, Record<string, unknown>>();
   readonly shared: Record<string, unknown> = {};
+  /** The Lua plugin host's handle on this request's state in the VM (ngx.ctx lives there). */
+  luaState?: LuaRequestState = undefined;
 
   status = 200;
   readonly responseHeaders: HeaderMap = new Map();
@@ -176,7 +179,7 @@ export class RequestContext {
     for (const part of this.upstreamQuery.split('&')) {
       if (!part) continue;
       const eq = part.indexOf('=');
-      const key = decodeQueryComponent(eq === -1 ? part : part.slice(0, eq));
+      const key = queryKey(part);
       const value: string | true = eq === -1 ? true : decodeQueryComponent(part.slice(eq + 1));
       const existing = result[key];
       if (existing === undefined) result[key] = value;
@@ -188,13 +191,9 @@ export class RequestContext {
 
   clearQueryArg(name: string): void {
     if (!this.upstreamQuery) return;
-    this.upstreamQuery = this.upstreamQuery
-      .split('&')
-      .filter((part) => {
-        const eq = part.indexOf('=');
-        return decodeQueryComponent(eq === -1 ? part : part.slice(0, eq)) !== name;
-      })
-      .join('&');
+    const parts = this.upstreamQuery.split('&');
+    const kept = parts.filter((part) => queryKey(part) !== name);
+    if (kept.length !== parts.length) this.upstreamQuery = kept.join('&');
   }
 
   /** kong.client.authenticate */
@@ -322,7 +321,15 @@ export function normalizeName(name: string): string {
   return name.toLowerCase();
 }
 
+/** The decoded name of one `name=value` part of a query string. */
+function queryKey(part: string): string {
+  const eq = part.indexOf('=');
+  return decodeQueryComponent(eq === -1 ? part : part.slice(0, eq));
+}
+
 function decodeQueryComponent(text: string): string {
+  // Nothing escaped: the text is its own decoding.
+  if (!text.includes('%') && !text.includes('+')) return text;
   try {
     return decodeURIComponent(text.replaceAll('+', ' '));
   } catch {

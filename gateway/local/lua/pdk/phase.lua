@@ -20,7 +20,7 @@ local phase = {
   resp_added = nil,
   status_override = nil,
   body_override = nil,
-  request = nil,          -- per-request state: { plugin = { [name] = {} }, shared = {}, consumer_fields }
+  request = nil,          -- per-request state: { plugin = { [name] = {} }, shared = {}, consumer tables }
   cache = nil,            -- values read from the host during this phase, or nil
 }
 

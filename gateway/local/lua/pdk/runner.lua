@@ -49,11 +49,8 @@ function __kong_set_config(handle, name, config_json)
 end
 
 --- Runs one phase (see bridge.ts for the arguments). `done` is true when no later phase call will
---- come for the request; `headers` is the blob PHASE_HEADERS names for the phase, or nil; the
---- consumer fields (consumer id, username, custom_id, credential id, its consumer's id) come only
---- when they changed since the request's last phase call.
-function __kong_phase(slot, config_handle, phase_code, now, status, source_code, done, headers,
-                      consumer_id, username, custom_id, credential_id, credential_consumer_id)
+--- come for the request; `headers` is the blob PHASE_HEADERS names for the phase, or nil.
+function __kong_phase(slot, config_handle, phase_code, now, status, source_code, done, headers)
   local instance = configs[config_handle]
   local name = instance.name
   local phase_name = PHASES[phase_code]
@@ -71,10 +68,6 @@ function __kong_phase(slot, config_handle, phase_code, now, status, source_code,
   if not request then
     request = { plugin = {}, shared = {} }
     requests[slot] = request
-  end
-  if consumer_id then
-    request.consumer_fields = { consumer_id, username, custom_id, credential_id, credential_consumer_id }
-    request.consumer, request.credential = nil, nil
   end
   phase.request = request
   ctx.enter(request, name)

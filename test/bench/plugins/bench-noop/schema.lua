@@ -1,0 +1,6 @@
+return {
+  name = "bench-noop",
+  fields = {
+    { config = { type = "record", fields = {} } },
+  },
+}
