@@ -36,5 +36,9 @@ export function topSelfTime(file: string, requests: number, count = 25): SelfTim
   return [...totals]
     .sort((a, b) => b[1] - a[1])
     .slice(0, count)
-    .map(([name, micros]) => ({ name, microsPerRequest: Math.round((micros / requests) * 10) / 10, share: Math.round((micros / all) * 1000) / 10 }));
+    .map(([name, micros]) => ({
+      name,
+      microsPerRequest: Math.round((micros / requests) * 10) / 10,
+      share: Math.round((micros / all) * 1000) / 10,
+    }));
 }

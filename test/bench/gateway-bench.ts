@@ -30,7 +30,13 @@ function rssMb(pid: number): number {
   return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024);
 }
 
-async function startGatewayProcess(dir: string, name: string, configFile: string, backendUrl: string, profileFile?: string): Promise<{ proc: SpawnedProcess; proxy: string; admin: string; lua: string }> {
+async function startGatewayProcess(
+  dir: string,
+  name: string,
+  configFile: string,
+  backendUrl: string,
+  profileFile?: string,
+): Promise<{ proc: SpawnedProcess; proxy: string; admin: string; lua: string }> {
   const proc = spawnTs('test/bench/gateway-only.ts', [], {
     ...(profileFile ? { BENCH_PROFILE_FILE: profileFile } : {}),
     KONG_DECLARATIVE_CONFIG: configFile,
@@ -72,7 +78,8 @@ function printProfiles(chain: { file: string; requests: number }, bare: { file: 
     const added = Math.round((microsPerRequest - bareMicros) * 10) / 10;
     console.log(`${String(microsPerRequest).padStart(8)} ${String(bareMicros).padStart(8)} ${String(added).padStart(8)}  ${name}`);
   }
-  const total = (file: string, requests: number) => Math.round(topSelfTime(file, requests, Infinity).reduce((sum, row) => sum + row.microsPerRequest, 0));
+  const total = (file: string, requests: number) =>
+    Math.round(topSelfTime(file, requests, Infinity).reduce((sum, row) => sum + row.microsPerRequest, 0));
   console.log(`${String(total(chain.file, chain.requests)).padStart(8)} ${String(total(bare.file, bare.requests)).padStart(8)}           busy in all`);
 }
 

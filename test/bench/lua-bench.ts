@@ -17,7 +17,9 @@ const NOOP = 'bench-noop';
  * same requests without the plugin's calls (the context and the response headers the proxy
  * builds anyway) are measured too and subtracted: what remains is the plugin's own cost.
  */
-export async function benchLuaPhases(options: { seconds: number; vm: LuaVmKind }): Promise<{ microsPerRequest: number; bookkeepingMicros: number; noopMicros: number }> {
+export async function benchLuaPhases(
+  options: { seconds: number; vm: LuaVmKind },
+): Promise<{ microsPerRequest: number; bookkeepingMicros: number; noopMicros: number }> {
   const host = await LuaPluginHost.create({ sharedDicts: ['animal_store_edge'], nodeId: 'bench', vm: { kind: options.vm } });
   const edge = host.loadPlugin('gateway/plugins', PLUGIN);
   // The same three phase calls into a plugin that does nothing: the bridge's fixed cost.

@@ -89,7 +89,12 @@ export class PluginSet {
     return plan;
   }
 
-  lookup(entry: PluginEntry, routeId: string | undefined, serviceId: string | undefined, consumerId: string | undefined): PluginConfig | undefined {
+  lookup(
+    entry: PluginEntry,
+    routeId: string | undefined,
+    serviceId: string | undefined,
+    consumerId: string | undefined,
+  ): PluginConfig | undefined {
     const { definition, combos } = entry;
     const r = definition.noRoute ? undefined : routeId;
     const s = definition.noService ? undefined : serviceId;

@@ -21,7 +21,9 @@ export const KONG_BUNDLED_PLUGINS = new Set([
   'ai-request-transformer', 'ai-response-transformer', 'ai-prompt-guard', 'standard-webhooks', 'redirect',
 ]);
 
-const NATIVE: readonly PluginDefinition[] = [keyAuth, rateLimiting, requestTermination, responseTransformer, correlationId, requestSizeLimiting];
+const NATIVE: readonly PluginDefinition[] = [
+  keyAuth, rateLimiting, requestTermination, responseTransformer, correlationId, requestSizeLimiting,
+];
 
 /**
  * The plugins this gateway can run: Kong's bundled ones it implements natively, plus the custom

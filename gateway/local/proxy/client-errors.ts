@@ -15,7 +15,11 @@ export const newRequestId = (): string => randomUUID().replaceAll('-', '');
  * (Kong.handle_error via error_page, kong/error_handlers.lua: 494 goes out as 400) for the
  * statuses nginx_kong.lua routes there, nginx's own page otherwise. No plugin runs.
  */
-export function earlyResponse(status: number, accept: string | undefined, requestId: string): { status: number; contentType: string; body: string } {
+export function earlyResponse(
+  status: number,
+  accept: string | undefined,
+  requestId: string,
+): { status: number; contentType: string; body: string } {
   if (KONG_ERROR_PAGES.has(status)) {
     const contentType = errorContentType(accept);
     return { status: status === 494 ? 400 : status, contentType, body: renderError(contentType, defaultErrorMessage(status), requestId) };

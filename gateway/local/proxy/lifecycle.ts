@@ -260,7 +260,13 @@ export class ProxyLifecycle {
   }
 
   /** Kong.log, once the response is sent or the client is gone; then the unread body is discarded. */
-  private logWhenDone(req: IncomingMessage, res: ServerResponse, ctx: RequestContext, body: ClientBody, plugins: Downstream): { aborted: boolean } {
+  private logWhenDone(
+    req: IncomingMessage,
+    res: ServerResponse,
+    ctx: RequestContext,
+    body: ClientBody,
+    plugins: Downstream,
+  ): { aborted: boolean } {
     const state = { aborted: false, logged: false };
     const log = () => {
       if (state.logged) return;

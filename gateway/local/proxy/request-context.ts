@@ -27,7 +27,11 @@ export interface RequestBody {
   read(limit: number): Promise<{ body: Buffer; exceeded: boolean }>;
 }
 
-const NO_BODY: RequestBody = { declaredLength: undefined, chunked: false, read: () => Promise.resolve({ body: Buffer.alloc(0), exceeded: false }) };
+const NO_BODY: RequestBody = {
+  declaredLength: undefined,
+  chunked: false,
+  read: () => Promise.resolve({ body: Buffer.alloc(0), exceeded: false }),
+};
 
 export interface RequestContextOptions {
   id: string;

@@ -25,7 +25,11 @@ export function upstreamTarget(ctx: RequestContext): string {
  * per preserve_host/$upstream_host, X-Forwarded-*, X-Real-IP, Via and X-Kong-Request-Id.
  * `contentLength` is the body's length when known; otherwise the body goes chunked.
  */
-export function upstreamHeaders(ctx: RequestContext, clientHost: string | undefined, contentLength: number | undefined): Record<string, string | string[]> {
+export function upstreamHeaders(
+  ctx: RequestContext,
+  clientHost: string | undefined,
+  contentLength: number | undefined,
+): Record<string, string | string[]> {
   const service = ctx.service!;
   const route = ctx.route!;
   const headers: Record<string, string | string[]> = {};

@@ -52,7 +52,12 @@ export class WasmoonVm implements LuaVm {
   }
 
   static async open(memoryLimit: number): Promise<WasmoonVm> {
-    const engine = await new LuaFactory().createEngine({ enableProxy: false, injectObjects: false, openStandardLibs: true, traceAllocations: true });
+    const engine = await new LuaFactory().createEngine({
+      enableProxy: false,
+      injectObjects: false,
+      openStandardLibs: true,
+      traceAllocations: true,
+    });
     engine.global.setMemoryMax(memoryLimit);
     return new WasmoonVm(engine);
   }
