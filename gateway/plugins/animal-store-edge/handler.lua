@@ -11,6 +11,8 @@ local floor = math.floor
 local ceil = math.ceil
 local fmt = string.format
 local lower = string.lower
+local byte = string.byte
+local sub = string.sub
 local tonumber = tonumber
 
 local Edge = {
@@ -36,17 +38,41 @@ local function int(n)
   return fmt("%d", n)
 end
 
+-- What the pattern classes %s and RFC 6750's b64token characters ([%w%-%._~%+/]) match, by byte:
+-- bearer_token scans bytes, which LuaJIT compiles; a pattern match would leave the trace.
+local SPACE, TOKEN_CHAR = {}, {}
+for c = 0, 255 do
+  SPACE[c] = string.char(c):find("^%s$") ~= nil
+  TOKEN_CHAR[c] = string.char(c):find("^[%w%-%._~%+/]$") ~= nil
+end
+local EQUALS = string.byte("=")
+
 --- The token of `Authorization: Bearer <token>` (RFC 6750 2.1: scheme case-insensitive, one
---- token of b64token characters), or nil for any other form.
+--- token of b64token characters then any "="), or nil for any other form. Blanks around the
+--- scheme and the token are allowed.
 local function bearer_token(authorization)
   if not authorization then
     return nil
   end
-  local scheme, token = authorization:match("^%s*(%S+)%s+([%w%-%._~%+/]+=*)%s*$")
-  if scheme and lower(scheme) == "bearer" then
-    return token
+  local i = 1
+  while SPACE[byte(authorization, i)] do i = i + 1 end
+  if lower(sub(authorization, i, i + 5)) ~= "bearer" or not SPACE[byte(authorization, i + 6)] then
+    return nil
   end
-  return nil
+  i = i + 7
+  while SPACE[byte(authorization, i)] do i = i + 1 end
+  local first = i
+  while TOKEN_CHAR[byte(authorization, i)] do i = i + 1 end
+  if i == first then
+    return nil
+  end
+  while byte(authorization, i) == EQUALS do i = i + 1 end
+  local last = i - 1
+  while SPACE[byte(authorization, i)] do i = i + 1 end
+  if i <= #authorization then
+    return nil
+  end
+  return sub(authorization, first, last)
 end
 
 local function ban_key(token)
@@ -57,14 +83,14 @@ function Edge:access(conf)
   local authorization = kong.request.get_header("authorization")
   local token = bearer_token(authorization)
 
-  -- The key only ever arrives as a bearer token: whatever the client put in key-auth's header
-  -- is dropped, and the backend never sees Authorization.
-  kong.service.request.clear_header(conf.key_header)
+  -- The key only ever arrives as a bearer token: key-auth's header carries that token or nothing
+  -- (whatever the client put there is dropped), and the backend never sees Authorization.
   kong.service.request.clear_header("authorization")
 
   local state = kong.ctx.plugin
   state.auth = token and "bearer" or (authorization and "malformed" or "missing")
   if not token then
+    kong.service.request.clear_header(conf.key_header)
     return
   end
   state.token = token
@@ -75,6 +101,7 @@ function Edge:access(conf)
     local until_s, limit = ban:match("^(%d+):(%d+)$")
     local left = tonumber(until_s) - ngx.now()
     if left > 0 then
+      kong.service.request.clear_header(conf.key_header)
       state.banned = { until_s = tonumber(until_s), limit = tonumber(limit), left = ceil(left) }
       return kong.response.exit(429, nil, { ["Retry-After"] = int(ceil(left)) })
     end
