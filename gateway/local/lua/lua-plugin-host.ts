@@ -241,11 +241,18 @@ function read(call: PhaseCall, what: Read, nodeId: string): string | undefined {
 function apply(name: string, phase: Phase, call: PhaseCall, encoded: string): void {
   const { request } = call;
   let exit: { status: number; headers: Record<string, string | string[]> } | undefined;
-  const fields = encoded.split(FS);
-  for (let i = 0; i + 2 < fields.length; i += 3) {
-    const op = fields[i] as OpCode;
-    const a = fields[i + 1]!;
-    const b = fields[i + 2]!;
+  // The fields are read in place: String.split would build an array of all of them first.
+  let at = 0;
+  const field = () => {
+    const end = encoded.indexOf(FS, at);
+    const value = end === -1 ? encoded.slice(at) : encoded.slice(at, end);
+    at = end === -1 ? encoded.length + 1 : end + 1;
+    return value;
+  };
+  while (at < encoded.length) {
+    const op = field() as OpCode;
+    const a = field();
+    const b = field();
     switch (op) {
       case OPS.set_service_header:
         request.setServiceHeader(a, b);

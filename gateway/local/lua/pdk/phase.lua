@@ -42,7 +42,9 @@ function phase.take_ops()
   local n = nops
   nops = 0
   if n == 0 then return "" end
-  return concat(ops, FS, 1, n)
+  -- Not a tail call: LuaJIT cannot compile returning from one into the host's C frame.
+  local encoded = concat(ops, FS, 1, n)
+  return encoded
 end
 
 local js_req = __js_req
