@@ -241,18 +241,15 @@ function read(call: PhaseCall, what: Read, nodeId: string): string | undefined {
 function apply(name: string, phase: Phase, call: PhaseCall, encoded: string): void {
   const { request } = call;
   let exit: { status: number; headers: Record<string, string | string[]> } | undefined;
-  // The fields are read in place: String.split would build an array of all of them first.
-  let at = 0;
-  const field = () => {
-    const end = encoded.indexOf(FS, at);
-    const value = end === -1 ? encoded.slice(at) : encoded.slice(at, end);
-    at = end === -1 ? encoded.length + 1 : end + 1;
-    return value;
-  };
-  while (at < encoded.length) {
-    const op = field() as OpCode;
-    const a = field();
-    const b = field();
+  // Each op is three fields, read in place: String.split would build an array of all of them first.
+  for (let at = 0; at < encoded.length; ) {
+    const opEnd = encoded.indexOf(FS, at);
+    const aEnd = encoded.indexOf(FS, opEnd + 1);
+    const bEnd = encoded.indexOf(FS, aEnd + 1);
+    const op = encoded.slice(at, opEnd) as OpCode;
+    const a = encoded.slice(opEnd + 1, aEnd);
+    const b = bEnd === -1 ? encoded.slice(aEnd + 1) : encoded.slice(aEnd + 1, bEnd);
+    at = bEnd === -1 ? encoded.length : bEnd + 1;
     switch (op) {
       case OPS.set_service_header:
         request.setServiceHeader(a, b);
