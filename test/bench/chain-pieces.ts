@@ -12,6 +12,7 @@ import { RequestContext } from '../../gateway/local/proxy/request-context.ts';
 import { ExpiringCounters } from '../../gateway/local/runtime/counters.ts';
 import type { Consumer, KeyAuthCredential } from '../../gateway/local/store/entities.ts';
 import { progress } from './load.ts';
+import { leastCpuMicrosPerRequest } from './least-cpu.ts';
 
 const EDGE = 'animal-store-edge';
 const KEY = 'ask_k2JbQm1yQ0Yy9Q3bWv8cX2ZLr5pN7tHf4sDg6aE0uIo';
@@ -126,24 +127,7 @@ export async function benchChainPieces(
     piece?.after(ctx);
   };
 
-  /** CPU µs per request after a warm-up: the least of five rounds (other processes only add). */
-  const measure = (seconds: number, piece?: (typeof pieces)[number]) => {
-    let n = 0;
-    for (; n < 20_000; n++) oneRequest(n, piece);
-    let best = Infinity;
-    for (let round = 0; round < 5; round++) {
-      const cpuBefore = process.cpuUsage();
-      const deadline = performance.now() + (seconds * 1000) / 5;
-      let count = 0;
-      while (performance.now() < deadline) {
-        for (let i = 0; i < 1000; i++) oneRequest(n++, piece);
-        count += 1000;
-      }
-      const cpu = process.cpuUsage(cpuBefore);
-      best = Math.min(best, (cpu.user + cpu.system) / count);
-    }
-    return best;
-  };
+  const measure = (seconds: number, piece?: (typeof pieces)[number]) => leastCpuMicrosPerRequest(seconds, (n) => oneRequest(n, piece));
 
   const round = (micros: number) => Math.round(micros * 10) / 10;
   progress(`the plugin chain's pieces, in process (${options.vm}): ${options.seconds}s each`);

@@ -6,6 +6,7 @@ import type { PluginConfig, PluginEnvironment } from '../../gateway/local/plugin
 import { RequestContext } from '../../gateway/local/proxy/request-context.ts';
 import type { Consumer } from '../../gateway/local/store/entities.ts';
 import { progress } from './load.ts';
+import { leastCpuMicrosPerRequest } from './least-cpu.ts';
 
 const PLUGIN = 'animal-store-edge';
 const NOOP = 'bench-noop';
@@ -72,27 +73,7 @@ export async function benchLuaPhases(
     ctx.endBodyChunk();
   };
 
-  /**
-   * CPU µs per request over `seconds` of requests after a warm-up: the least of five rounds, since
-   * on a shared machine other processes only ever add to a round (cache and core contention).
-   */
-  const measure = (seconds: number, plugin?: 'edge' | 'noop') => {
-    let n = 0;
-    for (; n < 20_000; n++) oneRequest(n, plugin);
-    let best = Infinity;
-    for (let round = 0; round < 5; round++) {
-      const cpuBefore = process.cpuUsage();
-      const deadline = performance.now() + (seconds * 1000) / 5;
-      let count = 0;
-      while (performance.now() < deadline) {
-        for (let i = 0; i < 1000; i++) oneRequest(n++, plugin);
-        count += 1000;
-      }
-      const cpu = process.cpuUsage(cpuBefore);
-      best = Math.min(best, (cpu.user + cpu.system) / count);
-    }
-    return best;
-  };
+  const measure = (seconds: number, plugin?: 'edge' | 'noop') => leastCpuMicrosPerRequest(seconds, (n) => oneRequest(n, plugin));
 
   progress(`Lua plugin alone (${PLUGIN}, 3 phases, in process, ${options.vm}): ${options.seconds}s`);
   const bookkeeping = measure(Math.min(1, options.seconds));
