@@ -10,6 +10,7 @@ import { sqliteConfig } from '../../backend/src/db/sqlite.ts';
 import { request } from '../helpers/backend.ts';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 const test = anyTest.serial as TestFn<{ postgres: TestPostgres }>;
 
@@ -125,13 +126,12 @@ test('PostgreSQL: SIGKILL after the pet is written and before its record is leav
   const watcher = new pg.Client({ connectionString: store.env.DATABASE_URL });
   await watcher.connect();
   t.teardown(() => watcher.end());
-  for (;;) {
+  await pollUntil('the backend to wait on the idempotency_keys lock', async () => {
     const { rows } = await watcher.query(
       "SELECT query FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%idempotency_keys%'",
     );
-    if (rows.length > 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    return rows.length > 0;
+  }, { intervalMs: 20 });
   const { rows: claimed } = await watcher.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory'");
   t.is(claimed[0].n, 1, 'the key is claimed while the request runs');
   const { rows: written } = await watcher.query(

@@ -5,6 +5,7 @@ import anyTest, { type TestFn } from 'ava';
 import { request, startTestBackend, type TestBackend } from '../helpers/backend.ts';
 import { contractProblems } from '../helpers/openapi-contract.ts';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 const test = anyTest.serial as TestFn<{ postgres: TestPostgres; url: string; a: TestBackend; b: TestBackend }>;
 
@@ -134,11 +135,10 @@ test('a repeat on another replica while the first still runs gets 409 from the a
   const lock = await a.db.transaction(); // the test's own connection from a's pool
   await lock.raw('LOCK TABLE idempotency_keys IN SHARE MODE');
   const first = keyed(a, 'pg-slow', { name: 'Slow', categoryId: 8 });
-  for (;;) {
+  await pollUntil('the first request to hold its advisory lock', async () => {
     const { rows } = await b.db.raw("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted");
-    if (rows.length > 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+    return rows.length > 0;
+  });
   const second = await keyed(b, 'pg-slow', { name: 'Slow', categoryId: 8 });
   t.is(second.status, 409);
   t.is(second.body.code, 'idempotency_key_in_progress');
