@@ -19,6 +19,13 @@ export interface RunningBackend {
   close(): Promise<void>;
 }
 
+/**
+ * More than the gateway lets through (nginx's 4 x 8 KiB header buffers, plus the headers Kong adds
+ * upstream), so a request the gateway accepted is never refused here for its size; Node's default
+ * is 16 KiB.
+ */
+const MAX_HEADER_SIZE = 64 * 1024;
+
 export async function startBackend(
   config: BackendConfig,
   appOptions: Omit<AppOptions, 'db'> = {},
@@ -26,7 +33,7 @@ export async function startBackend(
   const db = await openDatabase({ dataDir: config.dataDir, url: config.databaseUrl });
   const now = appOptions.clock ?? (() => new Date());
   const purge = schedulePurge(new IdempotencyStore(db), { now: () => now().getTime(), intervalMs: PURGE_INTERVAL_MS });
-  const server = createServer(createApp({ db, ...appOptions }).callback());
+  const server = createServer({ maxHeaderSize: MAX_HEADER_SIZE }, createApp({ db, ...appOptions }).callback());
   server.on('clientError', answerClientError);
   server.keepAliveTimeout = 65_000; // longer than the gateway's idle upstream keep-alive
   try {

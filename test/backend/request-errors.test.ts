@@ -270,7 +270,7 @@ test("requests Node's HTTP parser rejects get the Error shape, then the connecti
     ['GET /pets HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\n\r\n', 400, 'bad_request'],
     ['POST /pets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', 400, 'bad_request'],
     ['POST /pets HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n', 400, 'bad_request'],
-    [`GET /pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'request_headers_too_large'],
+    [`GET /pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`, 431, 'request_headers_too_large'],
   ];
   for (const [raw, status, code] of cases) {
     const answer = await rawExchange(t.context.backend.url, raw);
