@@ -203,3 +203,29 @@ test('a UUID in the URL is looked up by id only, never by username or name (kong
   t.is((await f.admin(`/services/${uuidName}`)).status, 404);
   t.is((await f.admin(`/services/${service.body.id}`)).body.name, uuidName);
 });
+
+test('hosts are checked as Kong checks them (kong/tools/ip.lua, kong/db/schema/typedefs.lua)', async (t) => {
+  const { f } = t.context;
+  const service = await f.admin('/services', { method: 'POST', json: { name: 'hosts-check', url: 'http://127.0.0.1:9' } });
+  t.is(service.status, 201);
+  const route = (hosts: string[]) => f.admin('/services/hosts-check/routes', { method: 'POST', json: { hosts } });
+  for (const [host, message] of [
+    ['a..b', 'invalid hostname: a..b'],
+    ['bad-.example', 'invalid hostname: bad-.example'],
+    ['a.*.b', 'invalid wildcard: must be placed at leftmost or rightmost label'],
+    ['*.a.*', 'invalid wildcard: must have at most one wildcard'],
+    ['300.1.1.1', 'invalid ipv4 address: 300.1.1.1'],
+    ['example.com:70000', 'invalid port number'],
+  ] as const) {
+    const refused = await route([host]);
+    t.is(refused.status, 400, host);
+    t.true(JSON.stringify(refused.body.fields).includes(message), `${host}: ${JSON.stringify(refused.body.fields)}`);
+  }
+  t.is((await route(['*.example.com', 'api.example.*', 'example.com:8000', '10.0.0.1', 'example.com.'])).status, 201);
+  const withPort = await f.admin('/services', { method: 'POST', json: { name: 'port-in-host', host: 'example.com:80' } });
+  t.is(withPort.status, 400);
+  t.regex(JSON.stringify(withPort.body.fields), /must not have a port/);
+  const badIp = await f.admin('/services', { method: 'POST', json: { name: 'bad-ip', host: '999.1.1.1' } });
+  t.is(badIp.status, 400);
+  t.regex(JSON.stringify(badIp.body.fields), /invalid value: 999\.1\.1\.1/);
+});

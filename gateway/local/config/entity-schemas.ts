@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { validateRecord, type FieldErrors, type FieldSchema } from './field-schema.ts';
+import { hostError, wildcardHostError } from './hosts.ts';
 
 // Entity schemas of Kong 3.9.1 (kong/db/schema/entities/*.lua, key-auth daos.lua), limited to
 // the fields the local gateway runs. Fields Kong has but the local gateway cannot honour are
@@ -25,7 +26,7 @@ export const SERVICE_FIELDS: Fields = [
   { name },
   { retries: { type: 'integer', default: 5, between: [0, 32767] } },
   { protocol: { type: 'string', required: true, default: 'http', one_of: ['http', 'https', 'grpc', 'grpcs', 'tcp', 'tls', 'tls_passthrough', 'udp', 'ws', 'wss'] } },
-  { host: { type: 'string', required: true } },
+  { host: { type: 'string', required: true, custom: hostError } },
   { port: { type: 'integer', required: true, default: 80, between: [0, 65535] } },
   { path: { type: 'string', match: /^\// } },
   { connect_timeout: timeout },
@@ -44,7 +45,7 @@ export const ROUTE_FIELDS: Fields = [
   { name },
   { protocols: { type: 'set', required: true, default: ['http', 'https'], elements: { type: 'string', one_of: ['http', 'https', 'grpc', 'grpcs', 'tcp', 'tls', 'tls_passthrough', 'udp', 'ws', 'wss'] } } },
   { methods: { type: 'set', elements: { type: 'string', match: /^[A-Z]+$/ } } },
-  { hosts: { type: 'array', elements: { type: 'string' } } },
+  { hosts: { type: 'array', elements: { type: 'string', custom: wildcardHostError } } },
   { paths: { type: 'array', elements: { type: 'string', match: /^[/~]/ } } },
   { headers: { type: 'map', keys: { type: 'string' }, values: { type: 'array', elements: { type: 'string' } } } },
   { https_redirect_status_code: { type: 'integer', required: true, default: 426, one_of: [426, 301, 302, 307, 308] } },

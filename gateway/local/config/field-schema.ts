@@ -15,6 +15,8 @@ export interface FieldSchema {
   len_min?: number;
   /** Lua pattern-free subset: a JS regular expression the string must match. */
   match?: RegExp;
+  /** Kong's `custom_validator`: the error for a string value, or undefined when it is valid. */
+  custom?: (value: string) => string | undefined;
   elements?: FieldSchema;
   fields?: ReadonlyArray<Readonly<Record<string, FieldSchema>>>;
   keys?: FieldSchema;
@@ -130,6 +132,9 @@ export function validateField(schema: FieldSchema, value: unknown, path: string,
     errors[path] = `length must be at least ${schema.len_min ?? 1}`;
   } else if (schema.match && !schema.match.test(value as string)) {
     errors[path] = `invalid value: ${String(value)}`;
+  } else if (schema.custom && typeof value === 'string') {
+    const error = schema.custom(value);
+    if (error) errors[path] = error;
   }
   return value;
 }
