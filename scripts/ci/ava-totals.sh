@@ -5,7 +5,7 @@
 # so one that appears is a finding. Output without ava's totals (lint or tsc failed before ava
 # ran) is one failure.
 set -euo pipefail
-sed 's/\x1b\[[0-9;]*m//g' "${1:-/dev/stdin}" | awk '
+sed 's/\x1b\[[0-9;]*m//g' "${1:--}" | awk '
   /^ *[0-9]+ (tests?|known failures?|uncaught exceptions?|unhandled rejections?)( [a-z]+)?$/ {
     if ($0 ~ / passed$/) passed += $1; else failed += $1; seen = 1
   }

@@ -1,30 +1,27 @@
 // .ci/run ends with "N passed, N failed": scripts/ci/ava-totals.sh reads each npm test's output.
-import { execFile } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import test from 'ava';
 import { REPO_ROOT } from '../helpers/process.ts';
 
-function totals(output: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile('bash', ['scripts/ci/ava-totals.sh'], { cwd: REPO_ROOT }, (error, stdout) =>
-      error ? reject(error) : resolve(stdout.trim()),
-    );
-    child.stdin!.end(output);
-  });
+function totals(output: string): string {
+  const run = spawnSync('bash', ['scripts/ci/ava-totals.sh'], { cwd: REPO_ROOT, input: output, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`ava-totals.sh exited ${run.status}: ${run.stderr}`);
+  return run.stdout.trim();
 }
 
-test('a green run: its passed count, no failure', async (t) => {
-  t.is(await totals('  ✔ backend › pets › lists\n  ─\n\n  464 tests passed\n'), '464 0');
+test('a green run: its passed count, no failure', (t) => {
+  t.is(totals('  ✔ backend › pets › lists\n  ─\n\n  464 tests passed\n'), '464 0');
 });
 
-test('failures, known failures, skips, todos and uncaught exceptions all count as failed', async (t) => {
+test('failures, known failures, skips, todos and uncaught exceptions all count as failed', (t) => {
   const output = '  ✘ a › b\n  ─\n\n  2 tests failed\n  460 tests passed\n  1 known failure\n  1 test skipped\n  1 test todo\n  1 uncaught exception\n';
-  t.is(await totals(output), '460 6');
+  t.is(totals(output), '460 6');
 });
 
-test('colours are ignored', async (t) => {
-  t.is(await totals('  \x1b[32m12 tests passed\x1b[39m\n'), '12 0');
+test('colours are ignored', (t) => {
+  t.is(totals('  \x1b[32m12 tests passed\x1b[39m\n'), '12 0');
 });
 
-test('a run that stopped before ava (lint, tsc) is one failure', async (t) => {
-  t.is(await totals('eslint: 3 problems\n'), '0 1');
+test('a run that stopped before ava (lint, tsc) is one failure', (t) => {
+  t.is(totals('eslint: 3 problems\n'), '0 1');
 });
