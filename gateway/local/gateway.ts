@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAdminApp } from './admin/admin-app.ts';
-import { AdminOperations } from './admin/operations.ts';
-import { loadDeclarativeConfig } from './config/declarative.ts';
+import { createAdminApp } from './control-plane/api/admin-app.ts';
+import { AdminOperations } from './control-plane/api/operations.ts';
+import { loadDeclarativeConfig } from './control-plane/declarative/load-config.ts';
 import { LuaPluginHost } from './lua/lua-plugin-host.ts';
 import type { LuaVmChoice } from './lua/vm/open-lua-vm.ts';
 import { PluginRegistry } from './plugins/registry.ts';
@@ -12,8 +12,8 @@ import { ConnectionGuard } from './proxy/client-errors.ts';
 import { ProxyLifecycle } from './proxy/lifecycle.ts';
 import { UpstreamPool } from './proxy/upstream.ts';
 import { GatewayRuntime, type Logger } from './runtime/gateway-runtime.ts';
-import { syncDeclarative, type SyncSummary } from './store/declarative-sync.ts';
-import { EntityStore } from './store/entity-store.ts';
+import { syncDeclarative, type SyncSummary } from './control-plane/declarative/sync.ts';
+import { EntityStore } from './control-plane/db/entity-store.ts';
 
 export interface GatewayOptions {
   /**

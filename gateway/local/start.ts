@@ -1,6 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { isListenError, listenAddress, systemReason } from '../../backend/src/startup-error.ts';
-import { DeclarativeConfigError } from './config/declarative.ts';
+import { DeclarativeConfigError } from './control-plane/declarative/load-config.ts';
 import { startGateway, type GatewayOptions, type RunningGateway } from './gateway.ts';
 import { luaJitUnavailable } from './lua/vm/open-lua-vm.ts';
 import { readGatewaySettings } from './settings.ts';

@@ -10,7 +10,7 @@ import { requestSizeLimiting } from '../../gateway/local/plugins/request-size-li
 import { addKongHeaders, copyUpstreamHeaders } from '../../gateway/local/proxy/response-headers.ts';
 import { RequestContext } from '../../gateway/local/proxy/request-context.ts';
 import { ExpiringCounters } from '../../gateway/local/runtime/counters.ts';
-import type { Consumer, KeyAuthCredential } from '../../gateway/local/store/entities.ts';
+import type { Consumer, KeyAuthCredential } from '../../gateway/local/control-plane/db/entities.ts';
 import { progress } from './load.ts';
 import { leastCpuMicrosPerRequest } from './least-cpu.ts';
 

@@ -4,7 +4,7 @@ import { LuaPluginHost } from '../../gateway/local/lua/lua-plugin-host.ts';
 import type { LuaVmKind } from '../../gateway/local/lua/vm/lua-vm.ts';
 import type { PluginConfig, PluginEnvironment } from '../../gateway/local/plugins/plugin.ts';
 import { RequestContext } from '../../gateway/local/proxy/request-context.ts';
-import type { Consumer } from '../../gateway/local/store/entities.ts';
+import type { Consumer } from '../../gateway/local/control-plane/db/entities.ts';
 import { progress } from './load.ts';
 import { leastCpuMicrosPerRequest } from './least-cpu.ts';
 

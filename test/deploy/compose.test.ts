@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { parse } from 'yaml';
-import { validateRecord } from '../../gateway/local/config/field-schema.ts';
+import { validateRecord } from '../../gateway/local/control-plane/schema/field-schema.ts';
 import { LuaPluginHost } from '../../gateway/local/lua/lua-plugin-host.ts';
 import { KONG_BUNDLED_PLUGINS } from '../../gateway/local/plugins/registry.ts';
 import { PLUGINS_DIR } from '../helpers/gateway.ts';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { DeclarativeConfigError, loadDeclarativeConfig } from '../../gateway/local/config/declarative.ts';
+import { DeclarativeConfigError, loadDeclarativeConfig } from '../../gateway/local/control-plane/declarative/load-config.ts';
 import { LuaPluginHost } from '../../gateway/local/lua/lua-plugin-host.ts';
 import { PluginRegistry } from '../../gateway/local/plugins/registry.ts';
 import { PLUGINS_DIR, writeConfig } from '../helpers/gateway.ts';

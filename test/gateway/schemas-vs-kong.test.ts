@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
-import type { FieldSchema } from '../../gateway/local/config/field-schema.ts';
+import type { FieldSchema } from '../../gateway/local/control-plane/schema/field-schema.ts';
 import { correlationId } from '../../gateway/local/plugins/correlation-id.ts';
 import { keyAuth } from '../../gateway/local/plugins/key-auth.ts';
 import { rateLimiting } from '../../gateway/local/plugins/rate-limiting.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import knex from 'knex';
-import { EntityStore } from '../../gateway/local/store/entity-store.ts';
+import { EntityStore } from '../../gateway/local/control-plane/db/entity-store.ts';
 
 // A gateway.sqlite written before entities carried every Kong field still loads: the fields added
 // since (a service's TLS fields, a route's snis/sources/destinations, a key's ttl) read as null.

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KONG_VERSION } from '../kong/version.ts';
+import { KONG_VERSION } from '../control-plane/kong-version.ts';
 import type { Phase, PluginConfig, PluginDefinition, PluginEnvironment } from '../plugins/plugin.ts';
 import type { RequestContext } from '../proxy/request-context.ts';
 import { bridgeModuleSource, FS, luaLiteral, OPS, PHASE_CODE, PHASE_HEADERS, RS, SOURCE_CODE, type OpCode, type Read } from './bridge.ts';

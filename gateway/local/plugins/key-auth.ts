@@ -1,8 +1,8 @@
-import { headerName } from '../config/field-schema.ts';
+import { headerName } from '../control-plane/schema/field-schema.ts';
 import { KongHeaders } from '../kong/headers.ts';
-import { KONG_VERSION } from '../kong/version.ts';
+import { KONG_VERSION } from '../control-plane/kong-version.ts';
 import type { RequestContext } from '../proxy/request-context.ts';
-import type { Consumer, KeyAuthCredential } from '../store/entities.ts';
+import type { Consumer, KeyAuthCredential } from '../control-plane/db/entities.ts';
 import type { PluginConfig, PluginDefinition, PluginEnvironment } from './plugin.ts';
 
 // Behaviour of kong/plugins/key-auth/handler.lua (3.9.1).

@@ -1,4 +1,4 @@
-import type { Plugin } from '../store/entities.ts';
+import type { Plugin } from '../control-plane/db/entities.ts';
 import type { PluginConfig, PluginDefinition } from './plugin.ts';
 import type { PluginRegistry } from './registry.ts';
 

@@ -1,6 +1,6 @@
-import type { FieldSchema } from '../config/field-schema.ts';
+import type { FieldSchema } from '../control-plane/schema/field-schema.ts';
 import type { RequestContext } from '../proxy/request-context.ts';
-import type { Consumer, KeyAuthCredential } from '../store/entities.ts';
+import type { Consumer, KeyAuthCredential } from '../control-plane/db/entities.ts';
 
 /** What a plugin may reach outside its request: the entity cache, the clock, node-local state. */
 export interface PluginEnvironment {

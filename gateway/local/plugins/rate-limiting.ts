@@ -1,5 +1,5 @@
-import { headerName } from '../config/field-schema.ts';
-import { KONG_VERSION } from '../kong/version.ts';
+import { headerName } from '../control-plane/schema/field-schema.ts';
+import { KONG_VERSION } from '../control-plane/kong-version.ts';
 import type { RequestContext } from '../proxy/request-context.ts';
 import type { PluginConfig, PluginDefinition } from './plugin.ts';
 

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { validateRecord, type FieldErrors } from '../config/field-schema.ts';
+import { validateRecord, type FieldErrors } from '../control-plane/schema/field-schema.ts';
 import type { LuaPluginHost } from '../lua/lua-plugin-host.ts';
 import { correlationId } from './correlation-id.ts';
 import { keyAuth } from './key-auth.ts';

@@ -1,4 +1,4 @@
-import { KONG_VERSION } from '../kong/version.ts';
+import { KONG_VERSION } from '../control-plane/kong-version.ts';
 import type { RequestContext } from '../proxy/request-context.ts';
 import type { PluginDefinition } from './plugin.ts';
 

@@ -1,5 +1,5 @@
-import { headerName } from '../config/field-schema.ts';
-import { KONG_VERSION } from '../kong/version.ts';
+import { headerName } from '../control-plane/schema/field-schema.ts';
+import { KONG_VERSION } from '../control-plane/kong-version.ts';
 import type { PluginDefinition } from './plugin.ts';
 
 // Behaviour of kong/plugins/request-termination/{handler,schema}.lua (3.9.1).

@@ -1,5 +1,5 @@
-import type { FieldSchema } from '../config/field-schema.ts';
-import { KONG_VERSION } from '../kong/version.ts';
+import type { FieldSchema } from '../control-plane/schema/field-schema.ts';
+import { KONG_VERSION } from '../control-plane/kong-version.ts';
 import type { PluginDefinition } from './plugin.ts';
 
 // Behaviour of kong/plugins/response-transformer/{handler,header_transformer,schema}.lua (3.9.1):

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { defaultErrorMessage, errorContentType, renderError } from '../kong/error-template.ts';
 import { KongHeaders } from '../kong/headers.ts';
 import { KONG_ERROR_PAGES, LARGE_CLIENT_HEADER_BUFFER_SIZE, nginxSpecialPage } from '../kong/nginx-defaults.ts';
-import { SERVER_TOKENS } from '../kong/version.ts';
+import { SERVER_TOKENS } from '../control-plane/kong-version.ts';
 import type { Logger } from '../runtime/gateway-runtime.ts';
 import { ClientBodyError, type ClientBody } from './client-body.ts';
 

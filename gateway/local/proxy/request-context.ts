@@ -1,5 +1,5 @@
 import type { LuaRequestState } from '../lua/lua-plugin-host.ts';
-import type { Consumer, KeyAuthCredential, Route, Service } from '../store/entities.ts';
+import type { Consumer, KeyAuthCredential, Route, Service } from '../control-plane/db/entities.ts';
 import { defaultErrorMessage, errorContentType, renderError } from '../kong/error-template.ts';
 import { firstValue, type HeaderMap } from '../kong/headers.ts';
 

@@ -1,5 +1,5 @@
 import { KongHeaders } from '../kong/headers.ts';
-import { SERVER_TOKENS } from '../kong/version.ts';
+import { SERVER_TOKENS } from '../control-plane/kong-version.ts';
 import type { RequestContext } from './request-context.ts';
 
 const HOP_BY_HOP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade', 'proxy-connection']);

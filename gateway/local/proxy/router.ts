@@ -1,4 +1,4 @@
-import type { Route, Service } from '../store/entities.ts';
+import type { Route, Service } from '../control-plane/db/entities.ts';
 
 // Route matching as Kong 3.9.1's default `traditional_compatible` router does it
 // (kong/router/atc.lua, kong/router/transform.lua get_priority): a route is split into one

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { SERVER_TOKENS } from '../kong/version.ts';
+import { SERVER_TOKENS } from '../control-plane/kong-version.ts';
 import type { RequestContext } from './request-context.ts';
 import { escapeUri } from './uri.ts';
 

@@ -1,5 +1,5 @@
 import { Pool, errors } from 'undici';
-import type { Service } from '../store/entities.ts';
+import type { Service } from '../control-plane/db/entities.ts';
 import { StreamedBody } from './upstream-request.ts';
 
 /** Why an upstream call failed, and the status Kong answers with for it. */

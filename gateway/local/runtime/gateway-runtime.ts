@@ -3,8 +3,8 @@ import type { PluginEnvironment } from '../plugins/plugin.ts';
 import { PluginSet } from '../plugins/plugin-set.ts';
 import type { PluginRegistry } from '../plugins/registry.ts';
 import { Router } from '../proxy/router.ts';
-import type { Consumer, KeyAuthCredential } from '../store/entities.ts';
-import type { EntityStore, Snapshot } from '../store/entity-store.ts';
+import type { Consumer, KeyAuthCredential } from '../control-plane/db/entities.ts';
+import type { EntityStore, Snapshot } from '../control-plane/db/entity-store.ts';
 import { ExpiringCounters } from './counters.ts';
 
 export type Logger = (level: 'debug' | 'info' | 'warn' | 'err', message: string) => void;

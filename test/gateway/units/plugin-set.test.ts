@@ -2,7 +2,7 @@ import test from 'ava';
 import type { PluginDefinition } from '../../../gateway/local/plugins/plugin.ts';
 import { PluginSet, runOrder } from '../../../gateway/local/plugins/plugin-set.ts';
 import type { PluginRegistry } from '../../../gateway/local/plugins/registry.ts';
-import type { Plugin } from '../../../gateway/local/store/entities.ts';
+import type { Plugin } from '../../../gateway/local/control-plane/db/entities.ts';
 
 const definition = (name: string, priority: number, extra: Partial<PluginDefinition> = {}): PluginDefinition => ({
   name, priority, version: '1.0.0', configFields: [], ...extra,

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { Router } from '../../../gateway/local/proxy/router.ts';
-import type { Route, Service } from '../../../gateway/local/store/entities.ts';
+import type { Route, Service } from '../../../gateway/local/control-plane/db/entities.ts';
 
 // The traditional_compatible router of Kong 3.9.3 (kong/router/transform.lua get_priority,
 // kong/router/atc.lua): the most specific route wins whatever the order routes were created in.

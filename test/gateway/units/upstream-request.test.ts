@@ -2,7 +2,7 @@ import test from 'ava';
 import { exitBody } from '../../../gateway/local/proxy/exit-response.ts';
 import { RequestContext } from '../../../gateway/local/proxy/request-context.ts';
 import { upstreamHeaders, upstreamTarget } from '../../../gateway/local/proxy/upstream-request.ts';
-import type { Route, Service } from '../../../gateway/local/store/entities.ts';
+import type { Route, Service } from '../../../gateway/local/control-plane/db/entities.ts';
 
 const service = { protocol: 'http', host: 'backend', port: 3000, path: null } as Service;
 const route = { preserve_host: false } as Route;

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import knex, { type Knex } from 'knex';
-import { sqliteConfig } from '../../../backend/src/db/sqlite.ts';
+import { sqliteConfig } from '../../../../backend/src/db/sqlite.ts';
 import { ENTITY_TYPES, type EntityType, type EntityTypes } from './entities.ts';
 import { upgradeStored } from './entity-rules.ts';
 

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { KongValidationError, schemaViolation } from '../config/entity-schemas.ts';
+import { KongValidationError, schemaViolation } from '../schema/entity-schemas.ts';
 import { paginate } from './listing.ts';
 import { NotFound } from './operations.ts';
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { FieldErrors } from '../config/field-schema.ts';
+import type { FieldErrors } from '../schema/field-schema.ts';
 import {
   KongValidationError,
   isUuid,
@@ -7,13 +7,13 @@ import {
   schemaViolation,
   uniqueViolation,
   validateEntity,
-} from '../config/entity-schemas.ts';
-import type { PluginRegistry } from '../plugins/registry.ts';
-import { parseServiceUrl } from '../config/declarative.ts';
-import { removeOrphans } from '../store/declarative-sync.ts';
-import type { Consumer, EntityType, EntityTypes, KeyAuthCredential, Plugin, Route, Service } from '../store/entities.ts';
-import { checkRoute, consumerFrom, credentialFrom, pluginFrom, routeFrom, serviceFrom } from '../store/entity-rules.ts';
-import type { Draft, EntityStore, Snapshot } from '../store/entity-store.ts';
+} from '../schema/entity-schemas.ts';
+import type { PluginRegistry } from '../../plugins/registry.ts';
+import { parseServiceUrl } from '../declarative/load-config.ts';
+import { removeOrphans } from '../declarative/sync.ts';
+import type { Consumer, EntityType, EntityTypes, KeyAuthCredential, Plugin, Route, Service } from '../db/entities.ts';
+import { checkRoute, consumerFrom, credentialFrom, pluginFrom, routeFrom, serviceFrom } from '../db/entity-rules.ts';
+import type { Draft, EntityStore, Snapshot } from '../db/entity-store.ts';
 
 /** An Admin API lookup found nothing: 404 {"message":"Not found"}. */
 export class NotFound extends Error {}

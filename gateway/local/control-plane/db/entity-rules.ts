@@ -1,5 +1,5 @@
-import type { FieldErrors } from '../config/field-schema.ts';
-import { compilePathRegex } from '../proxy/router.ts';
+import type { FieldErrors } from '../schema/field-schema.ts';
+import { compilePathRegex } from '../../proxy/router.ts';
 import type { Consumer, EntityType, EntityTypes, KeyAuthCredential, Plugin, Reference, Route, Service } from './entities.ts';
 
 // One place for what each stored entity looks like: the declarative loader and the Admin API

@@ -1,4 +1,4 @@
-import { KongValidationError } from '../config/entity-schemas.ts';
+import { KongValidationError } from '../schema/entity-schemas.ts';
 
 /** Kong's list endpoints: `size` (1..1000, default 100), opaque `offset`, `tags` (a,b AND / a/b OR). */
 export interface Page<T> {

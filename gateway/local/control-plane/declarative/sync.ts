@@ -1,8 +1,8 @@
-import { isUuid, newId } from '../config/entity-schemas.ts';
-import type { Declared, DeclarativeConfig } from '../config/declarative.ts';
-import type { Consumer, EntityType, KeyAuthCredential, Plugin, Route, Service } from './entities.ts';
-import type { Draft } from './entity-store.ts';
-import { checkRoute, consumerFrom, credentialFrom, pluginFrom, routeFrom, serviceFrom } from './entity-rules.ts';
+import { isUuid, newId } from '../schema/entity-schemas.ts';
+import type { Declared, DeclarativeConfig } from './load-config.ts';
+import type { Consumer, EntityType, KeyAuthCredential, Plugin, Route, Service } from '../db/entities.ts';
+import type { Draft } from '../db/entity-store.ts';
+import { checkRoute, consumerFrom, credentialFrom, pluginFrom, routeFrom, serviceFrom } from '../db/entity-rules.ts';
 
 export interface SyncSummary {
   created: number;

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type Router from '@koa/router';
-import { KONG_TAGLINE, KONG_VERSION } from '../kong/version.ts';
-import type { PluginRegistry } from '../plugins/registry.ts';
+import { KONG_TAGLINE, KONG_VERSION } from '../kong-version.ts';
+import type { PluginRegistry } from '../../plugins/registry.ts';
 import type { AdminOperations } from './operations.ts';
 
 export interface NodeInfo {

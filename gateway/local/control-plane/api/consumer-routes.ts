@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { KeyAuthCredential } from '../store/entities.ts';
-import { credentialView } from '../store/entity-rules.ts';
+import type { KeyAuthCredential } from '../db/entities.ts';
+import { credentialView } from '../db/entity-rules.ts';
 import { paginate } from './listing.ts';
 import { NotFound, findConsumer, findPlugin, type AdminOperations } from './operations.ts';
 
