@@ -1,4 +1,4 @@
-import type { FieldSchema } from '../control-plane/schema/field-schema.ts';
+import type { FieldSchema } from '../field-schema.ts';
 
 /**
  * Converts the `fields` of a plugin's schema.lua (Kong's schema DSL, already JSON-encoded by the
