@@ -6,6 +6,7 @@ import { ENTITY_TYPES, type EntityType, type EntityTypes } from './entities.ts';
 import { upgradeStored } from './entity-rules.ts';
 
 type AnyEntity = EntityTypes[EntityType];
+const CONFIG_VERSION = 'config_version';
 export type EntityMaps = { [T in EntityType]: ReadonlyMap<string, EntityTypes[T]> };
 
 /** An immutable view of every entity; replaced as a whole on each committed write. */
@@ -77,11 +78,20 @@ export class EntityStore {
         table.primary(['type', 'id']);
       });
     }
+    // The configuration's version survives restarts: data planes compare hashes, but the version
+    // orders what they report (config_version in snapshot.schema.json).
+    if (!(await db.schema.hasTable('meta'))) {
+      await db.schema.createTable('meta', (table) => {
+        table.string('key', 64).primary();
+        table.text('value').notNullable();
+      });
+    }
     const maps = Object.fromEntries(ENTITY_TYPES.map((type) => [type, new Map()])) as { [T in EntityType]: Map<string, AnyEntity> };
     for (const row of await db<{ type: EntityType; id: string; body: string }>('entities').select()) {
       maps[row.type]?.set(row.id, upgradeStored(row.type, JSON.parse(row.body) as AnyEntity));
     }
-    return new EntityStore(db, new Snapshot(maps as unknown as EntityMaps, 1));
+    const version = await db<{ key: string; value: string }>('meta').where({ key: CONFIG_VERSION }).first();
+    return new EntityStore(db, new Snapshot(maps as unknown as EntityMaps, version ? Number(version.value) : 0));
   }
 
   get snapshot(): Snapshot {
@@ -116,6 +126,7 @@ export class EntityStore {
         const next = new Snapshot(draft.maps, this.current.version + 1);
         for (const check of this.checks) check(next);
         await this.db.transaction(async (trx) => {
+          await trx('meta').insert({ key: CONFIG_VERSION, value: String(next.version) }).onConflict('key').merge();
           for (const { type, id, entity } of draft.changed.values()) {
             if (entity) {
               await trx('entities').insert({ type, id, body: JSON.stringify(entity) }).onConflict(['type', 'id']).merge();

@@ -1,0 +1,222 @@
+import { existsSync, unlinkSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { CompiledSnapshot } from './snapshot.ts';
+
+/**
+ * The control plane's side of snapshot delivery (gateway/local/README.md): data-plane nodes
+ * long-poll `GET /v1/snapshot`, as Kong's data planes connect to `cluster_listen`. The listener
+ * answers a poll at once when the node runs another configuration, else holds it until one is
+ * published or `wait` runs out (304). It also remembers what each node reported, for the Admin
+ * API's `GET /clustering/data-planes` and for writes that wait until every node runs them.
+ */
+
+/** What Kong's `GET /clustering/data-planes` lists per node (kong/api/routes/clustering.lua). */
+export interface DataPlaneNode {
+  id: string;
+  hostname: string;
+  ip: string;
+  config_hash: string;
+  /** Unix seconds. */
+  last_seen: number;
+  /** kong/constants.lua CLUSTERING_SYNC_STATUS: "normal" when it runs the current configuration. */
+  sync_status: 'normal' | 'unknown';
+}
+
+export type ClusterLog = (level: 'info' | 'warn' | 'err', message: string) => void;
+
+/** A node that has not polled for this long is not waited for (a poll is renewed every ≤ 30 s). */
+const NODE_LIVE_MS = 35_000;
+const MAX_WAIT_S = 30;
+const MAX_ERROR_LENGTH = 500;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const HASH = /^[0-9a-f]{64}$/;
+
+interface PendingPoll {
+  response: ServerResponse;
+  hash: string;
+  failedHash: string;
+  timer: NodeJS.Timeout;
+}
+
+interface NodeState extends DataPlaneNode {
+  seenAtMs: number;
+  /** The last configuration it could not load, reported once in the log. */
+  failedHash: string;
+}
+
+/** `unix:/path/cluster.sock` or `host:port` (Kong's cluster_listen format, without options). */
+export type ClusterAddress = { path: string } | { host: string; port: number };
+
+export function parseClusterAddress(value: string): ClusterAddress {
+  if (value.startsWith('unix:')) return { path: value.slice('unix:'.length) };
+  const match = /^\[?([^\]]*)\]?:(\d+)$/.exec(value.trim());
+  if (!match) throw new Error(`a cluster address is unix:/path or host:port, got ${JSON.stringify(value)}`);
+  return { host: match[1]!, port: Number(match[2]) };
+}
+
+export class ClusterListener {
+  private current: CompiledSnapshot;
+  private readonly pending = new Set<PendingPoll>();
+  private readonly nodes = new Map<string, NodeState>();
+  private readonly convergence = new Set<() => void>();
+  private readonly server: Server;
+
+  constructor(
+    initial: CompiledSnapshot,
+    private readonly log: ClusterLog,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.current = initial;
+    this.server = createServer((request, response) => this.handle(request, response));
+  }
+
+  get snapshot(): CompiledSnapshot {
+    return this.current;
+  }
+
+  /** Listens; answers the address data planes use (`unix:/path` or `host:port`). */
+  listen(address: ClusterAddress): Promise<string> {
+    if ('path' in address && existsSync(address.path)) unlinkSync(address.path); // a stale socket of a stopped run
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      const done = () => {
+        this.server.off('error', reject);
+        const bound = this.server.address();
+        resolve(typeof bound === 'string' ? `unix:${bound}` : `${(bound as AddressInfo).address}:${(bound as AddressInfo).port}`);
+      };
+      if ('path' in address) this.server.listen(address.path, done);
+      else this.server.listen(address.port, address.host, done);
+    });
+  }
+
+  /** Makes `snapshot` the configuration every node should run, and answers the polls waiting for it. */
+  publish(snapshot: CompiledSnapshot): void {
+    this.current = snapshot;
+    for (const poll of this.pending) {
+      if (this.wants(poll.hash, poll.failedHash)) this.send(poll);
+    }
+    this.checkConvergence();
+  }
+
+  /**
+   * Resolves once every live node reports the current configuration (or reported that it could
+   * not load it), or after `timeoutMs`: an Admin API write answers when it runs everywhere.
+   */
+  settled(timeoutMs: number): Promise<void> {
+    if (this.converged()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.convergence.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.convergence.add(done);
+    });
+  }
+
+  /** The nodes seen, as Kong's `GET /clustering/data-planes` lists them. */
+  dataPlanes(): DataPlaneNode[] {
+    return [...this.nodes.values()].map(({ seenAtMs: _, failedHash: __, ...node }) => ({
+      ...node,
+      sync_status: node.config_hash === this.current.hash ? 'normal' : 'unknown',
+    }));
+  }
+
+  async close(): Promise<void> {
+    for (const poll of this.pending) {
+      clearTimeout(poll.timer);
+      poll.response.destroy();
+    }
+    this.pending.clear();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+  }
+
+  private wants(hash: string, failedHash: string): boolean {
+    return hash !== this.current.hash && failedHash !== this.current.hash;
+  }
+
+  private converged(): boolean {
+    const cutoff = this.now() - NODE_LIVE_MS;
+    for (const node of this.nodes.values()) {
+      if (node.seenAtMs < cutoff) continue;
+      if (node.config_hash !== this.current.hash && node.failedHash !== this.current.hash) return false;
+    }
+    return true;
+  }
+
+  private checkConvergence(): void {
+    if (this.convergence.size > 0 && this.converged()) for (const done of [...this.convergence]) done();
+  }
+
+  private handle(request: IncomingMessage, response: ServerResponse): void {
+    const url = new URL(request.url ?? '/', 'http://cluster');
+    if (url.pathname !== '/v1/snapshot') return answer(response, 404, { message: 'Not found' });
+    if (request.method !== 'GET') return answer(response, 405, { message: 'Method not allowed' });
+    const query = url.searchParams;
+    const id = query.get('node_id') ?? '';
+    const hash = query.get('hash') ?? '';
+    const failedHash = query.get('failed_hash') ?? '';
+    const wait = Number(query.get('wait') ?? MAX_WAIT_S);
+    if (!UUID.test(id)) return answer(response, 400, { message: 'node_id: expected a UUID' });
+    if (hash !== '' && !HASH.test(hash)) return answer(response, 400, { message: 'hash: expected a SHA-256 in hex' });
+    if (failedHash !== '' && !HASH.test(failedHash)) return answer(response, 400, { message: 'failed_hash: expected a SHA-256 in hex' });
+    if (!Number.isFinite(wait) || wait < 0) return answer(response, 400, { message: 'wait: expected seconds, 0 or more' });
+
+    this.record(id, query.get('hostname') ?? '', request.socket.remoteAddress ?? 'unix', hash, failedHash, query.get('error'));
+    const poll: PendingPoll = { response, hash, failedHash, timer: undefined as unknown as NodeJS.Timeout };
+    if (this.wants(hash, failedHash)) return this.send(poll);
+    poll.timer = setTimeout(() => {
+      this.pending.delete(poll);
+      response.writeHead(304).end();
+    }, Math.min(wait, MAX_WAIT_S) * 1000);
+    this.pending.add(poll);
+    response.on('close', () => {
+      clearTimeout(poll.timer);
+      this.pending.delete(poll);
+    });
+  }
+
+  private send(poll: PendingPoll): void {
+    clearTimeout(poll.timer);
+    this.pending.delete(poll);
+    const body = this.current.json;
+    poll.response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+    poll.response.end(body);
+  }
+
+  private record(id: string, hostname: string, ip: string, hash: string, failedHash: string, error: string | null): void {
+    const previous = this.nodes.get(id);
+    const node: NodeState = {
+      id,
+      hostname: hostname.slice(0, 255),
+      ip,
+      config_hash: hash,
+      last_seen: Math.floor(this.now() / 1000),
+      sync_status: 'unknown',
+      seenAtMs: this.now(),
+      failedHash: previous?.failedHash ?? '',
+    };
+    if (!previous) this.log('info', `data plane ${node.hostname || '-'} (${id}) connected`);
+    if (failedHash !== '' && failedHash !== node.failedHash) {
+      const why = printable(error ?? 'no reason given').slice(0, MAX_ERROR_LENGTH);
+      this.log('err', `data plane ${node.hostname || '-'} (${id}) could not load configuration ${failedHash.slice(0, 12)}: ${why}`);
+    }
+    node.failedHash = failedHash || node.failedHash;
+    this.nodes.set(id, node);
+    this.checkConvergence();
+  }
+}
+
+/** A node's error message goes into the log as one line. */
+function printable(text: string): string {
+  return [...text].map((c) => (c < ' ' || c === '\x7f' ? ' ' : c)).join('');
+}
+
+function answer(response: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  response.end(text);
+}

@@ -1,0 +1,123 @@
+// The control plane's side of snapshot delivery (gateway/local/README.md): long-polls answered at
+// once, held until a publish, 304 when nothing changes; convergence for Admin API writes.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { ClusterListener } from '../../gateway/local/control-plane/snapshot/cluster-listener.ts';
+import type { CompiledSnapshot } from '../../gateway/local/control-plane/snapshot/snapshot.ts';
+import { pollUntil } from '../helpers/poll.ts';
+
+const NODE_A = '11111111-1111-4111-8111-111111111111';
+const NODE_B = '22222222-2222-4222-8222-222222222222';
+
+function snapshot(version: number): CompiledSnapshot {
+  const hash = version.toString(16).padStart(64, '0');
+  return { version, hash, json: JSON.stringify({ snapshot_version: 1, config_version: version, config_hash: hash }) };
+}
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+/** A poll as a data-plane node sends it, over the unix socket. */
+function poll(socketPath: string, query: Record<string, string>): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ socketPath, path: `/v1/snapshot?${new URLSearchParams(query).toString()}` }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function withListener(run: (listener: ClusterListener, socket: string, logs: string[]) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'cluster-'));
+  const logs: string[] = [];
+  const listener = new ClusterListener(snapshot(1), (level, message) => logs.push(`${level}: ${message}`));
+  const socket = join(dir, 'cluster.sock');
+  await listener.listen({ path: socket });
+  try {
+    await run(listener, socket, logs);
+  } finally {
+    await listener.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('a node without the current configuration gets it at once', async (t) => {
+  await withListener(async (_, socket) => {
+    const answer = await poll(socket, { node_id: NODE_A, hash: '', wait: '30' });
+    t.is(answer.status, 200);
+    t.is((JSON.parse(answer.body) as { config_version: number }).config_version, 1);
+  });
+});
+
+test('a node that runs it waits: 304 when nothing changes within `wait`', async (t) => {
+  await withListener(async (listener, socket) => {
+    const answer = await poll(socket, { node_id: NODE_A, hash: listener.snapshot.hash, wait: '0' });
+    t.deepEqual(answer, { status: 304, body: '' });
+  });
+});
+
+test('a held poll is answered by the next publish', async (t) => {
+  await withListener(async (listener, socket) => {
+    const held = poll(socket, { node_id: NODE_A, hash: listener.snapshot.hash, wait: '30' });
+    await pollUntil('the poll to arrive', () => Promise.resolve(listener.dataPlanes().length === 1));
+    listener.publish(snapshot(2));
+    const answer = await held;
+    t.is(answer.status, 200);
+    t.is((JSON.parse(answer.body) as { config_hash: string }).config_hash, snapshot(2).hash);
+  });
+});
+
+test('a configuration a node could not load is not sent to it again, and is logged once with the reason', async (t) => {
+  await withListener(async (listener, socket, logs) => {
+    const failed = { node_id: NODE_A, hostname: 'dp-1', hash: '', failed_hash: listener.snapshot.hash, error: 'routes[1].paths[1]: bad\nregex', wait: '0' };
+    t.is((await poll(socket, failed)).status, 304);
+    t.is((await poll(socket, failed)).status, 304);
+    const errors = logs.filter((line) => line.startsWith('err:'));
+    t.is(errors.length, 1);
+    t.regex(errors[0]!, /data plane dp-1 \(11111111-.*\) could not load configuration 000000000000: routes\[1\]\.paths\[1\]: bad regex/);
+  });
+});
+
+test('settled: resolves when every live node reports the current hash', async (t) => {
+  await withListener(async (listener, socket) => {
+    await poll(socket, { node_id: NODE_A, hash: listener.snapshot.hash, wait: '0' });
+    await poll(socket, { node_id: NODE_B, hash: listener.snapshot.hash, wait: '0' });
+    listener.publish(snapshot(2));
+    let settled = false;
+    const done = listener.settled(10_000).then(() => (settled = true));
+    await poll(socket, { node_id: NODE_A, hash: snapshot(2).hash, wait: '0' });
+    t.false(settled, 'node B still runs version 1');
+    await poll(socket, { node_id: NODE_B, hash: snapshot(2).hash, wait: '0' });
+    await done;
+    t.true(settled);
+    t.deepEqual(listener.dataPlanes().map((node) => node.sync_status), ['normal', 'normal']);
+  });
+});
+
+test('settled: gives up after its bound when a node does not catch up', async (t) => {
+  await withListener(async (listener, socket) => {
+    await poll(socket, { node_id: NODE_A, hash: listener.snapshot.hash, wait: '0' });
+    listener.publish(snapshot(2));
+    const started = Date.now();
+    await listener.settled(50);
+    t.true(Date.now() - started >= 45);
+    t.is(listener.dataPlanes()[0]!.sync_status, 'unknown');
+  });
+});
+
+test('malformed polls get 400 naming the parameter; other paths 404', async (t) => {
+  await withListener(async (_, socket) => {
+    t.deepEqual(await poll(socket, { node_id: 'not-a-uuid' }), { status: 400, body: '{"message":"node_id: expected a UUID"}' });
+    t.is((await poll(socket, { node_id: NODE_A, hash: 'xyz' })).status, 400);
+    t.is((await poll(socket, { node_id: NODE_A, wait: '-1' })).status, 400);
+  });
+});
+
