@@ -4,9 +4,10 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { KongValidationError } from '../schema/entity-schemas.ts';
 import { KONG_VERSION } from '../kong-version.ts';
-import type { PluginRegistry } from '../../plugins/registry.ts';
+import type { PluginRegistry } from '../schema/plugins/registry.ts';
+import type { DataPlaneNode } from '../snapshot/cluster-listener.ts';
 import { mountConsumerRoutes } from './consumer-routes.ts';
-import { mountNodeRoutes } from './node-routes.ts';
+import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
 import { AdminOperations, NotFound } from './operations.ts';
 import { mountProxyRoutes } from './proxy-routes.ts';
 import { mountSchemaRoutes } from './schemas.ts';
@@ -19,12 +20,23 @@ export interface AdminAppOptions {
   operations: AdminOperations;
   registry: PluginRegistry;
   nodeId: string;
-  /** The Lua VM's version, as Kong reports it. */
+  role: NodeInfo['role'];
+  /** The data plane's LuaJIT version, as Kong reports it. */
   luaVersion: string;
   now: () => number;
   log: (message: string) => void;
-  connections: () => { active: number; handled: number; total: number };
+  serverStatus?: NodeInfo['serverStatus'];
+  configurationHash: NodeInfo['configurationHash'];
+  /**
+   * Resolves when every data-plane node runs the current configuration (bounded): a write is
+   * answered once it is live on every node.
+   */
+  settled?: () => Promise<void>;
+  /** The data-plane nodes seen, for `GET /clustering/data-planes`. */
+  dataPlanes?: () => DataPlaneNode[];
 }
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 const notFound = { message: 'Not found' };
 
@@ -38,6 +50,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     const started = performance.now();
     try {
       await next();
+      if (options.settled && WRITE_METHODS.has(ctx.method) && ctx.status < 400) await options.settled();
       // Koa turns an unset status into 200 when a body is assigned: set the status after the body.
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.body = notFound;
@@ -78,11 +91,21 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     formLimit: ADMIN_BODY_LIMIT,
   }));
 
-  mountNodeRoutes(router, operations, registry, { nodeId, connections: options.connections, luaVersion: options.luaVersion });
+  mountNodeRoutes(router, operations, registry, {
+    nodeId,
+    role: options.role,
+    luaVersion: options.luaVersion,
+    serverStatus: options.serverStatus,
+    configurationHash: options.configurationHash,
+  });
   mountConsumerRoutes(router, operations, now);
   mountProxyRoutes(router, operations);
   mountUnsupportedRoutes(router);
   mountSchemaRoutes(router, registry);
+  // kong/api/routes/clustering.lua: the data planes this control plane serves.
+  router.get('/clustering/data-planes', (ctx) => {
+    ctx.body = { data: options.dataPlanes?.() ?? [], next: null };
+  });
 
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -1,15 +1,40 @@
 import { hostname } from 'node:os';
 import type Router from '@koa/router';
 import { KONG_TAGLINE, KONG_VERSION } from '../kong-version.ts';
-import type { PluginRegistry } from '../../plugins/registry.ts';
+import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import type { AdminOperations } from './operations.ts';
+
+/** nginx's connection counters (ngx_http_stub_status), as Kong's /status reports them. */
+export interface ServerStatus {
+  connections_accepted: number;
+  connections_active: number;
+  connections_handled: number;
+  connections_reading: number;
+  connections_writing: number;
+  connections_waiting: number;
+  total_requests: number;
+}
 
 export interface NodeInfo {
   nodeId: string;
-  connections: () => { active: number; handled: number; total: number };
-  /** What the Lua VM reports, as Kong's `lua_version` does (LuaJIT, or the wasmoon fallback). */
+  role: 'traditional' | 'control_plane';
+  /** What the data plane's LuaJIT reports, as Kong's `lua_version` does. */
   luaVersion: string;
+  /** The data plane's nginx counters; zeros when no node answers. */
+  serverStatus?: () => Promise<ServerStatus | undefined>;
+  /** The hash of the configuration the control plane publishes. */
+  configurationHash: () => string;
 }
+
+const NO_SERVER: ServerStatus = {
+  connections_accepted: 0,
+  connections_active: 0,
+  connections_handled: 0,
+  connections_reading: 0,
+  connections_writing: 0,
+  connections_waiting: 0,
+  total_requests: 0,
+};
 
 /** `GET /`, `/status` and `/plugins/enabled` (kong/api/routes/kong.lua, health.lua). */
 export function mountNodeRoutes(router: Router, operations: AdminOperations, registry: PluginRegistry, node: NodeInfo): void {
@@ -32,29 +57,21 @@ export function mountNodeRoutes(router: Router, operations: AdminOperations, reg
       pids: { master: process.pid, workers: [process.pid] },
       // DB mode, as Kong with PostgreSQL answers: decK syncs a database-backed Kong and refuses
       // `database: off` (go-kong information_service.go IsInMemory). The store itself is SQLite.
-      configuration: { database: 'postgres', role: 'traditional', router_flavor: 'traditional_compatible', plugins: ['bundled', ...registry.custom] },
+      configuration: { database: 'postgres', role: node.role, router_flavor: 'traditional_compatible', plugins: ['bundled', ...registry.custom] },
     };
   });
 
-  router.get('/status', (ctx) => {
-    const { active, handled, total } = node.connections();
+  router.get('/status', async (ctx) => {
     const memory = process.memoryUsage();
     ctx.body = {
       database: { reachable: true },
-      server: {
-        connections_accepted: total,
-        connections_active: active,
-        connections_handled: handled,
-        connections_reading: 0,
-        connections_writing: active,
-        connections_waiting: 0,
-        total_requests: handled,
-      },
+      server: (await node.serverStatus?.()) ?? NO_SERVER,
       memory: {
         workers_lua_vms: [{ pid: process.pid, http_allocated_gc: `${(memory.heapUsed / 1048576).toFixed(2)} MiB` }],
         lua_shared_dicts: {},
       },
-      configuration_hash: String(operations.snapshot.version).padStart(32, '0'),
+      // Kong reports an MD5 (32 hex); the snapshot's hash is a SHA-256: its first 32 hex.
+      configuration_hash: node.configurationHash().slice(0, 32),
     };
   });
 

@@ -8,7 +8,7 @@ import {
   uniqueViolation,
   validateEntity,
 } from '../schema/entity-schemas.ts';
-import type { PluginRegistry } from '../../plugins/registry.ts';
+import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import { parseServiceUrl } from '../declarative/load-config.ts';
 import { removeOrphans } from '../declarative/sync.ts';
 import type { Consumer, EntityType, EntityTypes, KeyAuthCredential, Plugin, Route, Service } from '../db/entities.ts';

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { ENTITY_FIELDS, KongValidationError, schemaViolation, validateEntity } from '../schema/entity-schemas.ts';
 import { kongSchemaField, kongSchemaFields, type FieldErrors } from '../schema/field-schema.ts';
-import type { PluginRegistry } from '../../plugins/registry.ts';
+import type { PluginRegistry } from '../schema/plugins/registry.ts';
 
 // Kong's schema endpoints (kong/api/routes/kong.lua): decK reads entity and plugin schemas from
 // them to fill defaults before it diffs, and the validate endpoints check an entity unstored.

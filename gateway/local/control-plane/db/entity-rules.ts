@@ -1,5 +1,5 @@
 import type { FieldErrors } from '../schema/field-schema.ts';
-import { compilePathRegex } from '../../proxy/router.ts';
+import { pathRegexError } from '../schema/path-regex.ts';
 import type { Consumer, EntityType, EntityTypes, KeyAuthCredential, Plugin, Reference, Route, Service } from './entities.ts';
 
 // One place for what each stored entity looks like: the declarative loader and the Admin API
@@ -84,19 +84,8 @@ export function checkRoute(route: Route, errors: FieldErrors): void {
     });
   }
   route.paths?.forEach((path, i) => {
-    if (!path.startsWith('~')) return;
-    // Kong's router compiles regex paths with Rust's regex crate (traditional_compatible runs on
-    // ATC), which has no lookaround and no backreferences: refused here too, or a file would
-    // run locally and fail on Kong.
-    if (/\(\?<?[=!]|\\[1-9]|\\k</.test(path)) {
-      errors[`paths.${i + 1}`] = `invalid regex: '${path.slice(1)}': lookaround and backreferences are not supported by Kong's router`;
-      return;
-    }
-    try {
-      compilePathRegex(path);
-    } catch (error) {
-      errors[`paths.${i + 1}`] = `invalid regex: '${path.slice(1)}' (the local gateway compiles paths as JavaScript regular expressions: ${(error as Error).message})`;
-    }
+    const problem = path.startsWith('~') ? pathRegexError(path) : undefined;
+    if (problem) errors[`paths.${i + 1}`] = problem;
   });
 }
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { FieldErrors } from '../schema/field-schema.ts';
 import { validateEntity } from '../schema/entity-schemas.ts';
-import type { PluginRegistry } from '../../plugins/registry.ts';
+import type { PluginRegistry } from '../schema/plugins/registry.ts';
 
 /** An entity of kong.yml after validation; references to other entities are by name or id. */
 export interface Declared<T = Record<string, unknown>> {

@@ -1,0 +1,37 @@
+import type { FieldSchema } from '../field-schema.ts';
+
+/**
+ * A plugin's configuration schema on the control plane: Kong's schema.lua `config` record in the
+ * gateway's schema DSL, its scope restrictions and the checks Kong runs as entity_checks or a
+ * custom_validator. Bundled plugins write theirs in TypeScript (kong/plugins/<name>/schema.lua);
+ * custom plugins' schema.lua files are read by the data plane's Lua and converted (lua-schema.ts).
+ */
+export interface PluginSchema {
+  name: string;
+  /** typedefs.no_consumer / no_route / no_service */
+  noConsumer?: boolean;
+  noRoute?: boolean;
+  noService?: boolean;
+  configFields: FieldSchema['fields'];
+  /** The schema's entity checks: an error message, or undefined. */
+  check?(config: Record<string, unknown>): string | undefined;
+  /** What the data plane cannot run faithfully: a message naming the field, or undefined. */
+  unsupported?(config: Record<string, unknown>): string | undefined;
+}
+
+/** What the data plane reports for each plugin it loads (data-plane describe: plugins.json). */
+export interface PluginDescription {
+  name: string;
+  priority: number;
+  version: string;
+  phases: string[];
+  /** schema.lua's table, for custom plugins only. */
+  schema?: unknown;
+}
+
+/** A plugin the gateway can run: its schema and what its handler declares. */
+export interface PluginDefinition extends PluginSchema {
+  priority: number;
+  version: string;
+  custom: boolean;
+}

@@ -1,0 +1,103 @@
+import { validateRecord, type FieldErrors } from '../field-schema.ts';
+import { correlationId } from './correlation-id.ts';
+import { keyAuth } from './key-auth.ts';
+import { fieldsFromLuaSchema } from './lua-schema.ts';
+import type { PluginDefinition, PluginDescription, PluginSchema } from './plugin-schema.ts';
+import { rateLimiting } from './rate-limiting.ts';
+import { requestSizeLimiting } from './request-size-limiting.ts';
+import { requestTermination } from './request-termination.ts';
+import { responseTransformer } from './response-transformer.ts';
+
+/** Plugins bundled with Kong Gateway OSS 3.9 (kong/constants.lua BUNDLED_PLUGINS). */
+export const KONG_BUNDLED_PLUGINS = new Set([
+  'jwt', 'acl', 'correlation-id', 'cors', 'oauth2', 'tcp-log', 'udp-log', 'file-log', 'http-log',
+  'key-auth', 'hmac-auth', 'basic-auth', 'ip-restriction', 'request-transformer', 'response-transformer',
+  'request-size-limiting', 'rate-limiting', 'response-ratelimiting', 'syslog', 'loggly', 'datadog',
+  'ldap-auth', 'statsd', 'bot-detection', 'aws-lambda', 'request-termination', 'prometheus',
+  'proxy-cache', 'session', 'acme', 'grpc-gateway', 'grpc-web', 'pre-function', 'post-function',
+  'azure-functions', 'zipkin', 'opentelemetry', 'ai-proxy', 'ai-prompt-decorator', 'ai-prompt-template',
+  'ai-request-transformer', 'ai-response-transformer', 'ai-prompt-guard', 'standard-webhooks', 'redirect',
+]);
+
+/** The bundled plugins the data plane implements, with their schemas (the data plane trusts them). */
+export const BUNDLED_SCHEMAS: readonly PluginSchema[] = [
+  keyAuth, rateLimiting, requestTermination, responseTransformer, correlationId, requestSizeLimiting,
+];
+
+export class PluginDescriptionError extends Error {}
+
+/**
+ * The plugins the gateway can run: what the data plane loaded (its PRIORITY, VERSION, and for
+ * custom plugins their schema.lua), with the control plane's schemas for the bundled ones.
+ */
+export class PluginRegistry {
+  private constructor(readonly definitions: ReadonlyMap<string, PluginDefinition>) {}
+
+  /** From the data plane's description of its plugins (cmd/describe-plugins.ts). */
+  static fromDescriptions(descriptions: readonly PluginDescription[]): PluginRegistry {
+    const bundled = new Map(BUNDLED_SCHEMAS.map((schema) => [schema.name, schema]));
+    const definitions = new Map<string, PluginDefinition>();
+    for (const description of descriptions) {
+      const { name, priority, version } = description;
+      const schema = bundled.get(name);
+      if (schema) {
+        definitions.set(name, { ...schema, priority, version, custom: false });
+      } else if (KONG_BUNDLED_PLUGINS.has(name)) {
+        throw new PluginDescriptionError(`plugin ${name} is bundled with Kong but the control plane has no schema for it`);
+      } else {
+        const converted = fieldsFromLuaSchema(name, (description.schema as { fields?: unknown } | undefined)?.fields);
+        definitions.set(name, {
+          name,
+          priority,
+          version,
+          custom: true,
+          configFields: converted.config,
+          noConsumer: converted.noConsumer,
+          noRoute: converted.noRoute,
+          noService: converted.noService,
+        });
+      }
+    }
+    return new PluginRegistry(definitions);
+  }
+
+  get custom(): string[] {
+    return [...this.definitions.values()].filter((d) => d.custom).map((d) => d.name);
+  }
+
+  get(name: string): PluginDefinition | undefined {
+    return this.definitions.get(name);
+  }
+
+  /**
+   * Validates and defaults a plugin's config as Kong's schema does, then refuses what the data
+   * plane cannot run. Errors are keyed by field path.
+   */
+  validateConfig(
+    name: string,
+    config: unknown,
+    scope: { consumer: boolean; route: boolean; service: boolean },
+    errors: FieldErrors,
+  ): Record<string, unknown> {
+    const definition = this.definitions.get(name);
+    if (!definition) {
+      errors.name = KONG_BUNDLED_PLUGINS.has(name)
+        ? `plugin '${name}' is bundled with Kong 3.9 but not implemented by the local gateway`
+        : `plugin '${name}' not enabled; add it to the 'plugins' configuration property`;
+      return {};
+    }
+    if (definition.noConsumer && scope.consumer) errors.consumer = 'value must be null';
+    if (definition.noRoute && scope.route) errors.route = 'value must be null';
+    if (definition.noService && scope.service) errors.service = 'value must be null';
+    const local: FieldErrors = {};
+    const validated = validateRecord(definition.configFields, config ?? {}, 'config', local);
+    if (Object.keys(local).length === 0) {
+      const problem = definition.check?.(validated);
+      if (problem) local['@entity'] = problem;
+      const unsupported = definition.unsupported?.(validated);
+      if (unsupported) local['config'] = `not supported by the local gateway: ${unsupported}`;
+    }
+    Object.assign(errors, local);
+    return validated;
+  }
+}
