@@ -30,4 +30,5 @@ export const createCommand: CommandModule = (parent, cli) =>
     }
     cli.out(`created ${issued.username} on plan ${issued.plan} (${describeLimits(issued.limits)})`);
     cli.out(`API key (shown once, store it now): ${issued.key}`);
+    cli.out(`key fingerprint: ${issued.fingerprint} (how show names this key)`);
   });

@@ -20,5 +20,7 @@ export const rotateKeyCommand: CommandModule = (parent, cli) =>
       return;
     }
     const old = issued.graceSeconds === 0 ? 'revoked now' : `keep working for ${issued.graceSeconds}s`;
-    cli.out(`new API key for ${issued.username} (shown once, store it now): ${issued.key}\n${issued.previousKeys} previous key(s) ${old}`);
+    cli.out(`new API key for ${issued.username} (shown once, store it now): ${issued.key}`);
+    cli.out(`key fingerprint: ${issued.fingerprint} (how show names this key)`);
+    cli.out(`${issued.previousKeys} previous key(s) ${old}`);
   });

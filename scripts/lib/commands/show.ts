@@ -5,7 +5,7 @@ import { describeLimits, isoTime } from '../cli/output.ts';
 
 /** `show`: one consumer's plan, limits and key ids; never a key itself. */
 export const showCommand: CommandModule = (parent, cli) =>
-  withConnectionOptions(consumerCommand(parent, 'show', 'one consumer: plan, limits, key ids (never a key itself)')).action(
+  withConnectionOptions(consumerCommand(parent, 'show', 'one consumer: plan, limits, key ids and fingerprints (never a key itself)')).action(
     async (username: string, options: ConnectionOptions) => {
       const summary = await cli.provisioning(options).show(username);
       if (options.json) {
@@ -18,7 +18,8 @@ export const showCommand: CommandModule = (parent, cli) =>
       cli.out(`  custom   ${summary.customId ?? '-'}`);
       for (const key of summary.keys) {
         const expiry = key.expiresInSeconds !== null ? `, expires in ${key.expiresInSeconds}s` : '';
-        cli.out(`  key      ${key.id} created ${isoTime(key.createdAt)}${expiry}`);
+        const clear = key.stored === 'plaintext' ? ', stored in clear' : '';
+        cli.out(`  key      ${key.id} created ${isoTime(key.createdAt)}, fingerprint ${key.fingerprint}${expiry}${clear}`);
       }
       if (summary.keys.length === 0) cli.out('  key      none (revoked)');
     },
