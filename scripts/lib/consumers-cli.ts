@@ -13,7 +13,7 @@ const AFTER_HELP = `
 Plans: ${PLAN_NAMES.join(', ')} (enterprise takes --minute and --day).
 Counters: RATE_LIMIT_POLICY=local (one Kong node, default) or redis (with RATE_LIMIT_REDIS_HOST).
 A key is printed only by create and rotate-key: store it then, it is never shown again
-(Kong keeps only its SHA-256 digest).
+(Kong keeps only its SHA-256 digest; hash-keys migrates keys stored in clear).
 Acts only on consumers tagged petstore-consumer, never on what gateway/kong.yml manages.
 Exit codes: 0 done, 1 the command failed, 2 a usage error. "<command> --help" for each command.`;
 

@@ -36,7 +36,7 @@ export interface KeySummary {
   expiresInSeconds: number | null;
   /** keyFingerprint (scripts/lib/api-keys.ts): 8 hex, the same whether the key is stored hashed or not. */
   fingerprint: string;
-  /** `sha256`: Kong holds the key's digest; `plaintext`: the key itself (created before issue 22). */
+  /** `sha256`: Kong holds the key's digest; `plaintext`: the key itself, until hash-keys runs. */
   stored: 'sha256' | 'plaintext';
 }
 
@@ -48,6 +48,14 @@ export interface IssuedKey {
   fingerprint: string;
   consumerId: string;
   limits: Limits;
+}
+
+/** What `hash-keys` did, or with `dryRun` would do. */
+export interface HashKeysResult {
+  dryRun: boolean;
+  consumers: number;
+  hashed: number;
+  alreadyHashed: number;
 }
 
 type Rollback = () => Promise<unknown>;
@@ -319,6 +327,52 @@ export class Provisioning {
     const keys = await this.keys(consumer.id!);
     for (const credential of keys) await this.deleteCredential(consumer.id!, credential.id, 'revoking a key');
     return keys.length;
+  }
+
+  /**
+   * Replaces every plaintext credential of every managed consumer with one holding its digest,
+   * the same tags plus KEY_HASH_TAG and the same time left. Per credential all-or-nothing: the
+   * hashed one is created before the plaintext one is deleted, and removed again if that fails.
+   * Idempotent: hashed credentials are left alone, and a run cut short between the two steps is
+   * finished (the hashed twin is found, only the plaintext one is deleted).
+   */
+  async hashKeys(options: { dryRun: boolean }, progress: (line: string) => void): Promise<HashKeysResult> {
+    const result: HashKeysResult = { dryRun: options.dryRun, consumers: 0, hashed: 0, alreadyHashed: 0 };
+    for await (const consumer of this.list()) {
+      result.consumers += 1;
+      const credentials = await this.keys(consumer.id!);
+      for (const credential of credentials) {
+        if (isHashedCredential(credential)) {
+          result.alreadyHashed += 1;
+          continue;
+        }
+        const where = `key ${credential.id} of ${consumer.username}`;
+        if (!options.dryRun) await this.hashCredential(consumer.id!, credential, credentials, where);
+        result.hashed += 1;
+        progress(`${options.dryRun ? 'would hash' : 'hashed'} ${where} (#${result.hashed})`);
+      }
+    }
+    return result;
+  }
+
+  private async hashCredential(
+    consumerId: string,
+    plaintext: KeyAuthCredential,
+    siblings: KeyAuthCredential[],
+    where: string,
+  ): Promise<void> {
+    const stored = storedCredential(plaintext.key, plaintext.tags ?? []);
+    const twin = siblings.find((credential) => isHashedCredential(credential) && credential.key === stored.key);
+    await this.withRollback(async (onRollback) => {
+      if (!twin) {
+        // Kong reads a ttl as whole seconds left, 0 in the last second; a ttl of 0 would mean
+        // "never expires", so the hashed key gets at least 1.
+        const ttl = typeof plaintext.ttl === 'number' ? { ttl: Math.max(1, plaintext.ttl) } : {};
+        const created = await this.addCredential(consumerId, { ...stored, ...ttl }, `hashing ${where}`);
+        onRollback(() => this.deleteCredential(consumerId, created.id, `removing the hashed copy of ${where}`));
+      }
+      await this.deleteCredential(consumerId, plaintext.id, `deleting the plaintext ${where}`);
+    });
   }
 
   async delete(username: string): Promise<void> {

@@ -255,6 +255,8 @@ const USAGE_ERRORS: Array<[string[], RegExp]> = [
   [['revoke-key', 'alice', 'bob'], /^error: too many arguments for 'revoke-key'\./],
   [['delete', 'alice', '--force'], /^error: unknown option '--force' \(see delete --help\)$/],
   [['plans', 'bogus'], /^error: too many arguments for 'plans'\./],
+  [['hash-keys', 'alice'], /^error: too many arguments for 'hash-keys'\. .* \(see hash-keys --help\)$/],
+  [['hash-keys', '--dry'], /^error: unknown option '--dry' \(see hash-keys --help\)$/],
   [['plans', 'sync', '--plan', 'gold'], /^error: option '--plan <plan>' argument 'gold' is invalid\..* \(see plans sync --help\)$/],
   [
     ['list', '--admin-url', 'notaurl'],
@@ -292,6 +294,7 @@ test('--help for every command: its usage on stdout, exit 0', async (t) => {
     [['rotate-key', '--help'], 'Usage: npm run consumers -- rotate-key [options] <username>'],
     [['revoke-key', '--help'], 'Usage: npm run consumers -- revoke-key [options] <username>'],
     [['delete', '--help'], 'Usage: npm run consumers -- delete [options] <username>'],
+    [['hash-keys', '--help'], 'Usage: npm run consumers -- hash-keys [options]'],
     [['plans', '--help'], 'Usage: npm run consumers -- plans [options] [command]'],
     [['plans', 'sync', '--help'], 'Usage: npm run consumers -- plans sync [options]'],
     [['help', 'rotate-key'], 'Usage: npm run consumers -- rotate-key [options] <username>'],
@@ -429,4 +432,45 @@ test('create stores only the digest of the key it prints, tagged as hashed', asy
     [[digestApiKey(issued.key), [KEY_HASH_TAG, 'petstore-consumer'], null]],
   );
   t.is((await stack.admin(`/consumers/cli-hashed/key-auth/${issued.key}`)).status, 404, 'Kong holds no credential with the key itself');
+});
+
+test.serial('hash-keys: a dry run, then each plaintext key becomes its digest with its ttl; expiry and a second run', async (t) => {
+  const { stack, cli } = t.context;
+  await stack.admin('/consumers', { method: 'POST', json: { username: 'cli-plain', tags: ['petstore-consumer', 'plan:free'] } });
+  const legacy = `ask_${'P'.repeat(43)}`;
+  await stack.admin('/consumers/cli-plain/key-auth', { method: 'POST', json: { key: legacy, ttl: 300, tags: ['petstore-consumer'] } });
+  await stack.admin('/consumers/cli-plain/key-auth', { method: 'POST', json: { key: 'made-by-hand' } });
+  const credentials = async () =>
+    ((await stack.admin('/consumers/cli-plain/key-auth')).body.data as Array<{ id: string; key: string; tags: string[] | null; ttl: number | null }>)
+      .map((c) => ({ key: c.key, tags: [...(c.tags ?? [])].sort(), ttl: c.ttl }))
+      .sort((a, b) => a.key.localeCompare(b.key));
+  const before = await credentials();
+
+  const dry = await cli(['hash-keys', '--dry-run', '--json']);
+  t.is(dry.code, 0, dry.stderr);
+  t.like(JSON.parse(dry.stdout), { dryRun: true, hashed: 2 });
+  t.regex(dry.stderr, /^would hash key \S+ of cli-plain \(#1\)\nwould hash key \S+ of cli-plain \(#2\)\n$/);
+  t.deepEqual(await credentials(), before);
+
+  const run = await cli(['hash-keys']);
+  t.is(run.code, 0, run.stderr);
+  t.regex(run.stdout, /^hashed 2 key\(s\) of \d+ consumer\(s\); \d+ already hashed\n$/);
+  t.deepEqual(
+    await credentials(),
+    [
+      { key: digestApiKey(legacy), tags: [KEY_HASH_TAG, 'petstore-consumer'], ttl: 300 },
+      { key: digestApiKey('made-by-hand'), tags: [KEY_HASH_TAG], ttl: null },
+    ].sort((a, b) => a.key.localeCompare(b.key)),
+  );
+
+  const again = await cli(['hash-keys', '--json']);
+  t.like(JSON.parse(again.stdout), { dryRun: false, hashed: 0 });
+  t.is(again.stderr, '');
+
+  stack.clock.advance(301_000);
+  t.deepEqual(
+    (await credentials()).map((c) => c.key),
+    [digestApiKey('made-by-hand')],
+    'the hashed copy expires when the key would have',
+  );
 });

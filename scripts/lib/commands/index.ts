@@ -1,6 +1,7 @@
 import type { CommandModule } from '../cli/context.ts';
 import { createCommand } from './create.ts';
 import { deleteCommand } from './delete.ts';
+import { hashKeysCommand } from './hash-keys.ts';
 import { listCommand } from './list.ts';
 import { plansCommand } from './plans.ts';
 import { revokeKeyCommand } from './revoke-key.ts';
@@ -17,5 +18,6 @@ export const COMMANDS: readonly CommandModule[] = [
   rotateKeyCommand,
   revokeKeyCommand,
   deleteCommand,
+  hashKeysCommand,
   plansCommand,
 ];

@@ -18,7 +18,7 @@ export const showCommand: CommandModule = (parent, cli) =>
       cli.out(`  custom   ${summary.customId ?? '-'}`);
       for (const key of summary.keys) {
         const expiry = key.expiresInSeconds !== null ? `, expires in ${key.expiresInSeconds}s` : '';
-        const clear = key.stored === 'plaintext' ? ', stored in clear' : '';
+        const clear = key.stored === 'plaintext' ? ', stored in clear (run hash-keys)' : '';
         cli.out(`  key      ${key.id} created ${isoTime(key.createdAt)}, fingerprint ${key.fingerprint}${expiry}${clear}`);
       }
       if (summary.keys.length === 0) cli.out('  key      none (revoked)');
