@@ -43,12 +43,18 @@ export function createKongAdminClient({ url, headers }: AdminConnection): KongAd
   });
 }
 
-/** The data of a successful call, or an AdminApiError that says what failed and why. */
-export function expectOk<T>(result: { data?: T; error?: unknown; response: Response }, what: string): T {
+/**
+ * The data of a successful call, or an AdminApiError that says what failed and why. With
+ * `bodyMayHoldSecret` the reason is Kong's error name, never its message: a key-auth 409 reads
+ * `UNIQUE violation detected on '{key="…"}'`, the key itself (kong/db/errors.lua, unique_violation).
+ */
+export function expectOk<T>(result: { data?: T; error?: unknown; response: Response }, what: string, bodyMayHoldSecret = false): T {
   if (result.response.ok && result.data !== undefined) return result.data;
   if (result.response.ok) return undefined as T;
-  const body = result.error as { message?: string } | undefined;
-  const reason = body?.message ?? `HTTP ${result.response.status}`;
+  const body = result.error as { message?: string; name?: string } | undefined;
+  const reason = bodyMayHoldSecret
+    ? (body?.name ?? 'its message is not shown, it may hold the key')
+    : (body?.message ?? `HTTP ${result.response.status}`);
   throw new AdminApiError(`${what}: Kong answered ${result.response.status}: ${reason}`, result.response.status);
 }
 

@@ -1,5 +1,5 @@
 import { AdminApiError, expectOk, pages, type Consumer, type KeyAuthCredential, type KongAdminClient, type Plugin } from '../kong-admin/client.ts';
-import { generateApiKey } from './api-keys.ts';
+import { digestApiKey, generateApiKey, isHashedCredential, keyFingerprint, storedCredential } from './api-keys.ts';
 import { limitsFor, type Catalogue, type Limits, type PlanName } from './plans.ts';
 
 /**
@@ -25,19 +25,51 @@ export interface ConsumerSummary {
   customId: string | null;
   plan: PlanName | null;
   limits: Limits | null;
-  keys: Array<{ id: string; createdAt: number; expiresInSeconds: number | null }>;
+  keys: KeySummary[];
   createdAt: number;
+}
+
+/** A credential as `show` describes it: never its key, nor the digest Kong stores. */
+export interface KeySummary {
+  id: string;
+  createdAt: number;
+  expiresInSeconds: number | null;
+  /** keyFingerprint (scripts/lib/api-keys.ts): 8 hex, the same whether the key is stored hashed or not. */
+  fingerprint: string;
+  /** `sha256`: Kong holds the key's digest; `plaintext`: the key itself, until hash-keys runs. */
+  stored: 'sha256' | 'plaintext';
 }
 
 export interface IssuedKey {
   username: string;
   plan: PlanName;
+  /** The key, printed once; Kong only ever receives its digest. */
   key: string;
+  fingerprint: string;
   consumerId: string;
   limits: Limits;
 }
 
+/** What `hash-keys` did, or with `dryRun` would do. */
+export interface HashKeysResult {
+  dryRun: boolean;
+  consumers: number;
+  hashed: number;
+  alreadyHashed: number;
+}
+
 type Rollback = () => Promise<unknown>;
+
+function summarizeKey(credential: KeyAuthCredential): KeySummary {
+  const hashed = isHashedCredential(credential);
+  return {
+    id: credential.id,
+    createdAt: credential.created_at,
+    expiresInSeconds: credential.ttl ?? null,
+    fingerprint: keyFingerprint(hashed ? credential.key : digestApiKey(credential.key)),
+    stored: hashed ? 'sha256' : 'plaintext',
+  };
+}
 
 /** A consumer the CLI may act on: it carries the CLI's tag and not kong.yml's select tag. */
 export function isManaged(consumer: Consumer): boolean {
@@ -125,6 +157,32 @@ export class Provisioning {
     return all;
   }
 
+  /** Adds a credential holding `credential.key` as is: callers pass what storedCredential built. */
+  private async addCredential(consumerId: string, credential: { key: string; tags: string[]; ttl?: number }, what: string) {
+    return expectOk(
+      await this.kong.POST('/consumers/{consumer_username_or_id}/key-auth', { params: { path: { consumer_username_or_id: consumerId } }, body: credential }),
+      what,
+      true,
+    );
+  }
+
+  private async deleteCredential(consumerId: string, credentialId: string, what: string): Promise<void> {
+    expectOk(
+      await this.kong.DELETE('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', {
+        params: { path: { consumer_username_or_id: consumerId, credential_id_or_key: credentialId } },
+      }),
+      what,
+    );
+  }
+
+  /** A new key for the consumer: Kong receives its digest, the caller gets the key to print once. */
+  private async issueKey(consumerId: string, what: string): Promise<{ key: string; fingerprint: string; credential: KeyAuthCredential }> {
+    const key = generateApiKey();
+    const stored = storedCredential(key, [CONSUMER_TAG]);
+    const credential = await this.addCredential(consumerId, stored, what);
+    return { key, fingerprint: keyFingerprint(stored.key), credential };
+  }
+
   async create(input: { username: string; plan: PlanName; customId?: string; limits?: Partial<Limits> }): Promise<IssuedKey> {
     const limits = limitsFor(this.catalogue, input.plan, input.limits);
     if (await this.findConsumer(input.username)) throw new AdminApiError(`consumer ${input.username} already exists`);
@@ -141,14 +199,7 @@ export class Provisioning {
       );
       // Deleting the consumer deletes its credentials and plugins (Kong cascades).
       onRollback(() => this.kong.DELETE('/consumers/{consumer_username_or_id}', { params: { path: { consumer_username_or_id: consumer.id! } } }));
-      const key = generateApiKey();
-      expectOk(
-        await this.kong.POST('/consumers/{consumer_username_or_id}/key-auth', {
-          params: { path: { consumer_username_or_id: consumer.id! } },
-          body: { key, tags: [CONSUMER_TAG] },
-        }),
-        'creating the API key',
-      );
+      const { key, fingerprint } = await this.issueKey(consumer.id!, 'creating the API key');
       expectOk(
         await this.kong.POST('/consumers/{consumer_username_or_id}/plugins', {
           params: { path: { consumer_username_or_id: consumer.id! } },
@@ -156,7 +207,7 @@ export class Provisioning {
         }),
         `applying plan ${input.plan}`,
       );
-      return { username: input.username, plan: input.plan, key, consumerId: consumer.id!, limits };
+      return { username: input.username, plan: input.plan, key, fingerprint, consumerId: consumer.id!, limits };
     });
   }
 
@@ -171,7 +222,7 @@ export class Provisioning {
       customId: (consumer.custom_id as string | null | undefined) ?? null,
       plan: plan ?? null,
       limits: config?.minute !== undefined && config.day !== undefined ? { minute: config.minute, day: config.day } : null,
-      keys: keys.map((k) => ({ id: k.id, createdAt: k.created_at, expiresInSeconds: k.ttl ?? null })),
+      keys: keys.map(summarizeKey),
       createdAt: consumer.created_at ?? 0,
     };
   }
@@ -238,19 +289,12 @@ export class Provisioning {
     const summary = await this.summarize(consumer);
     const old = await this.keys(consumer.id!);
     return this.withRollback(async (onRollback) => {
-      const key = generateApiKey();
-      const created = expectOk(
-        await this.kong.POST('/consumers/{consumer_username_or_id}/key-auth', {
-          params: { path: { consumer_username_or_id: consumer.id! } },
-          body: { key, tags: [CONSUMER_TAG] },
-        }),
-        'creating the new key',
-      );
-      onRollback(() => this.kong.DELETE('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', { params: { path: { consumer_username_or_id: consumer.id!, credential_id_or_key: created.id } } }));
+      const { key, fingerprint, credential: created } = await this.issueKey(consumer.id!, 'creating the new key');
+      onRollback(() => this.deleteCredential(consumer.id!, created.id, 'removing the new key'));
       for (const credential of old) {
         // A grace of 0 revokes the old keys at once.
         if (graceSeconds === 0) {
-          expectOk(await this.kong.DELETE('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', { params: { path: { consumer_username_or_id: consumer.id!, credential_id_or_key: credential.id } } }), 'revoking an old key');
+          await this.deleteCredential(consumer.id!, credential.id, 'revoking an old key');
           continue;
         }
         // Kong answers `"ttl": null` for a key that never expires (kong/api/endpoints.lua reads
@@ -268,6 +312,7 @@ export class Provisioning {
         username,
         plan: summary.plan ?? 'free',
         key,
+        fingerprint,
         consumerId: consumer.id!,
         limits: summary.limits ?? limitsFor(this.catalogue, 'free'),
         graceSeconds,
@@ -280,13 +325,54 @@ export class Provisioning {
   async revokeKeys(username: string): Promise<number> {
     const consumer = await this.requireConsumer(username);
     const keys = await this.keys(consumer.id!);
-    for (const credential of keys) {
-      expectOk(
-        await this.kong.DELETE('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', { params: { path: { consumer_username_or_id: consumer.id!, credential_id_or_key: credential.id } } }),
-        'revoking a key',
-      );
-    }
+    for (const credential of keys) await this.deleteCredential(consumer.id!, credential.id, 'revoking a key');
     return keys.length;
+  }
+
+  /**
+   * Replaces every plaintext credential of every managed consumer with one holding its digest,
+   * the same tags plus KEY_HASH_TAG and the same time left. Per credential all-or-nothing: the
+   * hashed one is created before the plaintext one is deleted, and removed again if that fails.
+   * Idempotent: hashed credentials are left alone, and a run cut short between the two steps is
+   * finished (the hashed twin is found, only the plaintext one is deleted).
+   */
+  async hashKeys(options: { dryRun: boolean }, progress: (line: string) => void): Promise<HashKeysResult> {
+    const result: HashKeysResult = { dryRun: options.dryRun, consumers: 0, hashed: 0, alreadyHashed: 0 };
+    for await (const consumer of this.list()) {
+      result.consumers += 1;
+      const credentials = await this.keys(consumer.id!);
+      for (const credential of credentials) {
+        if (isHashedCredential(credential)) {
+          result.alreadyHashed += 1;
+          continue;
+        }
+        const where = `key ${credential.id} of ${consumer.username}`;
+        if (!options.dryRun) await this.hashCredential(consumer.id!, credential, credentials, where);
+        result.hashed += 1;
+        progress(`${options.dryRun ? 'would hash' : 'hashed'} ${where} (#${result.hashed})`);
+      }
+    }
+    return result;
+  }
+
+  private async hashCredential(
+    consumerId: string,
+    plaintext: KeyAuthCredential,
+    siblings: KeyAuthCredential[],
+    where: string,
+  ): Promise<void> {
+    const stored = storedCredential(plaintext.key, plaintext.tags ?? []);
+    const twin = siblings.find((credential) => isHashedCredential(credential) && credential.key === stored.key);
+    await this.withRollback(async (onRollback) => {
+      if (!twin) {
+        // Kong reads a ttl as whole seconds left, 0 in the last second; a ttl of 0 would mean
+        // "never expires", so the hashed key gets at least 1.
+        const ttl = typeof plaintext.ttl === 'number' ? { ttl: Math.max(1, plaintext.ttl) } : {};
+        const created = await this.addCredential(consumerId, { ...stored, ...ttl }, `hashing ${where}`);
+        onRollback(() => this.deleteCredential(consumerId, created.id, `removing the hashed copy of ${where}`));
+      }
+      await this.deleteCredential(consumerId, plaintext.id, `deleting the plaintext ${where}`);
+    });
   }
 
   async delete(username: string): Promise<void> {

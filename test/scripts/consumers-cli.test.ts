@@ -3,7 +3,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import anyTest, { type TestFn } from 'ava';
 import { parse as parseYaml } from 'yaml';
-import { API_KEY_PATTERN } from '../../scripts/lib/api-keys.ts';
+import { API_KEY_PATTERN, KEY_HASH_TAG, classifyApiKey, digestApiKey } from '../../scripts/lib/api-keys.ts';
 import { KONG_YML_SELECT_TAG } from '../../scripts/lib/provisioning.ts';
 import { runCli, runCliInProcess } from '../helpers/cli.ts';
 import { KONG_YML } from '../helpers/gateway.ts';
@@ -185,10 +185,13 @@ test('process: the key goes to stdout only, exit code 0', async (t) => {
   });
   t.is(result.code, 0, result.stderr);
   t.is(result.stderr, '');
-  const key = /ask_[A-Za-z0-9_-]{43}/.exec(result.stdout)![0];
+  const key = /ask_[A-Za-z0-9_-]{49}/.exec(result.stdout)![0];
+  t.is(classifyApiKey(key), 'checksummed');
   const show = await t.context.cli(['show', 'cli-secret', '--json']);
-  t.false(show.stdout.includes(key), 'show never prints a key');
-  t.false(show.stderr.includes(key));
+  for (const secret of [key, digestApiKey(key)]) {
+    t.false(show.stdout.includes(secret), 'show never prints a key nor its digest');
+    t.false(show.stderr.includes(secret));
+  }
 });
 
 /** An Admin API that only counts requests: a usage error must not reach it. */
@@ -252,6 +255,8 @@ const USAGE_ERRORS: Array<[string[], RegExp]> = [
   [['revoke-key', 'alice', 'bob'], /^error: too many arguments for 'revoke-key'\./],
   [['delete', 'alice', '--force'], /^error: unknown option '--force' \(see delete --help\)$/],
   [['plans', 'bogus'], /^error: too many arguments for 'plans'\./],
+  [['hash-keys', 'alice'], /^error: too many arguments for 'hash-keys'\. .* \(see hash-keys --help\)$/],
+  [['hash-keys', '--dry'], /^error: unknown option '--dry' \(see hash-keys --help\)$/],
   [['plans', 'sync', '--plan', 'gold'], /^error: option '--plan <plan>' argument 'gold' is invalid\..* \(see plans sync --help\)$/],
   [
     ['list', '--admin-url', 'notaurl'],
@@ -289,6 +294,7 @@ test('--help for every command: its usage on stdout, exit 0', async (t) => {
     [['rotate-key', '--help'], 'Usage: npm run consumers -- rotate-key [options] <username>'],
     [['revoke-key', '--help'], 'Usage: npm run consumers -- revoke-key [options] <username>'],
     [['delete', '--help'], 'Usage: npm run consumers -- delete [options] <username>'],
+    [['hash-keys', '--help'], 'Usage: npm run consumers -- hash-keys [options]'],
     [['plans', '--help'], 'Usage: npm run consumers -- plans [options] [command]'],
     [['plans', 'sync', '--help'], 'Usage: npm run consumers -- plans sync [options]'],
     [['help', 'rotate-key'], 'Usage: npm run consumers -- rotate-key [options] <username>'],
@@ -411,4 +417,60 @@ test.serial("the README's admin walkthrough runs as written", async (t) => {
     }
   }
   t.is((await stack.call('/v1/pets', { key })).status, 401, "revoke-key: alice's keys answer 401");
+});
+
+// Keys stored as their SHA-256 digest (issue 22), on the local gateway's Admin API. Until the edge
+// plugin hashes bearer tokens, a hashed key does not authenticate through the gateway: these
+// tests look at what the Admin API holds, not at the proxy.
+test('create stores only the digest of the key it prints, tagged as hashed', async (t) => {
+  const { stack } = t.context;
+  const issued = await create(t, 'cli-hashed', '--plan', 'free');
+  t.is(classifyApiKey(issued.key), 'checksummed');
+  const credentials = (await stack.admin('/consumers/cli-hashed/key-auth')).body.data as Array<{ key: string; tags: string[]; ttl: null }>;
+  t.deepEqual(
+    credentials.map((c) => [c.key, [...c.tags].sort(), c.ttl]),
+    [[digestApiKey(issued.key), [KEY_HASH_TAG, 'petstore-consumer'], null]],
+  );
+  t.is((await stack.admin(`/consumers/cli-hashed/key-auth/${issued.key}`)).status, 404, 'Kong holds no credential with the key itself');
+});
+
+test.serial('hash-keys: a dry run, then each plaintext key becomes its digest with its ttl; expiry and a second run', async (t) => {
+  const { stack, cli } = t.context;
+  await stack.admin('/consumers', { method: 'POST', json: { username: 'cli-plain', tags: ['petstore-consumer', 'plan:free'] } });
+  const legacy = `ask_${'P'.repeat(43)}`;
+  await stack.admin('/consumers/cli-plain/key-auth', { method: 'POST', json: { key: legacy, ttl: 300, tags: ['petstore-consumer'] } });
+  await stack.admin('/consumers/cli-plain/key-auth', { method: 'POST', json: { key: 'made-by-hand' } });
+  const credentials = async () =>
+    ((await stack.admin('/consumers/cli-plain/key-auth')).body.data as Array<{ id: string; key: string; tags: string[] | null; ttl: number | null }>)
+      .map((c) => ({ key: c.key, tags: [...(c.tags ?? [])].sort(), ttl: c.ttl }))
+      .sort((a, b) => a.key.localeCompare(b.key));
+  const before = await credentials();
+
+  const dry = await cli(['hash-keys', '--dry-run', '--json']);
+  t.is(dry.code, 0, dry.stderr);
+  t.like(JSON.parse(dry.stdout), { dryRun: true, hashed: 2 });
+  t.regex(dry.stderr, /^would hash key \S+ of cli-plain \(#1\)\nwould hash key \S+ of cli-plain \(#2\)\n$/);
+  t.deepEqual(await credentials(), before);
+
+  const run = await cli(['hash-keys']);
+  t.is(run.code, 0, run.stderr);
+  t.regex(run.stdout, /^hashed 2 key\(s\) of \d+ consumer\(s\); \d+ already hashed\n$/);
+  t.deepEqual(
+    await credentials(),
+    [
+      { key: digestApiKey(legacy), tags: [KEY_HASH_TAG, 'petstore-consumer'], ttl: 300 },
+      { key: digestApiKey('made-by-hand'), tags: [KEY_HASH_TAG], ttl: null },
+    ].sort((a, b) => a.key.localeCompare(b.key)),
+  );
+
+  const again = await cli(['hash-keys', '--json']);
+  t.like(JSON.parse(again.stdout), { dryRun: false, hashed: 0 });
+  t.is(again.stderr, '');
+
+  stack.clock.advance(301_000);
+  t.deepEqual(
+    (await credentials()).map((c) => c.key),
+    [digestApiKey('made-by-hand')],
+    'the hashed copy expires when the key would have',
+  );
 });
