@@ -60,3 +60,9 @@ export async function startUpstream(reply?: Reply): Promise<Upstream> {
       }),
   };
 }
+
+/** A reply describing the request as JSON ({ method, url, headers, body }): safe to read under concurrency. */
+export const echoRequest: Reply = (req, res) => {
+  res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'echo' });
+  res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: req.body }));
+};

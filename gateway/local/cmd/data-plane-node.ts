@@ -95,8 +95,8 @@ function spawnNginx(nginx: NginxBinary, prefix: string, onLine: (line: string) =
       newline = pending.indexOf('\n');
     }
   };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => {
       if (pending) onLine(pending);

@@ -14,6 +14,8 @@ local concat = table.concat
 local match = string.match
 local find = string.find
 local byte = string.byte
+local type = type
+local ipairs = ipairs
 local tonumber = tonumber
 local pairs = pairs
 
@@ -66,6 +68,54 @@ end
 
 local serialize
 
+local MODES = { set = true, add = true, replace = true }
+
+--- kong.log.set_serialize_value(key, value, options): a value for kong.log.serialize() to add
+-- at `key` (dots make nested keys); options.mode "set" (default), "add" (only where nothing is)
+-- or "replace" (only where something is).
+local function set_serialize_value(key, value, options)
+  check_phase(phase_checker.new(PHASES.rewrite, PHASES.access, PHASES.header_filter, PHASES.response,
+                                PHASES.body_filter, PHASES.log))
+  if type(key) ~= "string" then
+    error("key must be a string", 2)
+  end
+  local mode = options and options.mode or "set"
+  if not MODES[mode] then
+    error("mode must be 'set', 'add' or 'replace'", 2)
+  end
+  local ctx = ngx.ctx
+  local values = ctx.serialize_values
+  if not values then
+    values = {}
+    ctx.serialize_values = values
+  end
+  values[#values + 1] = { key = key, value = value, mode = mode }
+end
+
+local function apply_serialize_values(root, values)
+  for _, item in ipairs(values) do
+    local node = root
+    local parts = {}
+    for part in item.key:gmatch("[^.]+") do
+      parts[#parts + 1] = part
+    end
+    for i = 1, #parts - 1 do
+      local next_node = node[parts[i]]
+      if type(next_node) ~= "table" then
+        next_node = {}
+        node[parts[i]] = next_node
+      end
+      node = next_node
+    end
+    local last = parts[#parts]
+    local exists = node[last] ~= nil
+    if item.mode == "set" or (item.mode == "add" and not exists) or (item.mode == "replace" and exists) then
+      node[last] = item.value
+    end
+  end
+  return root
+end
+
 local function new_log(namespace)
   local self = {}
   local prefix = namespace and ("[" .. namespace .. "] ") or ""
@@ -75,7 +125,7 @@ local function new_log(namespace)
   self.deprecation = self.warn
   self.inspect = setmetatable({}, { __call = function() end })
   self.serialize = serialize
-  self.set_serialize_value = function() end
+  self.set_serialize_value = set_serialize_value
   self.new = new_log
   return self
 end
@@ -107,7 +157,7 @@ do
     local tries = balancer_data and balancer_data.tries or {}
     local authenticated = ctx.authenticated_credential
 
-    return {
+    local root = {
       request = {
         id = var.request_id,
         uri = request_uri,
@@ -139,6 +189,10 @@ do
       started_at = ctx.KONG_PROCESSING_START or ngx.req.start_time() * 1000,
       source = TYPE_NAMES[kong.response.get_source()],
     }
+    if ctx.serialize_values then
+      apply_serialize_values(root, ctx.serialize_values)
+    end
+    return root
   end
 end
 

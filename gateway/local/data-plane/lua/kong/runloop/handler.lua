@@ -446,6 +446,12 @@ handler.header_filter = {
       ctx.request_id = rid
       header[HEADERS.REQUEST_ID] = rid
     end
+
+    -- Where Kong leaves no Server header, Kong's nginx (OpenResty, server_tokens off) names
+    -- itself "openresty"; Debian's would say "nginx".
+    if not header[HEADERS.SERVER] then
+      header[HEADERS.SERVER] = "openresty"
+    end
   end,
 }
 

@@ -15,6 +15,7 @@ local find = string.find
 local sub = string.sub
 local byte = string.byte
 local lower = string.lower
+local format = string.format
 local insert = table.insert
 local sort = table.sort
 local concat = table.concat
@@ -53,16 +54,27 @@ local function ordered_args(args)
   return concat(out, "&")
 end
 
---- The query string without the arguments named `name` (decoded names compared, the others kept
--- as they were written).
+-- WHATWG URLSearchParams (resty.ada.search, which Kong's clear_query_arg uses): a query is
+-- parsed into name/value pairs ("+" is a space, %XX decoded) and serialized again with the
+-- application/x-www-form-urlencoded encoding, so the arguments kept come out re-encoded.
+local function form_decode(s)
+  return ngx.unescape_uri((s:gsub("+", " ")))
+end
+
+local function form_encode(s)
+  return (s:gsub("[^%w%*%-%._ ]", function(c)
+    return format("%%%02X", byte(c))
+  end):gsub(" ", "+"))
+end
+
 local function remove_arg(args, name)
   local kept = {}
   for pair in (args .. "&"):gmatch("([^&]*)&") do
     if pair ~= "" then
       local eq = find(pair, "=", 1, true)
-      local key = ngx.unescape_uri(((eq and sub(pair, 1, eq - 1) or pair):gsub("+", " ")))
+      local key = form_decode(eq and sub(pair, 1, eq - 1) or pair)
       if key ~= name then
-        kept[#kept + 1] = pair
+        kept[#kept + 1] = form_encode(key) .. "=" .. form_encode(eq and form_decode(sub(pair, eq + 1)) or "")
       end
     end
   end
