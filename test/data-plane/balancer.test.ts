@@ -46,7 +46,7 @@ async function closedPort(): Promise<number> {
 
 test.before(async () => {
   echo = await startUpstream(echoRequest);
-  slow = await startUpstream((req, res) => {
+  slow = await startUpstream((_req, res) => {
     setTimeout(() => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('late');

@@ -62,7 +62,7 @@ for (const [accept, contentType] of [
       'application/xml; charset=utf-8':
         `<?xml version="1.0" encoding="UTF-8"?>\n<error>\n  <message>${NO_ROUTE}</message>\n  <requestid>${id}</requestid>\n</error>\n`,
     };
-    t.is(res.body, bodies[contentType]);
+    t.is(res.body, bodies[contentType]!);
     t.is(res.headers['content-length'], String(Buffer.byteLength(res.body)));
   });
 }
