@@ -119,7 +119,7 @@ test('a delayed exit: the rest are collected, not run in access; their header_fi
   t.deepEqual(trace(res), ['G:rewrite', 'first:access', 'first:header_filter', 'after:header_filter']);
   t.truthy(res.headers['x-kong-response-latency']);
   t.is(upstream.seen.filter((r) => r.url.startsWith('/exit')).length, 0);
-  const rid = res.headers['x-kong-request-id'];
+  const rid = String(res.headers['x-kong-request-id']);
   await pollUntil('the log phase', async () => node.logsMatching(new RegExp(`probe log after rid=${rid} .*source=exit status=403`)).length === 1);
 });
 
@@ -129,7 +129,7 @@ test('an error in an access handler: 500, logged with the plugin\'s name; the re
   t.is(res.json.message, 'An unexpected error occurred');
   t.deepEqual(trace(res), ['G:rewrite', 'crash:access', 'crash:header_filter', 'after:header_filter']);
   t.true(node.logsMatching(/\[error\].*\[kong\] init\.lua:\d+ \[dp-probe\] .*handler\.lua:\d+: probe crash failed in access on purpose/).length > 0);
-  const rid = res.headers['x-kong-request-id'];
+  const rid = String(res.headers['x-kong-request-id']);
   await pollUntil('the log phase', async () => node.logsMatching(new RegExp(`rid=${rid} .*source=error status=500`)).length > 0);
 });
 
