@@ -12,6 +12,7 @@ local tostring = tostring
 local tonumber = tonumber
 local rawget = rawget
 local type = type
+local select = select
 local sub = string.sub
 local byte = string.byte
 local lower = string.lower
@@ -37,13 +38,23 @@ function _M:set_timeouts(connect_ms, send_ms, read_ms)
   return self._sock:settimeouts(connect_ms, send_ms, read_ms)
 end
 
---- connect(host, port, opts): opts.pool, opts.pool_size, opts.backlog, and TLS (opts.ssl,
---- opts.ssl_verify, opts.server_name) through the cosocket's sslhandshake.
+--- connect(host, port, opts): opts.pool, opts.pool_size, opts.backlog (the cosocket's own
+--- options, read from the same table), and TLS (opts.ssl, opts.ssl_verify, opts.server_name)
+--- through the cosocket's sslhandshake. A host "unix:/path" is a unix socket (no port).
 function _M:connect(host, port, opts)
   local sock = self._sock
   local ok, err
-  if opts and (opts.pool or opts.pool_size or opts.backlog) then
-    ok, err = sock:connect(host, port, { pool = opts.pool, pool_size = opts.pool_size, backlog = opts.backlog })
+  if sub(host, 1, 5) == "unix:" then
+    if type(port) == "table" then
+      opts = port
+    end
+    if opts then
+      ok, err = sock:connect(host, opts)
+    else
+      ok, err = sock:connect(host)
+    end
+  elseif opts then
+    ok, err = sock:connect(host, port, opts)
   else
     ok, err = sock:connect(host, port)
   end
@@ -58,6 +69,7 @@ function _M:connect(host, port, opts)
   end
   return true
 end
+
 
 function _M:get_reused_times()
   return self._sock:getreusedtimes()
@@ -76,18 +88,20 @@ end
 
 local function encode(args, n)
   local parts = { "*", n, "\r\n" }
+  local i_part = 3
   for i = 1, n do
     local arg = args[i]
     if type(arg) ~= "string" then
       arg = tostring(arg)
     end
-    insert(parts, "$")
-    insert(parts, #arg)
-    insert(parts, "\r\n")
-    insert(parts, arg)
-    insert(parts, "\r\n")
+    parts[i_part + 1] = "$"
+    parts[i_part + 2] = #arg
+    parts[i_part + 3] = "\r\n"
+    parts[i_part + 4] = arg
+    parts[i_part + 5] = "\r\n"
+    i_part = i_part + 5
   end
-  return concat(parts)
+  return concat(parts, "", 1, i_part)
 end
 
 local read_reply

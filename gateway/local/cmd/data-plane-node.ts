@@ -1,0 +1,196 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findNginx, type NginxBinary } from './nginx-binary.ts';
+import { preparePrefix, prefixPaths, withDefaults, writeFileAtomically, type NodeSettings } from './nginx-prefix.ts';
+
+export interface DataPlaneNodeOptions extends Partial<NodeSettings> {
+  /** The node's directory (created when missing); a new temporary one by default. */
+  prefix?: string;
+  /** A snapshot to start from (written to <prefix>/snapshot.json before nginx starts). */
+  snapshot?: unknown;
+  /** Each line nginx writes to stderr (its error log). */
+  log?: (line: string) => void;
+  /** How long to wait for the proxy port to answer. */
+  startTimeoutMs?: number;
+  nginx?: NginxBinary;
+}
+
+export interface DataPlaneNode {
+  proxyUrl: string;
+  /** The status API (Kong's status_listen), when one was asked for. */
+  statusUrl: string | undefined;
+  prefix: string;
+  /** The nginx master's pid. */
+  pid: number;
+  /** The last lines of nginx's error log (bounded). */
+  logs: string[];
+  settings: NodeSettings;
+  /** Stops nginx (SIGQUIT, graceful, then SIGTERM after `graceMs`; SIGTERM at once by default) and waits. */
+  stop(options?: { graceful?: boolean; graceMs?: number }): Promise<void>;
+  /** `nginx -s reload`: re-reads nginx.conf and kong_conf.json; new workers start from snapshot.json. */
+  reload(): Promise<void>;
+}
+
+const MAX_LOG_LINES = 2000;
+
+export class DataPlaneStartError extends Error {}
+
+function freeLoopbackPort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function splitListen(listen: string): { host: string; port: number } {
+  const i = listen.lastIndexOf(':');
+  return { host: listen.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(listen.slice(i + 1)) };
+}
+
+function connectHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '::1';
+  return host;
+}
+
+function answers(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+function urlOf(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+interface Spawned {
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function spawnNginx(nginx: NginxBinary, prefix: string, onLine: (line: string) => void): Spawned {
+  const child = spawn(nginx.path, ['-p', `${prefix}/`, '-c', prefixPaths(prefix).nginxConf, '-g', 'daemon off;'], {
+    cwd: prefix,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let pending = '';
+  const onData = (chunk: Buffer) => {
+    pending += chunk.toString('utf8');
+    let newline = pending.indexOf('\n');
+    while (newline !== -1) {
+      onLine(pending.slice(0, newline));
+      pending = pending.slice(newline + 1);
+      newline = pending.indexOf('\n');
+    }
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => {
+      if (pending) onLine(pending);
+      resolve({ code, signal });
+    });
+    child.once('error', (error) => {
+      onLine(`spawn ${nginx.path}: ${error.message}`);
+      resolve({ code: -1, signal: null });
+    });
+  });
+  return { child, exited };
+}
+
+const BIND_FAILED = /bind\(\) to .* failed \(98: Address already in use\)/;
+
+/**
+ * Starts one data-plane node, as `kong start` does for a data plane: prepares the prefix, runs
+ * nginx in the foreground as the invoking user and resolves once the proxy port answers. Port 0
+ * picks a free loopback port (again, if nginx loses it to another process before binding).
+ */
+export async function startDataPlaneNode(options: DataPlaneNodeOptions = {}): Promise<DataPlaneNode> {
+  const { prefix: givenPrefix, snapshot, log, startTimeoutMs = 15_000, nginx: givenNginx, ...rest } = options;
+  const settings = withDefaults(rest);
+  const nginx = givenNginx ?? findNginx();
+  const prefix = givenPrefix ?? mkdtempSync(join(tmpdir(), 'data-plane-'));
+  if (snapshot !== undefined) writeFileAtomically(prefixPaths(prefix).snapshot, JSON.stringify(snapshot));
+
+  const logs: string[] = [];
+  const onLine = (line: string) => {
+    logs.push(line);
+    if (logs.length > MAX_LOG_LINES) logs.splice(0, logs.length - MAX_LOG_LINES);
+    log?.(line);
+  };
+
+  const proxy = splitListen(settings.proxyListen);
+  for (let attempt = 1; ; attempt++) {
+    const port = proxy.port === 0 ? await freeLoopbackPort(proxy.host) : proxy.port;
+    const listen = `${proxy.host.includes(':') ? `[${proxy.host}]` : proxy.host}:${port}`;
+    preparePrefix(prefix, settings, nginx, listen);
+    const firstLine = logs.length;
+    const spawned = spawnNginx(nginx, prefix, onLine);
+    let exitedEarly: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    void spawned.exited.then((result) => (exitedEarly = result));
+    const deadline = Date.now() + startTimeoutMs;
+    const host = connectHost(proxy.host);
+    while (!exitedEarly && !(await answers(host, port))) {
+      if (Date.now() > deadline) {
+        spawned.child.kill('SIGKILL');
+        await spawned.exited;
+        throw new DataPlaneStartError(`nginx did not answer on ${listen} within ${startTimeoutMs} ms:\n${logs.slice(firstLine).join('\n')}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    if (exitedEarly) {
+      const output = logs.slice(firstLine);
+      if (proxy.port === 0 && attempt < 5 && output.some((line) => BIND_FAILED.test(line))) continue;
+      const emerg = output.find((line) => /\[(emerg|alert|crit)\]/.test(line)) ?? output.at(-1) ?? `exit code ${exitedEarly.code}`;
+      throw new DataPlaneStartError(`the data-plane node did not start: ${emerg.replace(/^.*?\[(emerg|alert|crit)\] \d+#\d+: /, '')}`);
+    }
+    return makeNode(spawned, settings, prefix, port, host, logs);
+  }
+}
+
+function makeNode(spawned: Spawned, settings: NodeSettings, prefix: string, port: number, host: string, logs: string[]): DataPlaneNode {
+  const status = settings.statusListen ? splitListen(settings.statusListen) : undefined;
+  let stopped: Promise<void> | undefined;
+  return {
+    proxyUrl: urlOf(host, port),
+    statusUrl: status ? urlOf(connectHost(status.host), status.port) : undefined,
+    prefix,
+    pid: spawned.child.pid!,
+    logs,
+    settings,
+    stop({ graceful = false, graceMs = 5000 } = {}) {
+      stopped ??= (async () => {
+        if (spawned.child.exitCode !== null || spawned.child.signalCode !== null) return;
+        spawned.child.kill(graceful ? 'SIGQUIT' : 'SIGTERM');
+        const timer = setTimeout(() => spawned.child.kill(graceful ? 'SIGTERM' : 'SIGKILL'), graceful ? graceMs : 5000);
+        await spawned.exited;
+        clearTimeout(timer);
+      })();
+      return stopped;
+    },
+    async reload() {
+      const before = logs.length;
+      spawned.child.kill('SIGHUP');
+      const deadline = Date.now() + 10_000;
+      // nginx logs "start worker process" for each new worker once the new configuration is in place.
+      while (!logs.slice(before).some((line) => /start worker process/.test(line))) {
+        const failed = logs.slice(before).find((line) => /\[emerg\]/.test(line));
+        if (failed) throw new Error(`reload failed: ${failed}`);
+        if (Date.now() > deadline) throw new Error('reload: no new worker within 10 s');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findNginx, type NginxBinary } from './nginx-binary.ts';
+import { DATA_PLANE_DIR, preparePrefix, renderTemplate, withDefaults, writeFileAtomically } from './nginx-prefix.ts';
+
+/** What the data plane's Lua says about a plugin (<prefix>/plugins.json of describe mode). */
+export interface PluginDescription {
+  name: string;
+  priority?: number;
+  version?: string;
+  /** The handler's phases: init_worker, configure, rewrite, access, header_filter, body_filter, log… */
+  phases?: string[];
+  /** schema.lua as data (custom plugins); typedefs with a Lua validator carry `typedef: "<name>"`. */
+  schema?: Record<string, unknown>;
+  /** Why the plugin cannot be described (not installed, bad PRIORITY/VERSION, a function in its schema). */
+  error?: string;
+}
+
+export class DescribePluginsError extends Error {}
+
+/**
+ * Asks the data plane's Lua about `plugins` (bundled names and custom ones under `pluginsDir`):
+ * nginx runs once with the describe configuration, whose init_by_lua loads each handler and
+ * schema.lua, writes plugins.json and exits. A plugin that cannot be described comes back with
+ * `error`; the call itself fails only when nginx or the describe step do.
+ */
+export async function describePlugins(options: {
+  plugins: string[];
+  pluginsDir: string | null;
+  nginx?: NginxBinary;
+  timeoutMs?: number;
+}): Promise<PluginDescription[]> {
+  const nginx = options.nginx ?? findNginx();
+  const prefix = mkdtempSync(join(tmpdir(), 'describe-plugins-'));
+  try {
+    const settings = withDefaults({ plugins: options.plugins, pluginsDir: options.pluginsDir });
+    preparePrefix(prefix, settings, nginx);
+    mkdirSync(join(prefix, 'pids'), { recursive: true });
+    const template = readFileSync(join(DATA_PLANE_DIR, 'describe.conf'), 'utf8');
+    const lua = join(DATA_PLANE_DIR, 'lua');
+    const conf = renderTemplate(
+      template,
+      {
+        load_modules: nginx.loadModules,
+        lua_package_path: [`${prefix}/lua/?.lua`, `${prefix}/lua/?/init.lua`, `${lua}/?.lua`, `${lua}/?/init.lua`, ''].join(';') + ';',
+      },
+      {},
+    );
+    const confPath = join(prefix, 'describe.conf');
+    writeFileAtomically(confPath, conf);
+
+    const output = await new Promise<{ code: number | null; text: string }>((resolve, reject) => {
+      const child = spawn(nginx.path, ['-p', `${prefix}/`, '-c', confPath, '-g', 'daemon off;'], { cwd: prefix, stdio: ['ignore', 'pipe', 'pipe'] });
+      let text = '';
+      child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 10_000);
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ code, text });
+      });
+    });
+    if (output.code !== 0) {
+      const line = output.text.split('\n').find((l) => /describe:|\[emerg\]/.test(l)) ?? output.text.trim();
+      throw new DescribePluginsError(`describing plugins failed: ${line}`);
+    }
+    return JSON.parse(readFileSync(join(prefix, 'plugins.json'), 'utf8')) as PluginDescription[];
+  } finally {
+    rmSync(prefix, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { NginxBinary } from './nginx-binary.ts';
+
+/** gateway/local/data-plane/: the nginx template and the Lua it runs. */
+export const DATA_PLANE_DIR = fileURLToPath(new URL('../data-plane/', import.meta.url));
+
+/** Kong's `headers` default (kong_defaults.lua). */
+export const DEFAULT_HEADERS = ['server_tokens', 'latency_tokens', 'X-Kong-Request-Id'];
+
+/** A node's settings, named after Kong's (kong.conf / KONG_* variables). */
+export interface NodeSettings {
+  /** proxy_listen: `host:port` (port 0: a free loopback port is picked). */
+  proxyListen: string;
+  /** status_listen: `host:port`, or null for none. */
+  statusListen: string | null;
+  /** nginx_worker_processes: a count or 'auto'. */
+  workerProcesses: number | 'auto';
+  /** nginx_http_lua_shared_dict entries: `name size`, e.g. `animal_store_edge 10m`. */
+  sharedDicts: string[];
+  trustedIps: string[];
+  realIpHeader: string;
+  realIpRecursive: boolean;
+  headers: string[];
+  /** cluster_control_plane: `unix:/path` or `host:port`; null runs snapshot.json only. */
+  clusterControlPlane: string | null;
+  /** Tests only: serve PUT /clock on unix:<prefix>/test-clock.sock. */
+  testClock: boolean;
+  /** Where custom plugins live (gateway/plugins): each `<name>/handler.lua`. */
+  pluginsDir: string | null;
+  /** The plugins the node loads: bundled and custom names. */
+  plugins: string[];
+  logLevel: string;
+  nodeId: string;
+  upstreamKeepalivePoolSize: number;
+  upstreamKeepaliveMaxRequests: number;
+  upstreamKeepaliveIdleTimeout: number;
+  /** lua_shared_dict kong_snapshot: holds the running snapshot's JSON. */
+  snapshotDictSize: string;
+}
+
+export const DEFAULT_NODE_SETTINGS: Omit<NodeSettings, 'nodeId'> = {
+  proxyListen: '127.0.0.1:0',
+  statusListen: null,
+  workerProcesses: 'auto',
+  sharedDicts: [],
+  trustedIps: [],
+  realIpHeader: 'X-Real-IP',
+  realIpRecursive: false,
+  headers: DEFAULT_HEADERS,
+  clusterControlPlane: null,
+  testClock: false,
+  pluginsDir: null,
+  plugins: [],
+  logLevel: 'notice',
+  upstreamKeepalivePoolSize: 512,
+  upstreamKeepaliveMaxRequests: 10000,
+  upstreamKeepaliveIdleTimeout: 60,
+  snapshotDictSize: '32m',
+};
+
+export function withDefaults(settings: Partial<NodeSettings>): NodeSettings {
+  return { ...DEFAULT_NODE_SETTINGS, nodeId: randomUUID(), ...settings };
+}
+
+/** The node's settings as Kong.init() reads them from <prefix>/kong_conf.json (nginx passes no environment). */
+export interface KongConf {
+  node_id: string;
+  prefix: string;
+  cluster_control_plane: string | null;
+  plugins: string[];
+  headers: string[];
+  trusted_ips: string[];
+  real_ip_header: string;
+  real_ip_recursive: 'on' | 'off';
+  test_clock: boolean;
+  log_level: string;
+}
+
+const SHARED_DICT = /^[A-Za-z_][A-Za-z0-9_]*\s+\d+[kKmM]?$/;
+const LISTEN = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/;
+
+function checkSettings(settings: NodeSettings): void {
+  for (const dict of settings.sharedDicts) {
+    if (!SHARED_DICT.test(dict.trim())) throw new Error(`KONG_NGINX_HTTP_LUA_SHARED_DICT: expected "name size" (e.g. "cache 10m"), got ${JSON.stringify(dict)}`);
+  }
+  for (const [name, listen] of [['KONG_PROXY_LISTEN', settings.proxyListen], ['KONG_STATUS_LISTEN', settings.statusListen]] as const) {
+    if (listen !== null && !LISTEN.test(listen)) throw new Error(`${name}: expected host:port, got ${JSON.stringify(listen)}`);
+  }
+  if (settings.workerProcesses !== 'auto' && !(Number.isInteger(settings.workerProcesses) && settings.workerProcesses > 0)) {
+    throw new Error(`KONG_NGINX_WORKER_PROCESSES: expected a positive integer or "auto", got ${String(settings.workerProcesses)}`);
+  }
+  for (const ip of settings.trustedIps) {
+    if (!/^(?:unix:|[0-9A-Fa-f:.]+(?:\/\d{1,3})?)$/.test(ip)) throw new Error(`KONG_TRUSTED_IPS: not an address or CIDR: ${JSON.stringify(ip)}`);
+  }
+  if (!/^[A-Za-z0-9_-]+$/.test(settings.realIpHeader)) throw new Error(`KONG_REAL_IP_HEADER: not a header name: ${JSON.stringify(settings.realIpHeader)}`);
+  for (const plugin of settings.plugins) {
+    if (!/^[a-z0-9_-]+$/i.test(plugin)) throw new Error(`KONG_PLUGINS: not a plugin name: ${JSON.stringify(plugin)}`);
+  }
+}
+
+/**
+ * Kong's trusted_ips take 0.0.0.0/0 and ::/0 for "all"; set_real_ip_from wants one address or
+ * CIDR per line, and `unix:` as written.
+ */
+function realIpLines(trustedIps: string[]): string[] {
+  return trustedIps.map((ip) => `set_real_ip_from ${ip};`);
+}
+
+/** ${name} placeholders, whole-line list placeholders and `#> if` sections (see the template's header). */
+export function renderTemplate(template: string, values: Record<string, string | string[]>, flags: Record<string, boolean>): string {
+  const out: string[] = [];
+  let keep = true;
+  for (const line of template.split('\n')) {
+    const section = /^#> if (\w+)\s*$/.exec(line);
+    if (section) {
+      keep = flags[section[1]!] === true;
+      continue;
+    }
+    if (/^#> end\s*$/.test(line)) {
+      keep = true;
+      continue;
+    }
+    if (!keep) continue;
+    if (/^\s*#/.test(line)) {
+      out.push(line);
+      continue;
+    }
+    const whole = /^(\s*)\$\{(\w+)\}\s*$/.exec(line);
+    if (whole && Array.isArray(values[whole[2]!])) {
+      for (const item of values[whole[2]!] as string[]) out.push(whole[1] + item);
+      continue;
+    }
+    out.push(
+      line.replace(/\$\{(\w+)\}/g, (_, name: string) => {
+        const value = values[name];
+        if (value === undefined) throw new Error(`nginx.conf template: no value for \${${name}}`);
+        return Array.isArray(value) ? value.join(' ') : value;
+      }),
+    );
+  }
+  return out.join('\n');
+}
+
+function luaPackagePath(prefix: string): string {
+  const lua = join(DATA_PLANE_DIR, 'lua');
+  return [`${prefix}/lua/?.lua`, `${prefix}/lua/?/init.lua`, `${lua}/?.lua`, `${lua}/?/init.lua`, ''].join(';') + ';';
+}
+
+/** `user` only means something when the master runs as root: then workers stay root too (the invoking user). */
+function userDirective(): string {
+  return process.getuid?.() === 0 ? `user ${userInfo().username};` : '';
+}
+
+function workerConnections(): number {
+  // kong/cmd/utils/prefix_handler.lua: `auto` is ulimit -n within [1024, 16384]; Node cannot
+  // read RLIMIT_NOFILE, and nginx raises its own limit with worker_rlimit_nofile.
+  return 16384;
+}
+
+/** Where the files of a prefix are. */
+export function prefixPaths(prefix: string) {
+  return {
+    nginxConf: join(prefix, 'nginx.conf'),
+    kongConf: join(prefix, 'kong_conf.json'),
+    snapshot: join(prefix, 'snapshot.json'),
+    testClockSocket: join(prefix, 'test-clock.sock'),
+    pluginsJson: join(prefix, 'plugins.json'),
+    pid: join(prefix, 'pids', 'nginx.pid'),
+  };
+}
+
+/** Writes a file through a temporary one and a rename, as the data plane writes snapshot.json. */
+export function writeFileAtomically(path: string, contents: string): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, contents);
+  renameSync(tmp, path);
+}
+
+/** <prefix>/lua/kong/plugins/<name> → <pluginsDir>/<name>, for each listed plugin found there. */
+function linkCustomPlugins(prefix: string, pluginsDir: string | null, plugins: string[]): void {
+  const target = join(prefix, 'lua', 'kong', 'plugins');
+  rmSync(join(prefix, 'lua'), { recursive: true, force: true });
+  mkdirSync(target, { recursive: true });
+  if (!pluginsDir || !existsSync(pluginsDir)) return;
+  const wanted = new Set(plugins);
+  for (const name of readdirSync(pluginsDir)) {
+    const dir = resolve(pluginsDir, name);
+    if (wanted.has(name) && statSync(dir).isDirectory() && existsSync(join(dir, 'handler.lua'))) symlinkSync(dir, join(target, name));
+  }
+}
+
+/**
+ * Creates (or refreshes) a node's prefix, as `kong prepare` does: nginx.conf rendered from the
+ * template, kong_conf.json, the custom plugins linked in, nginx's directories.
+ */
+export function preparePrefix(prefix: string, settings: NodeSettings, nginx: NginxBinary, proxyListen = settings.proxyListen): void {
+  checkSettings(settings);
+  for (const dir of ['', 'logs', 'pids', 'client_body_temp', 'proxy_temp', 'fastcgi_temp', 'uwsgi_temp', 'scgi_temp']) {
+    mkdirSync(join(prefix, dir), { recursive: true });
+  }
+  linkCustomPlugins(prefix, settings.pluginsDir, settings.plugins);
+  const template = readFileSync(join(DATA_PLANE_DIR, 'nginx.conf'), 'utf8');
+  const conf = renderTemplate(
+    template,
+    {
+      load_modules: nginx.loadModules,
+      user: userDirective(),
+      worker_processes: String(settings.workerProcesses),
+      worker_connections: String(workerConnections()),
+      log_level: settings.logLevel,
+      lua_package_path: luaPackagePath(prefix),
+      snapshot_dict_size: settings.snapshotDictSize,
+      shared_dicts: settings.sharedDicts.map((dict) => `lua_shared_dict ${dict.trim().replace(/\s+/, ' ')};`),
+      upstream_keepalive_pool_size: String(settings.upstreamKeepalivePoolSize),
+      upstream_keepalive_max_requests: String(settings.upstreamKeepaliveMaxRequests),
+      upstream_keepalive_idle_timeout: String(settings.upstreamKeepaliveIdleTimeout),
+      proxy_listen: [`listen ${proxyListen} reuseport backlog=16384;`],
+      status_listen: settings.statusListen ? [`listen ${settings.statusListen};`] : [],
+      real_ip_header: settings.realIpHeader,
+      real_ip_recursive: settings.realIpRecursive ? 'on' : 'off',
+      set_real_ip_from: realIpLines(settings.trustedIps),
+      prefix,
+    },
+    { status_listen: settings.statusListen !== null, test_clock: settings.testClock },
+  );
+  writeFileAtomically(prefixPaths(prefix).nginxConf, conf);
+  const kongConf: KongConf = {
+    node_id: settings.nodeId,
+    prefix,
+    cluster_control_plane: settings.clusterControlPlane,
+    plugins: settings.plugins,
+    headers: settings.headers,
+    trusted_ips: settings.trustedIps,
+    real_ip_header: settings.realIpHeader,
+    real_ip_recursive: settings.realIpRecursive ? 'on' : 'off',
+    test_clock: settings.testClock,
+    log_level: settings.logLevel,
+  };
+  writeFileAtomically(prefixPaths(prefix).kongConf, `${JSON.stringify(kongConf, null, 2)}\n`);
+}

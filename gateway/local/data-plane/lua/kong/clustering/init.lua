@@ -1,0 +1,143 @@
+-- kong.clustering: how a node gets its configuration and every worker runs it (README "The
+-- snapshot and its delivery"). Worker 0 long-polls the control plane (poller.lua); a snapshot
+-- it can run is written to <prefix>/snapshot.json and published in the kong_snapshot shared
+-- dict (JSON, then its hash); every worker compares its hash with the dict's at the start of
+-- each request (and on an idle timer) and rebuilds its runtime when they differ.
+local constants = require "kong.constants"
+local snapshot = require "kong.clustering.snapshot"
+local runtime = require "kong.clustering.runtime"
+
+local ngx = ngx
+local log = ngx.log
+local ERR = ngx.ERR
+local NOTICE = ngx.NOTICE
+local io_open = io.open
+local os_rename = os.rename
+local os_remove = os.remove
+
+local JSON_KEY = constants.SNAPSHOT_JSON_KEY
+local HASH_KEY = constants.SNAPSHOT_HASH_KEY
+
+local dict = ngx.shared.kong_snapshot
+
+local EMPTY_SNAPSHOT = {
+  config_hash = "",
+  config_version = 0,
+  services = {},
+  routes = {},
+  consumers = {},
+  keyauth_credentials = {},
+  plugins = {},
+}
+
+local clustering = {}
+
+local loaded_plugins
+local snapshot_path
+-- a hash this worker could not build (so that it does not retry on every request)
+local unbuildable_hash
+
+function clustering.configure(prefix, loaded)
+  snapshot_path = prefix .. "/snapshot.json"
+  loaded_plugins = loaded
+end
+
+--- Decodes, checks and builds; the runtime, or nil and why not.
+function clustering.build(json)
+  local doc, err = snapshot.decode(json)
+  if not doc then
+    return nil, err
+  end
+  return runtime.build(doc, loaded_plugins)
+end
+
+function clustering.empty_runtime()
+  return assert(runtime.build(EMPTY_SNAPSHOT, loaded_plugins))
+end
+
+local function write_file(path, contents)
+  local tmp = path .. ".tmp." .. ngx.worker.pid()
+  local file, err = io_open(tmp, "w")
+  if not file then
+    return nil, err
+  end
+  local ok
+  ok, err = file:write(contents)
+  file:close()
+  if not ok then
+    os_remove(tmp)
+    return nil, err
+  end
+  ok, err = os_rename(tmp, path)
+  if not ok then
+    os_remove(tmp)
+    return nil, err
+  end
+  return true
+end
+
+function clustering.read_file()
+  local file = io_open(snapshot_path, "r")
+  if not file then
+    return nil
+  end
+  local json = file:read("*a")
+  file:close()
+  return json
+end
+
+--- Makes a snapshot this worker built the node's: snapshot.json, then the shared dict.
+function clustering.publish(json, rt, persist)
+  if persist then
+    local ok, err = write_file(snapshot_path, json)
+    if not ok then
+      return nil, "could not write " .. snapshot_path .. ": " .. tostring(err)
+    end
+  end
+  local ok, err = dict:set(JSON_KEY, json)
+  if not ok then
+    return nil, "could not store the snapshot in the kong_snapshot shared dict: " .. tostring(err)
+  end
+  ok, err = dict:set(HASH_KEY, rt.hash)
+  if not ok then
+    return nil, "could not store the snapshot hash: " .. tostring(err)
+  end
+  return true
+end
+
+--- The hash of the snapshot this worker runs.
+function clustering.current_hash()
+  local rt = runtime.current()
+  return rt and rt.hash or ""
+end
+
+--- Rebuilds this worker's runtime when the node took another snapshot. One shared-dict read
+-- when nothing changed.
+function clustering.refresh()
+  local hash = dict:get(HASH_KEY)
+  if hash == nil then
+    return
+  end
+  local current = runtime.current()
+  if current and current.hash == hash then
+    return
+  end
+  if hash == unbuildable_hash then
+    return
+  end
+
+  local json = dict:get(JSON_KEY)
+  local rt, err = clustering.build(json)
+  if not rt then
+    unbuildable_hash = hash
+    log(ERR, "could not build the runtime of snapshot ", hash, " published by worker 0: ", err)
+    return
+  end
+  runtime.install(rt)
+  log(NOTICE, "worker ", ngx.worker.id(), " runs configuration ", rt.hash, " (version ", rt.version, ")")
+end
+
+clustering.install = runtime.install
+clustering.current = runtime.current
+
+return clustering

@@ -1,0 +1,646 @@
+-- Kong's phases (kong/init.lua, 3.9.3) for a data-plane node of the local gateway: nginx.conf
+-- calls Kong.<phase>() from each *_by_lua directive. The node's configuration comes from a
+-- snapshot (kong.clustering) instead of Kong's database or declarative cache; the request path
+-- is Kong's: ngx.ctx fields, plugin iteration, delayed exits, error pages, latencies.
+assert(package.loaded["resty.core"], "lua-resty-core must be loaded")
+
+-- The node's settings come first: the test clock must patch ngx.now/ngx.time before any
+-- plugin module captures them.
+local prefix = ngx.config.prefix()
+if prefix:sub(-1) ~= "/" then
+  prefix = prefix .. "/"
+end
+local config = require("kong.conf").load(prefix)
+local clock = require "kong.test_clock"
+if config.test_clock then
+  clock.install()
+end
+
+for _, dict in ipairs({ "kong", "kong_locks", "kong_rate_limiting_counters", "kong_snapshot" }) do
+  if not ngx.shared[dict] then
+    error("missing shared dict '" .. dict .. "' in the nginx configuration")
+  end
+end
+
+local meta = require "kong.meta"
+local PDK = require "kong.pdk"
+local constants = require "kong.constants"
+local phase_checker = require "kong.pdk.private.phases"
+
+_G.kong = PDK.new(config, {
+  version = meta._VERSION,
+  version_num = 30903,
+})
+
+local runloop = require "kong.runloop.handler"
+local plugins_iterator = require "kong.runloop.plugins_iterator"
+local plugins_loader = require "kong.runloop.plugins_loader"
+local dns = require "kong.runloop.dns"
+local clustering = require "kong.clustering"
+local poller = require "kong.clustering.poller"
+local error_handlers = require "kong.error_handlers"
+local resty_ctx = require "kong.resty.ctx"
+local ngx_balancer = require "ngx.balancer"
+
+local kong = kong
+local ngx = ngx
+local var = ngx.var
+local arg = ngx.arg
+local log = ngx.log
+local ERR = ngx.ERR
+local CRIT = ngx.CRIT
+local NOTICE = ngx.NOTICE
+local pcall = pcall
+local tostring = tostring
+local co_create = coroutine.create
+local co_resume = coroutine.resume
+local update_time = ngx.update_time
+local start_time = ngx.req.start_time
+local real_now = clock.real_now
+local worker_id = ngx.worker.id
+local get_last_failure = ngx_balancer.get_last_failure
+local set_current_peer = ngx_balancer.set_current_peer
+local set_timeouts = ngx_balancer.set_timeouts
+local set_more_tries = ngx_balancer.set_more_tries
+local config_for = plugins_iterator.config_for
+
+local PHASES = phase_checker.phases
+local PHASE_REWRITE = PHASES.rewrite
+local PHASE_ACCESS = PHASES.access
+local PHASE_BALANCER = PHASES.balancer
+local PHASE_HEADER_FILTER = PHASES.header_filter
+local PHASE_BODY_FILTER = PHASES.body_filter
+local PHASE_LOG = PHASES.log
+local PHASE_ERROR = PHASES.error
+
+local EMPTY = {}
+
+-- latencies run on the real clock, whatever the test clock says
+local function get_now_ms()
+  return real_now() * 1000
+end
+
+local function get_updated_now_ms()
+  update_time()
+  return real_now() * 1000
+end
+
+local function get_start_time_ms()
+  return start_time() * 1000
+end
+
+local loaded_plugins = EMPTY
+
+-- kong/init.lua setup_plugin_context / reset_plugin_context: kong.log and kong.ctx.plugin
+-- follow the running plugin
+local function setup_plugin_context(ctx, plugin, cfg)
+  ctx.KONG_PLUGIN = plugin
+  ctx.KONG_LOG = plugin.log
+  ctx.plugin_id = cfg.__plugin_id
+end
+
+local function reset_plugin_context(ctx)
+  ctx.KONG_LOG = nil
+end
+
+--- The plugins' `configure` handlers with every configuration of theirs the runtime has.
+local function configure_plugins(rt)
+  local ctx = ngx.ctx
+  for _, plugin in ipairs(loaded_plugins) do
+    local configure = plugin.handler.configure
+    if configure then
+      local configs
+      local c = rt.plugins.combos[plugin.name]
+      if c then
+        configs = {}
+        local function add(cfg)
+          if cfg then
+            configs[#configs + 1] = cfg
+          end
+        end
+        add(c.global)
+        for _, cfg in pairs(c.route) do add(cfg) end
+        for _, cfg in pairs(c.service) do add(cfg) end
+        for _, by_service in pairs(c.route_service) do
+          for _, cfg in pairs(by_service) do add(cfg) end
+        end
+        for _, scopes in pairs(c.consumer or EMPTY) do
+          add(scopes.global)
+          for _, cfg in pairs(scopes.route) do add(cfg) end
+          for _, cfg in pairs(scopes.service) do add(cfg) end
+          for _, by_service in pairs(scopes.route_service) do
+            for _, cfg in pairs(by_service) do add(cfg) end
+          end
+        end
+      end
+      ctx.KONG_LOG = plugin.log
+      local ok, err = pcall(configure, plugin.handler, configs)
+      ctx.KONG_LOG = nil
+      if not ok then
+        log(ERR, "failed to execute plugin '", plugin.name, ":configure (", err, ")")
+      end
+    end
+  end
+end
+
+--- Runs a runtime this worker built (and the plugins' configure with it).
+local function install(rt)
+  clustering.install(rt)
+  configure_plugins(rt)
+end
+
+local function refresh()
+  local before = clustering.current()
+  clustering.refresh()
+  local after = clustering.current()
+  if after ~= before then
+    configure_plugins(after)
+  end
+end
+
+--- Global instances' handlers for a phase (no route collected).
+local function execute_global_plugins(phase, ctx)
+  local rt = clustering.current()
+  local list = rt.plugins:global_list(phase)
+  for i = 1, #list, 2 do
+    local plugin, cfg = list[i], list[i + 1]
+    setup_plugin_context(ctx, plugin, cfg)
+    plugin.handler[phase](plugin.handler, cfg)
+    reset_plugin_context(ctx)
+  end
+end
+
+--- The collected plugins' handlers for a downstream phase (header_filter, body_filter, log).
+local function execute_collected_plugins(phase, ctx)
+  local plan = ctx.plugins
+  if not plan then
+    return execute_global_plugins(phase, ctx)
+  end
+  local list = plan.phases[phase]
+  local cfgs = ctx.plugins_cfgs or plan.base_cfgs
+  local entries = plan.entries
+  for i = 1, #list do
+    local index = list[i]
+    local cfg = cfgs[index]
+    if cfg then
+      local plugin = entries[index].plugin
+      setup_plugin_context(ctx, plugin, cfg)
+      plugin.handler[phase](plugin.handler, cfg)
+      reset_plugin_context(ctx)
+    end
+  end
+end
+
+--- kong/init.lua execute_collecting_plugins_iterator: in order, each plugin's configuration for
+-- this route (and the consumer authenticated so far) is collected; access handlers run in a
+-- coroutine so that kong.response.exit can stop one without stopping the others' collection;
+-- after an exit the rest are collected but not run. A failing handler is a 500.
+local function execute_collecting_plugins(ctx, rt)
+  local plan = rt.plugins:plan(ctx.route, ctx.service)
+  ctx.plugins = plan
+  local n = plan.n
+  if n == 0 then
+    return
+  end
+
+  local cfgs
+  if plan.consumer_sensitive then
+    cfgs = plugins_iterator.fetch_cfgs(n)
+    ctx.plugins_cfgs = cfgs
+  end
+
+  ctx.delay_response = true
+  local entries = plan.entries
+  for i = 1, n do
+    local entry = entries[i]
+    local cfg = config_for(entry, ctx.authenticated_consumer)
+    if cfgs then
+      cfgs[i] = cfg
+    end
+    if cfg then
+      local plugin = entry.plugin
+      local access = plugin.handler.access
+      if access and not ctx.delayed_response then
+        setup_plugin_context(ctx, plugin, cfg)
+        local co = co_create(access)
+        local ok, err = co_resume(co, plugin.handler, cfg)
+        if not ok then
+          kong.log.err(err)
+          ctx.delayed_response = {
+            status_code = 500,
+            content = { message = "An unexpected error occurred" },
+          }
+          ctx.KONG_UNEXPECTED = true
+        end
+        reset_plugin_context(ctx)
+      end
+    end
+  end
+  ctx.delay_response = nil
+end
+
+local function flush_delayed_response(ctx)
+  ctx.delay_response = nil
+  ctx.buffered_proxying = nil
+  local callback = ctx.delayed_response_callback
+  if callback then
+    callback(ctx)
+    return
+  end
+  local dr = ctx.delayed_response
+  local message = dr.content and dr.content.message or dr.content
+  kong.response.error(dr.status_code, message, dr.headers)
+end
+
+local Kong = {}
+
+function Kong.init()
+  dns.init(real_now)
+  loaded_plugins = plugins_loader.load_all(config.plugins)
+  clustering.configure(prefix, loaded_plugins)
+
+  ngx.shared.kong:set(constants.NODE_ID_KEY, config.node_id)
+
+  -- a restarted node serves its last snapshot before the control plane answers
+  local json = clustering.read_file()
+  if json then
+    local rt, err = clustering.build(json)
+    if rt then
+      local ok, publish_err = clustering.publish(json, rt, false)
+      if not ok then
+        error(publish_err)
+      end
+      log(NOTICE, "loaded configuration ", rt.hash, " (version ", rt.version, ") from ", prefix, "snapshot.json")
+    else
+      log(ERR, "ignoring ", prefix, "snapshot.json: ", err)
+    end
+  end
+end
+
+function Kong.init_worker()
+  local ctx = ngx.ctx
+  ctx.KONG_PHASE = PHASES.init_worker
+  math.randomseed(ngx.worker.pid() * ngx.now())
+
+  install(clustering.empty_runtime())
+  refresh()
+
+  if worker_id() == 0 and config.cluster_control_plane then
+    poller.start(config)
+  end
+
+  local ok, err = ngx.timer.every(1, function(premature)
+    if not premature then
+      local pok, perr = pcall(refresh)
+      if not pok then
+        log(ERR, "could not refresh the configuration: ", perr)
+      end
+    end
+  end)
+  if not ok then
+    log(CRIT, "could not start the configuration refresh timer: ", err)
+  end
+
+  for _, plugin in ipairs(loaded_plugins) do
+    local init_worker = plugin.handler.init_worker
+    if init_worker then
+      ctx.KONG_LOG = plugin.log
+      local pok, perr = pcall(init_worker, plugin.handler)
+      ctx.KONG_LOG = nil
+      if not pok then
+        log(CRIT, "worker initialization error: failed to execute the \"init_worker\" handler for plugin \"",
+                  plugin.name, "\": ", perr, "; this node must be restarted")
+      end
+    end
+  end
+end
+
+function Kong.rewrite()
+  if var.kong_proxy_mode == "unbuffered" then
+    -- after the internal redirect to an @unbuffered location: the phases already ran
+    resty_ctx.apply_ref()
+    local ctx = ngx.ctx
+    resty_ctx.stash_ref()
+    ctx.KONG_REWRITE_ENDED_AT = get_now_ms()
+    ctx.KONG_REWRITE_TIME = ctx.KONG_REWRITE_ENDED_AT - ctx.KONG_REWRITE_START
+    return
+  end
+
+  local ctx = ngx.ctx
+  refresh()
+
+  if not ctx.KONG_PROCESSING_START then
+    ctx.KONG_PROCESSING_START = get_start_time_ms()
+  end
+  if not ctx.KONG_REWRITE_START then
+    ctx.KONG_REWRITE_START = get_now_ms()
+  end
+  ctx.KONG_PHASE = PHASE_REWRITE
+
+  resty_ctx.stash_ref()
+  runloop.rewrite.before(ctx)
+  execute_global_plugins("rewrite", ctx)
+
+  ctx.KONG_REWRITE_ENDED_AT = get_updated_now_ms()
+  ctx.KONG_REWRITE_TIME = ctx.KONG_REWRITE_ENDED_AT - ctx.KONG_REWRITE_START
+end
+
+function Kong.access()
+  local ctx = ngx.ctx
+  if not ctx.KONG_ACCESS_START then
+    ctx.KONG_ACCESS_START = get_now_ms()
+    if ctx.KONG_REWRITE_START and not ctx.KONG_REWRITE_ENDED_AT then
+      ctx.KONG_REWRITE_ENDED_AT = ctx.KONG_ACCESS_START
+      ctx.KONG_REWRITE_TIME = ctx.KONG_REWRITE_ENDED_AT - ctx.KONG_REWRITE_START
+    end
+  end
+  ctx.KONG_PHASE = PHASE_ACCESS
+
+  local rt = clustering.current()
+  runloop.access.before(ctx, rt, kong.ip.is_trusted)
+
+  execute_collecting_plugins(ctx, rt)
+
+  if ctx.delayed_response then
+    ctx.KONG_ACCESS_ENDED_AT = get_updated_now_ms()
+    ctx.KONG_ACCESS_TIME = ctx.KONG_ACCESS_ENDED_AT - ctx.KONG_ACCESS_START
+    ctx.KONG_RESPONSE_LATENCY = ctx.KONG_ACCESS_ENDED_AT - ctx.KONG_PROCESSING_START
+    return flush_delayed_response(ctx)
+  end
+
+  ctx.delay_response = nil
+
+  if not ctx.service then
+    ctx.KONG_ACCESS_ENDED_AT = get_updated_now_ms()
+    ctx.KONG_ACCESS_TIME = ctx.KONG_ACCESS_ENDED_AT - ctx.KONG_ACCESS_START
+    ctx.KONG_RESPONSE_LATENCY = ctx.KONG_ACCESS_ENDED_AT - ctx.KONG_PROCESSING_START
+    ctx.buffered_proxying = nil
+    return kong.response.error(503, "no Service found with those values")
+  end
+
+  runloop.access.after(ctx)
+
+  ctx.KONG_ACCESS_ENDED_AT = get_updated_now_ms()
+  ctx.KONG_ACCESS_TIME = ctx.KONG_ACCESS_ENDED_AT - ctx.KONG_ACCESS_START
+
+  -- we intend to proxy, though the balancer may fail
+  ctx.KONG_PROXIED = true
+end
+
+function Kong.balancer()
+  local ctx = ngx.ctx
+  local now_ms = get_now_ms()
+
+  if not ctx.KONG_BALANCER_START then
+    ctx.KONG_BALANCER_START = now_ms
+    if ctx.KONG_REWRITE_START and not ctx.KONG_REWRITE_ENDED_AT then
+      ctx.KONG_REWRITE_ENDED_AT = ctx.KONG_ACCESS_START or ctx.KONG_BALANCER_START
+      ctx.KONG_REWRITE_TIME = ctx.KONG_REWRITE_ENDED_AT - ctx.KONG_REWRITE_START
+    end
+    if ctx.KONG_ACCESS_START and not ctx.KONG_ACCESS_ENDED_AT then
+      ctx.KONG_ACCESS_ENDED_AT = ctx.KONG_BALANCER_START
+      ctx.KONG_ACCESS_TIME = ctx.KONG_ACCESS_ENDED_AT - ctx.KONG_ACCESS_START
+    end
+  end
+
+  ctx.KONG_PHASE = PHASE_BALANCER
+
+  local balancer_data = ctx.balancer_data
+  local tries = balancer_data.tries
+  local try_count = balancer_data.try_count + 1
+  balancer_data.try_count = try_count
+  local current_try = { balancer_start = now_ms }
+  tries[try_count] = current_try
+
+  if try_count > 1 then
+    local previous = tries[try_count - 1]
+    previous.state, previous.code = get_last_failure()
+  elseif balancer_data.retries > 0 then
+    set_more_tries(balancer_data.retries)
+  end
+
+  local ip = balancer_data.ip
+  local port = balancer_data.port
+  current_try.ip = ip
+  current_try.port = port
+
+  local peer = ip
+  if balancer_data.type == "ipv6" then
+    peer = "[" .. ip .. "]"
+  end
+  local ok, err = set_current_peer(peer, port)
+  if not ok then
+    log(ERR, "failed to set the current peer (address: ", tostring(ip), " port: ", tostring(port), "): ", tostring(err))
+    ctx.KONG_BALANCER_ENDED_AT = get_updated_now_ms()
+    ctx.KONG_BALANCER_TIME = ctx.KONG_BALANCER_ENDED_AT - ctx.KONG_BALANCER_START
+    ctx.KONG_PROXY_LATENCY = ctx.KONG_BALANCER_ENDED_AT - ctx.KONG_PROCESSING_START
+    return ngx.exit(500)
+  end
+
+  ok, err = set_timeouts(balancer_data.connect_timeout / 1000, balancer_data.send_timeout / 1000,
+                         balancer_data.read_timeout / 1000)
+  if not ok then
+    log(ERR, "could not set upstream timeouts: ", err)
+  end
+
+  ctx.KONG_BALANCER_ENDED_AT = get_updated_now_ms()
+  ctx.KONG_BALANCER_TIME = ctx.KONG_BALANCER_ENDED_AT - ctx.KONG_BALANCER_START
+  current_try.balancer_latency = ctx.KONG_BALANCER_ENDED_AT - current_try.balancer_start
+  ctx.KONG_PROXY_LATENCY = ctx.KONG_BALANCER_ENDED_AT - ctx.KONG_PROCESSING_START
+end
+
+function Kong.header_filter()
+  local ctx = ngx.ctx
+
+  if not ctx.KONG_PROCESSING_START then
+    ctx.KONG_PROCESSING_START = get_start_time_ms()
+  end
+
+  if not ctx.KONG_HEADER_FILTER_START then
+    ctx.KONG_HEADER_FILTER_START = get_now_ms()
+
+    if ctx.KONG_REWRITE_START and not ctx.KONG_REWRITE_ENDED_AT then
+      ctx.KONG_REWRITE_ENDED_AT = ctx.KONG_BALANCER_START or ctx.KONG_ACCESS_START or ctx.KONG_HEADER_FILTER_START
+      ctx.KONG_REWRITE_TIME = ctx.KONG_REWRITE_ENDED_AT - ctx.KONG_REWRITE_START
+    end
+    if ctx.KONG_ACCESS_START and not ctx.KONG_ACCESS_ENDED_AT then
+      ctx.KONG_ACCESS_ENDED_AT = ctx.KONG_BALANCER_START or ctx.KONG_HEADER_FILTER_START
+      ctx.KONG_ACCESS_TIME = ctx.KONG_ACCESS_ENDED_AT - ctx.KONG_ACCESS_START
+    end
+    if ctx.KONG_BALANCER_START and not ctx.KONG_BALANCER_ENDED_AT then
+      ctx.KONG_BALANCER_ENDED_AT = ctx.KONG_HEADER_FILTER_START
+      ctx.KONG_BALANCER_TIME = ctx.KONG_BALANCER_ENDED_AT - ctx.KONG_BALANCER_START
+    end
+  end
+
+  if ctx.KONG_PROXIED then
+    if not ctx.KONG_WAITING_TIME then
+      ctx.KONG_WAITING_TIME = ctx.KONG_HEADER_FILTER_START - (ctx.KONG_BALANCER_ENDED_AT or ctx.KONG_ACCESS_ENDED_AT)
+    end
+    if not ctx.KONG_PROXY_LATENCY then
+      ctx.KONG_PROXY_LATENCY = ctx.KONG_HEADER_FILTER_START - ctx.KONG_PROCESSING_START
+    end
+  elseif not ctx.KONG_RESPONSE_LATENCY then
+    ctx.KONG_RESPONSE_LATENCY = ctx.KONG_HEADER_FILTER_START - ctx.KONG_PROCESSING_START
+  end
+
+  ctx.KONG_PHASE = PHASE_HEADER_FILTER
+
+  runloop.header_filter.before(ctx)
+  execute_collected_plugins("header_filter", ctx)
+  runloop.header_filter.after(ctx)
+
+  ctx.KONG_HEADER_FILTER_ENDED_AT = get_updated_now_ms()
+  ctx.KONG_HEADER_FILTER_TIME = ctx.KONG_HEADER_FILTER_ENDED_AT - ctx.KONG_HEADER_FILTER_START
+end
+
+function Kong.body_filter()
+  local ctx = ngx.ctx
+
+  if not ctx.KONG_BODY_FILTER_START then
+    ctx.KONG_BODY_FILTER_START = get_now_ms()
+    if ctx.KONG_HEADER_FILTER_START and not ctx.KONG_HEADER_FILTER_ENDED_AT then
+      ctx.KONG_HEADER_FILTER_ENDED_AT = ctx.KONG_BODY_FILTER_START
+      ctx.KONG_HEADER_FILTER_TIME = ctx.KONG_HEADER_FILTER_ENDED_AT - ctx.KONG_HEADER_FILTER_START
+    end
+  end
+
+  ctx.KONG_PHASE = PHASE_BODY_FILTER
+
+  if ctx.response_body then
+    arg[1] = ctx.response_body
+    arg[2] = true
+  end
+
+  execute_collected_plugins("body_filter", ctx)
+
+  if not arg[2] then
+    return
+  end
+
+  ctx.KONG_BODY_FILTER_ENDED_AT = get_updated_now_ms()
+  ctx.KONG_BODY_FILTER_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - ctx.KONG_BODY_FILTER_START
+
+  if ctx.KONG_PROXIED then
+    ctx.KONG_RECEIVE_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - (ctx.KONG_HEADER_FILTER_START or
+                                                             ctx.KONG_BALANCER_ENDED_AT or
+                                                             ctx.KONG_BALANCER_START or
+                                                             ctx.KONG_ACCESS_ENDED_AT)
+  end
+end
+
+function Kong.log()
+  local ctx = ngx.ctx
+
+  if not ctx.KONG_LOG_START then
+    ctx.KONG_LOG_START = get_now_ms()
+    if ctx.KONG_REWRITE_START and not ctx.KONG_REWRITE_ENDED_AT then
+      ctx.KONG_REWRITE_ENDED_AT = ctx.KONG_ACCESS_START or ctx.KONG_BALANCER_START or
+                                  ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
+      ctx.KONG_REWRITE_TIME = ctx.KONG_REWRITE_ENDED_AT - ctx.KONG_REWRITE_START
+    end
+    if ctx.KONG_ACCESS_START and not ctx.KONG_ACCESS_ENDED_AT then
+      ctx.KONG_ACCESS_ENDED_AT = ctx.KONG_BALANCER_START or ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
+      ctx.KONG_ACCESS_TIME = ctx.KONG_ACCESS_ENDED_AT - ctx.KONG_ACCESS_START
+    end
+    if ctx.KONG_BALANCER_START and not ctx.KONG_BALANCER_ENDED_AT then
+      ctx.KONG_BALANCER_ENDED_AT = ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
+      ctx.KONG_BALANCER_TIME = ctx.KONG_BALANCER_ENDED_AT - ctx.KONG_BALANCER_START
+    end
+    if ctx.KONG_HEADER_FILTER_START and not ctx.KONG_HEADER_FILTER_ENDED_AT then
+      ctx.KONG_HEADER_FILTER_ENDED_AT = ctx.KONG_LOG_START
+      ctx.KONG_HEADER_FILTER_TIME = ctx.KONG_HEADER_FILTER_ENDED_AT - ctx.KONG_HEADER_FILTER_START
+    end
+    if ctx.KONG_BODY_FILTER_START and not ctx.KONG_BODY_FILTER_ENDED_AT then
+      ctx.KONG_BODY_FILTER_ENDED_AT = ctx.KONG_LOG_START
+      ctx.KONG_BODY_FILTER_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - ctx.KONG_BODY_FILTER_START
+    end
+    if ctx.KONG_PROXIED and not ctx.KONG_WAITING_TIME then
+      ctx.KONG_WAITING_TIME = ctx.KONG_LOG_START - (ctx.KONG_BALANCER_ENDED_AT or ctx.KONG_ACCESS_ENDED_AT)
+    end
+  end
+
+  ctx.KONG_PHASE = PHASE_LOG
+
+  execute_collected_plugins("log", ctx)
+
+  local cfgs = ctx.plugins_cfgs
+  if cfgs then
+    ctx.plugins_cfgs = nil
+    plugins_iterator.release_cfgs(cfgs)
+  end
+end
+
+function Kong.handle_error()
+  resty_ctx.apply_ref()
+
+  local ctx = ngx.ctx
+  ctx.KONG_PHASE = PHASE_ERROR
+  ctx.KONG_UNEXPECTED = true
+
+  return error_handlers(ctx)
+end
+
+--- The status API (status_listen): /status/ready as Kong's, and the routes plugins add through
+-- kong.plugins.<name>.status_api ({ [path] = { GET = function(self) ... } }).
+local status_routes
+function Kong.status_content()
+  local ctx = ngx.ctx
+  ctx.KONG_PHASE = PHASES.admin_api
+
+  if not status_routes then
+    status_routes = {}
+    for _, plugin in ipairs(loaded_plugins) do
+      local ok, routes = pcall(require, "kong.plugins." .. plugin.name .. ".status_api")
+      if ok and type(routes) == "table" then
+        for path, methods in pairs(routes) do
+          status_routes[path] = methods
+        end
+      end
+    end
+  end
+
+  local path = var.uri
+  local method = ngx.req.get_method()
+
+  if path == "/status/ready" then
+    local rt = clustering.current()
+    if rt and rt.hash ~= "" then
+      return kong.response.exit(200, { message = "ready" })
+    end
+    return kong.response.exit(503, { message = "no configuration available (empty configuration present)" })
+  end
+
+  if path == "/status" then
+    return kong.response.exit(200, {
+      configuration_hash = clustering.current_hash() ~= "" and clustering.current_hash() or string.rep("0", 32),
+      server = { connections_active = tonumber(var.connections_active) },
+    })
+  end
+
+  local methods = status_routes[path]
+  if not methods then
+    return kong.response.exit(404, { message = "Not found" })
+  end
+  local handler = methods[method]
+  if not handler then
+    return kong.response.exit(405, { message = "Method not allowed" })
+  end
+  return handler({ params = ngx.req.get_uri_args() })
+end
+
+function Kong.status_header_filter()
+  local enabled = kong.configuration.enabled_headers
+  if enabled[constants.HEADERS.SERVER] then
+    ngx.header[constants.HEADERS.SERVER] = meta._SERVER_TOKENS
+  else
+    ngx.header[constants.HEADERS.SERVER] = nil
+  end
+end
+
+function Kong.test_clock()
+  return clock.serve()
+end
+
+
+return Kong

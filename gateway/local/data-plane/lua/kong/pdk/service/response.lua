@@ -1,0 +1,93 @@
+-- kong.service.response (kong/pdk/service/response.lua, 3.9.3): the response as the upstream
+-- sent it (before plugins changed it).
+local phase_checker = require "kong.pdk.private.phases"
+
+local ngx = ngx
+local sub = string.sub
+local gsub = string.gsub
+local lower = string.lower
+local type = type
+local error = error
+local tonumber = tonumber
+local getmetatable = getmetatable
+local setmetatable = setmetatable
+local check_phase = phase_checker.check
+
+local PHASES = phase_checker.phases
+local header_body_log = phase_checker.new(PHASES.response, PHASES.header_filter, PHASES.body_filter, PHASES.log)
+
+local MIN_HEADERS, MAX_HEADERS = 1, 1000
+
+local upstream_var = setmetatable({}, { __index = function(self, name)
+  local v = "upstream_http_" .. gsub(lower(name), "-", "_")
+  self[name] = v
+  return v
+end })
+
+-- ngx.resp.get_headers() lists what the client gets; a header the upstream did not send
+-- (added by Kong or a plugin) reads as nil.
+local original_index
+local UPSTREAM_ONLY_MT = {
+  __index = function(t, name)
+    if type(name) == "string" and not ngx.var[upstream_var[name]] then
+      return nil
+    end
+    return original_index(t, name)
+  end,
+}
+
+local function upstream_only(headers, err)
+  if not original_index then
+    original_index = getmetatable(headers).__index
+  end
+  return setmetatable(headers, UPSTREAM_ONLY_MT), err
+end
+
+return {
+  new = function()
+    local response = {}
+
+    function response.get_status()
+      check_phase(header_body_log)
+      local ctx = ngx.ctx
+      if ctx.buffered_status then
+        return ctx.buffered_status
+      end
+      return tonumber(sub(ngx.var.upstream_status or "", -3))
+    end
+
+    function response.get_headers(max_headers)
+      check_phase(header_body_log)
+      if max_headers == nil then
+        return upstream_only(ngx.resp.get_headers())
+      end
+      if type(max_headers) ~= "number" then
+        error("max_headers must be a number", 2)
+      elseif max_headers < MIN_HEADERS then
+        error("max_headers must be >= " .. MIN_HEADERS, 2)
+      elseif max_headers > MAX_HEADERS then
+        error("max_headers must be <= " .. MAX_HEADERS, 2)
+      end
+      return upstream_only(ngx.resp.get_headers(max_headers))
+    end
+
+    function response.get_header(name)
+      check_phase(header_body_log)
+      if type(name) ~= "string" then
+        error("header name must be a string", 2)
+      end
+      local value = response.get_headers()[name]
+      if type(value) == "table" then
+        return value[1]
+      end
+      return value
+    end
+
+    function response.get_raw_body()
+      check_phase(header_body_log)
+      return ngx.ctx.buffered_body
+    end
+
+    return response
+  end,
+}

@@ -1,0 +1,246 @@
+-- rate-limiting with Kong 3.9's behaviour (kong/plugins/rate-limiting/handler.lua and
+-- kong/pdk/private/rate_limiting.lua): the usage of every limited period is read first, the
+-- X-RateLimit-*-<Period>, RateLimit-* and Retry-After headers follow from it, an exhausted period
+-- ends the request, and only then is the request counted.
+local policies = require "kong.plugins.rate-limiting.policies"
+local timestamp = require "kong.tools.timestamp"
+local kong_meta = require "kong.meta"
+local EXPIRATION = require "kong.plugins.rate-limiting.expiration"
+
+
+local kong = kong
+local ngx = ngx
+local type = type
+local error = error
+local ipairs = ipairs
+local tostring = tostring
+local setmetatable = setmetatable
+local floor = math.floor
+local resp_header = ngx.header
+local get_timestamps = timestamp.get_timestamps
+
+
+local SYNC_RATE_REALTIME = -1
+local PERIODS = { "second", "minute", "hour", "day", "month", "year" }
+
+local RATELIMIT_LIMIT     = "RateLimit-Limit"
+local RATELIMIT_REMAINING = "RateLimit-Remaining"
+local RATELIMIT_RESET     = "RateLimit-Reset"
+local RETRY_AFTER         = "Retry-After"
+
+
+local RateLimitingHandler = {
+  VERSION = kong_meta.version,
+  PRIORITY = 910,
+}
+
+
+-- Per configuration, once: the limited periods in order (name, limit, window, header names,
+-- key suffix), the counter key prefix, and for Redis its db_key and connect options. Weak keys:
+-- a new snapshot brings new configuration tables and the old entries go with the old ones.
+local derived_by_conf = setmetatable({}, { __mode = "k" })
+
+
+local function derive(conf)
+  local periods = {}
+  for _, name in ipairs(PERIODS) do
+    local limit = conf[name]
+    if type(limit) == "number" then
+      local title = name:sub(1, 1):upper() .. name:sub(2)
+      periods[#periods + 1] = {
+        name = name,
+        limit = limit,
+        limit_text = tostring(limit),
+        window = EXPIRATION[name],
+        limit_header = "X-RateLimit-Limit-" .. title,
+        remaining_header = "X-RateLimit-Remaining-" .. title,
+        key_suffix = ":" .. name,
+      }
+    end
+  end
+
+  local policy = policies[conf.policy]
+  if not policy then
+    return nil, "rate-limiting: policy '" .. tostring(conf.policy) .. "' is not supported"
+  end
+
+  local derived = {
+    n = #periods,
+    periods = periods,
+    policy = policy,
+    -- local counts without yielding: one request's keys and counts can live in shared scratch
+    -- tables until it is counted; a Redis count yields, so each request has its own.
+    yields = conf.policy ~= "local",
+    key_prefix = policies.key_prefix(conf),
+  }
+
+  if conf.policy == "redis" then
+    derived.db_key = policies.db_key(conf)
+    derived.sock_opts = policies.sock_opts(conf, derived.db_key)
+  end
+
+  derived_by_conf[conf] = derived
+  return derived
+end
+
+
+-- The period starts of the current second, as numbers and as the strings counter keys use; every
+-- request of a second shares them.
+local stamps_second
+local stamps = {}
+local starts_by_period = {}
+local start_texts = {}
+
+
+local function refresh_stamps(now_ms)
+  get_timestamps(now_ms, stamps)
+  for i = 1, #PERIODS do
+    local name = PERIODS[i]
+    starts_by_period[name] = stamps[name]
+    start_texts[name] = tostring(stamps[name])
+  end
+  stamps_second = now_ms
+end
+
+
+local SCRATCH_KEYS = {}
+local SCRATCH_STARTS = {}
+local SCRATCH_COUNTS = {}
+
+
+local function get_identifier(conf)
+  local limit_by = conf.limit_by
+  local identifier
+
+  if limit_by == "service" then
+    local service = ngx.ctx.service
+    identifier = service and service.id
+
+  elseif limit_by == "consumer" then
+    local ctx = ngx.ctx
+    local entity = ctx.authenticated_consumer or ctx.authenticated_credential
+    identifier = entity and entity.id
+
+  elseif limit_by == "credential" then
+    local credential = ngx.ctx.authenticated_credential
+    identifier = credential and credential.id
+
+  elseif limit_by == "header" then
+    identifier = kong.request.get_header(conf.header_name)
+
+  elseif limit_by == "path" then
+    local req_path = kong.request.get_path()
+    if req_path == conf.path then
+      identifier = req_path
+    end
+  end
+
+  return identifier or ngx.var.remote_addr
+end
+
+
+function RateLimitingHandler:access(conf)
+  local derived = derived_by_conf[conf]
+  if not derived then
+    local err
+    derived, err = derive(conf)
+    if not derived then
+      return error(err)
+    end
+  end
+
+  -- Kong uses ngx.time(): whole seconds. (ngx.time is read at call time: the test clock patches it.)
+  local current_timestamp = ngx.time() * 1000
+  if current_timestamp ~= stamps_second then
+    refresh_stamps(current_timestamp)
+  end
+
+  local identifier = get_identifier(conf)
+  local n = derived.n
+  local periods = derived.periods
+  local key_prefix = derived.key_prefix
+
+  local keys, starts, counts
+  if derived.yields then
+    keys, starts, counts = {}, {}, {}
+  else
+    keys, starts, counts = SCRATCH_KEYS, SCRATCH_STARTS, SCRATCH_COUNTS
+  end
+
+  for i = 1, n do
+    local period = periods[i]
+    local name = period.name
+    keys[i] = key_prefix .. identifier .. ":" .. start_texts[name] .. period.key_suffix
+    starts[i] = starts_by_period[name]
+  end
+
+  local policy = derived.policy
+  local ok, err = policy.usage(conf, derived, keys, starts, counts)
+  if not ok then
+    if not conf.fault_tolerant then
+      return error(err)
+    end
+
+    kong.log.err("failed to get usage: ", tostring(err))
+
+  else
+    -- the last exhausted period in Kong's iteration; which one it is changes no header
+    local stop
+    for i = 1, n do
+      if periods[i].limit - counts[i] <= 0 then
+        stop = i
+      end
+    end
+
+    if not conf.hide_client_headers then
+      local limit, window, remaining, reset
+      for i = 1, n do
+        local period = periods[i]
+        local current_remaining = period.limit - counts[i]
+        if stop == nil or stop == i then
+          current_remaining = current_remaining - 1
+        end
+        if current_remaining < 0 then
+          current_remaining = 0
+        end
+
+        local current_window = period.window
+        if not limit or current_remaining < remaining
+           or (current_remaining == remaining and current_window > window)
+        then
+          limit = period.limit
+          window = current_window
+          remaining = current_remaining
+          reset = window - floor((current_timestamp - starts[i]) / 1000)
+          if reset < 1 then
+            reset = 1
+          end
+        end
+
+        resp_header[period.limit_header] = period.limit_text
+        resp_header[period.remaining_header] = current_remaining
+      end
+
+      resp_header[RATELIMIT_LIMIT] = limit
+      resp_header[RATELIMIT_REMAINING] = remaining
+      resp_header[RATELIMIT_RESET] = reset
+
+      if stop then
+        resp_header[RETRY_AFTER] = reset
+      end
+    end
+
+    if stop then
+      return kong.response.error(conf.error_code, conf.error_message)
+    end
+  end
+
+  -- Kong counts from a zero-delay timer (local) or inline (batched Redis) once the check is done;
+  -- the shared dict's incr does not yield, so the local count is made here, as soon.
+  if conf.sync_rate ~= SYNC_RATE_REALTIME or conf.policy ~= "redis" then
+    policy.increment(conf, derived, keys, starts, 1)
+  end
+end
+
+
+return RateLimitingHandler

@@ -1,0 +1,382 @@
+-- The counters of rate-limiting, with Kong 3.9's policies (kong/plugins/rate-limiting/policies/
+-- init.lua): "local" in the node's shared dict, "redis" in Redis with Kong's key layout and
+-- expiry, so that a Kong node and this one count together in one Redis. ("cluster" needs Kong's
+-- database; the control plane refuses it, as Kong's hybrid mode does.)
+--
+-- A policy works on the periods a configuration limits (the handler's derived list) and on the
+-- counter keys the handler built for this request:
+--   usage(conf, derived, keys, starts, counts) fills counts[i]; true, or nil and an error
+--   increment(conf, derived, keys, starts, value) counts the request; true, or nil and an error
+local redis = require "resty.redis"
+local EXPIRATION = require "kong.plugins.rate-limiting.expiration"
+
+
+local kong = kong
+local ngx = ngx
+local null = ngx.null
+local pairs = pairs
+local pcall = pcall
+local timer_at = ngx.timer.at
+local clear_tab = require "table.clear"
+local fmt = string.format
+
+
+local SYNC_RATE_REALTIME = -1
+local EMPTY_UUID = "00000000-0000-0000-0000-000000000000"
+
+-- Redis: count, and start the expiry with the first count (the reply is the count before).
+local INCR_SCRIPT = [[
+        local cache_key, expiration = KEYS[1], ARGV[1]
+        local result_incr = redis.call("incr", cache_key)
+        if result_incr == 1 then
+          redis.call("expire", cache_key, expiration)
+        end
+
+        return result_incr - 1
+      ]]
+
+-- Redis: add a batch of counts; a key the batch creates expires at the given instant.
+local SYNC_SCRIPT = [[
+      local key, value, expiration = KEYS[1], tonumber(ARGV[1]), ARGV[2]
+      local exists = redis.call("exists", key)
+      redis.call("incrby", key, value)
+      if not exists or exists == 0 then
+        redis.call("expireat", key, expiration)
+      end
+    ]]
+
+
+local _M = {}
+
+
+--- "ratelimit:<route id>:<service id>:" for a configuration, as Kong's get_local_key starts; the
+--- ids are those of the plugin's route and service, or the empty UUID.
+function _M.key_prefix(conf)
+  local service_id = conf.service_id
+  local route_id = conf.route_id
+  if not service_id or service_id == null then
+    service_id = EMPTY_UUID
+  end
+  if not route_id or route_id == null then
+    route_id = EMPTY_UUID
+  end
+  return fmt("ratelimit:%s:%s:", route_id, service_id)
+end
+
+
+--------------------------------------------------------------------------------------------------
+-- local
+--------------------------------------------------------------------------------------------------
+
+local shm = ngx.shared.kong_rate_limiting_counters
+
+_M["local"] = {
+  usage = function(conf, derived, keys, starts, counts)
+    for i = 1, derived.n do
+      local value, err = shm:get(keys[i])
+      if err then
+        return nil, err
+      end
+      counts[i] = value or 0
+    end
+    return true
+  end,
+
+  increment = function(conf, derived, keys, starts, value)
+    local periods = derived.periods
+    for i = 1, derived.n do
+      local period = periods[i].name
+      local newval, err = shm:incr(keys[i], value, 0, EXPIRATION[period])
+      if not newval then
+        kong.log.err("could not increment counter for period '", period, "': ", err)
+        return nil, err
+      end
+    end
+    return true
+  end,
+}
+
+
+--------------------------------------------------------------------------------------------------
+-- redis
+--------------------------------------------------------------------------------------------------
+
+local function is_present(str)
+  return str and str ~= "" and str ~= null
+end
+
+
+--- "host:port;database": names the Redis a configuration counts in, and its connection pool
+--- when the database is not 0.
+function _M.db_key(conf)
+  local redis_conf = conf.redis
+  return fmt("%s:%d;%d", redis_conf.host, redis_conf.port, redis_conf.database)
+end
+
+
+-- Kong reuses one options table for every connect and so never resets `pool` once a database
+-- other than 0 set it; each configuration has its own options here, the pool as Kong intends.
+function _M.sock_opts(conf, db_key)
+  local redis_conf = conf.redis
+  return {
+    pool = redis_conf.database ~= 0 and db_key or nil,
+    ssl = redis_conf.ssl,
+    ssl_verify = redis_conf.ssl_verify,
+    server_name = redis_conf.server_name,
+  }
+end
+
+
+local function get_redis_connection(conf, derived)
+  local redis_conf = conf.redis
+  local red, err = redis:new()
+  if not red then
+    return nil, err
+  end
+
+  red:set_timeout(redis_conf.timeout)
+
+  local ok
+  ok, err = red:connect(redis_conf.host, redis_conf.port, derived.sock_opts)
+  if not ok then
+    kong.log.err("failed to connect to Redis: ", err)
+    return nil, err
+  end
+
+  local times
+  times, err = red:get_reused_times()
+  if err then
+    kong.log.err("failed to get connect reused times: ", err)
+    red:close()
+    return nil, err
+  end
+
+  if times == 0 then
+    if is_present(redis_conf.password) then
+      if is_present(redis_conf.username) then
+        ok, err = red:auth(redis_conf.username, redis_conf.password)
+      else
+        ok, err = red:auth(redis_conf.password)
+      end
+      if not ok then
+        kong.log.err("failed to auth Redis: ", err)
+        red:close()
+        return nil, err
+      end
+    end
+
+    if redis_conf.database ~= 0 then
+      -- The pool is per database: SELECT once, on a new connection.
+      ok, err = red:select(redis_conf.database)
+      if not ok then
+        kong.log.err("failed to change Redis database: ", err)
+        red:close()
+        return nil, err
+      end
+    end
+  end
+
+  return red
+end
+
+
+-- With sync_rate > 0 each worker keeps, per Redis (db_key) and counter key, the count it last read,
+-- when that count expires, and what it counted since; a timer adds the deltas to Redis.
+local cur_usage = {}
+local cur_usage_expire_at = {}
+local cur_delta = {}
+
+
+local function init_tables(db_key)
+  local usage = cur_usage[db_key]
+  if not usage then
+    usage = {}
+    cur_usage[db_key] = usage
+    cur_usage_expire_at[db_key] = {}
+    cur_delta[db_key] = {}
+  end
+  return usage, cur_usage_expire_at[db_key], cur_delta[db_key]
+end
+
+
+local function clear_local_counter(db_key)
+  local usage = cur_usage[db_key]
+  if usage then
+    clear_tab(usage)
+    clear_tab(cur_usage_expire_at[db_key])
+    clear_tab(cur_delta[db_key])
+  end
+end
+
+
+local function sync_to_redis(conf, derived)
+  local db_key = derived.db_key
+  local red, err = get_redis_connection(conf, derived)
+  if not red then
+    kong.log.err("[rate-limiting] failed to connect to Redis: ", err)
+    clear_local_counter(db_key)
+    return
+  end
+
+  local _, expire_at, delta = init_tables(db_key)
+
+  red:init_pipeline()
+  for cache_key, value in pairs(delta) do
+    red:eval(SYNC_SCRIPT, 1, cache_key, value, expire_at[cache_key])
+  end
+
+  _, err = red:commit_pipeline()
+  if err then
+    kong.log.err("[rate-limiting] failed to commit increment pipeline in Redis: ", err)
+    clear_local_counter(db_key)
+    return
+  end
+
+  local ok
+  ok, err = red:set_keepalive(10000, 100)
+  if not ok then
+    kong.log.err("[rate-limiting] failed to set Redis keepalive: ", err)
+  end
+
+  clear_local_counter(db_key)
+end
+
+
+-- Per plugin instance and worker: at most one sync timer pending and one running, so a change
+-- reaches Redis within sync_rate seconds and timers start at least sync_rate apart.
+local plugin_sync_pending = {}
+local plugin_sync_running = {}
+
+
+local function sync_timer(premature, conf, derived, cache_key)
+  if premature then
+    -- the pending flag stays: any later timer would end prematurely too
+    return
+  end
+
+  local tries = 0
+  while plugin_sync_running[cache_key] do
+    if tries > 4 then
+      kong.log.emerg("A Redis sync is blocked by a previous try. ",
+                     "The previous try should have timed out but it didn't for unknown reasons.")
+    end
+    -- Kong sleeps timeout / 2 there, a timeout in milliseconds taken as seconds; this is the
+    -- half timeout Kong means.
+    ngx.sleep(conf.redis.timeout / 2000)
+    tries = tries + 1
+  end
+
+  plugin_sync_running[cache_key] = true
+  plugin_sync_pending[cache_key] = nil
+
+  local ok, err = pcall(sync_to_redis, conf, derived)
+  if not ok then
+    kong.log.err("[rate-limiting] error when syncing counters to Redis: ", err)
+  end
+
+  plugin_sync_running[cache_key] = nil
+end
+
+
+local function rate_limited_sync(conf, derived)
+  local cache_key = conf.__key__ or conf.__plugin_id or "rate-limiting"
+
+  if plugin_sync_pending[cache_key] then
+    return true
+  end
+
+  plugin_sync_pending[cache_key] = true
+  local ok, err = timer_at(conf.sync_rate, sync_timer, conf, derived, cache_key)
+  if not ok then
+    plugin_sync_pending[cache_key] = nil
+    kong.log.err("[rate-limiting] failed to create the Redis sync timer: ", err)
+    return nil, err
+  end
+  return true
+end
+
+
+_M.redis = {
+  usage = function(conf, derived, keys, starts, counts)
+    local batched = conf.sync_rate ~= SYNC_RATE_REALTIME
+    local db_key = derived.db_key
+    local usage, expire_at, delta = init_tables(db_key)
+    local periods = derived.periods
+    local red, err
+
+    for i = 1, derived.n do
+      local cache_key = keys[i]
+      local expiration = EXPIRATION[periods[i].name]
+      local counted = batched and usage[cache_key]
+
+      if counted then
+        -- Kong compares an expiry in milliseconds with ngx.time() in seconds: a count read from
+        -- Redis is used until the next sync clears it.
+        if expire_at[cache_key] > ngx.time() then
+          counts[i] = counted + (delta[cache_key] or 0)
+        else
+          usage[cache_key] = 0
+          expire_at[cache_key] = starts[i] + expiration
+          delta[cache_key] = 0
+          counts[i] = 0
+        end
+
+      else
+        if not red then
+          red, err = get_redis_connection(conf, derived)
+          if not red then
+            return nil, err
+          end
+        end
+
+        -- INCR rather than GET, so that concurrent requests never read the same count.
+        local current_metric
+        current_metric, err = red:eval(INCR_SCRIPT, 1, cache_key, expiration)
+        if not current_metric then
+          return nil, err
+        end
+
+        if current_metric == null then
+          current_metric = nil
+        end
+
+        if batched then
+          usage[cache_key] = current_metric or 0
+          expire_at[cache_key] = starts[i] + expiration
+          -- INCR counted this request already; increment() will count it again locally.
+          delta[cache_key] = -1
+        end
+
+        counts[i] = current_metric or 0
+      end
+    end
+
+    if red then
+      local ok
+      ok, err = red:set_keepalive(10000, 100)
+      if not ok then
+        kong.log.err("failed to set Redis keepalive: ", err)
+      end
+    end
+
+    return true
+  end,
+
+  increment = function(conf, derived, keys, starts, value)
+    if conf.sync_rate == SYNC_RATE_REALTIME then
+      -- usage() counted the request in Redis already
+      return true
+    end
+
+    local _, _, delta = init_tables(derived.db_key)
+    for i = 1, derived.n do
+      local cache_key = keys[i]
+      delta[cache_key] = (delta[cache_key] or 0) + value
+    end
+
+    return rate_limited_sync(conf, derived)
+  end,
+}
+
+
+return _M

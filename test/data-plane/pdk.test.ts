@@ -1,0 +1,105 @@
+import { request } from 'node:http';
+import test from 'ava';
+import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
+import { httpGet } from '../helpers/http-request.ts';
+import { pollUntil } from '../helpers/poll.ts';
+import { buildSnapshot } from '../helpers/snapshot-builder.ts';
+import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+
+// The PDK as a plugin sees it, phase by phase (kong/pdk/*.lua, 3.9.3), through the dp-probe
+// fixture (test/fixtures/plugins/dp-probe): it reports what the PDK answered in X-Probe-*.
+
+let upstream: Upstream;
+let node: TestNode;
+const snapshot = buildSnapshot({
+  services: [{ name: 'svc', url: 'http://127.0.0.1:1' }],
+  routes: [
+    { name: 'pdk-route', service: 'svc', paths: ['~/pdk/(?<id>\\d+)/(\\w+)'], strip_path: false },
+    { name: 'hf-crash', service: 'svc', paths: ['/hf-crash'] },
+    { name: 'changes', service: 'svc', paths: ['/changes'] },
+  ],
+  plugins: [
+    { name: 'dp-probe', route: 'pdk-route', config: { tag: 'pdk', report: 'pdk' } },
+    { name: 'dp-probe', route: 'hf-crash', config: { tag: 'hf', error_phase: 'header_filter' } },
+    { name: 'dp-probe', route: 'changes', config: { tag: 'changes', set_upstream_header: 'set', set_path: '/new path', clear_query_arg: 'apikey' } },
+  ],
+});
+
+test.before(async () => {
+  upstream = await startUpstream((req, res) => {
+    res.writeHead(201, { 'content-type': 'application/json', 'x-upstream': 'yes' });
+    res.end(JSON.stringify({ url: req.url, headers: req.headers }));
+  });
+  snapshot.services[0]!.port = upstream.port;
+  node = await startTestNode({ plugins: ['dp-probe'], snapshot: { ...snapshot, config_hash: 'a'.repeat(64) } });
+});
+
+test.after.always(async () => {
+  await node?.dispose();
+  await upstream?.close();
+});
+
+test('kong.request, kong.client, kong.router, kong.node as an access handler sees them', async (t) => {
+  const res = await httpGet(node.url('/pdk/42/abc/./x?a=1&a=2&b'), {
+    method: 'POST',
+    headers: { host: 'shop.test:8000', 'x-multi': ['one', 'two'], 'content-type': 'text/plain' },
+    body: 'hello',
+  });
+  const h = res.headers;
+  t.is(h['x-probe-path'], '/pdk/42/abc/x');
+  t.is(h['x-probe-raw-path'], '/pdk/42/abc/./x');
+  t.is(h['x-probe-raw-query'], 'a=1&a=2&b');
+  t.is(h['x-probe-query-a'], '1');
+  t.is(h['x-probe-method'], 'POST');
+  t.is(h['x-probe-scheme'], 'http');
+  t.is(h['x-probe-host'], 'shop.test');
+  t.is(h['x-probe-port'], new URL(node.proxyUrl).port);
+  t.is(h['x-probe-forwarded-host'], 'shop.test');
+  t.is(h['x-probe-forwarded-proto'], 'http');
+  t.is(h['x-probe-forwarded-prefix'], '', 'strip_path off: $upstream_x_forwarded_prefix is empty');
+  t.is(h['x-probe-client-ip'], '127.0.0.1');
+  t.is(h['x-probe-forwarded-ip'], '127.0.0.1');
+  t.is(h['x-probe-protocol'], 'http', 'two protocols: the request scheme');
+  t.is(h['x-probe-route'], 'pdk-route');
+  t.is(h['x-probe-service'], 'svc');
+  t.is(h['x-probe-node-id'], node.settings.nodeId);
+  t.is(h['x-probe-subsystem'], 'http');
+  t.is(h['x-probe-captures'], String.raw`{"id":"42"}{"0":"\/pdk\/42\/abc","1":"42","2":"abc"}`);
+  t.is(h['x-probe-header-multi'], 'one');
+  t.is(h['x-probe-body'], 'hello');
+  t.is(h['x-probe-plugin-id'], snapshot.plugins[0]!.id);
+  t.is(h['x-probe-has-conf-ids'], `true/${snapshot.routes[0]!.id}/nil`);
+  t.is(h['x-probe-init-worker-ran'], 'true');
+  t.is(h['x-probe-configured'], '3', 'configure got every dp-probe configuration');
+});
+
+test('kong.response and kong.service.response in header_filter: the upstream\'s status and headers', async (t) => {
+  const res = await httpGet(node.url('/pdk/1/x'));
+  t.is(res.status, 201);
+  t.is(res.headers['x-probe-source'], 'service');
+  t.is(res.headers['x-probe-service-status'], '201');
+  t.is(res.headers['x-probe-upstream-header'], 'yes');
+  t.is(res.headers['x-probe-response-status'], '201');
+});
+
+test('kong.service.request: a header, the path (escaped) and a query argument removed', async (t) => {
+  const res = await httpGet(node.url('/changes?c=valu%651&b=value2&api%6B%65%79=kong&a=valu%653'));
+  t.is(res.json.headers['x-probe-upstream'], 'set');
+  // clear_query_arg re-encodes what it keeps (spec/03-plugins/09-key-auth/02-access_spec.lua)
+  t.is(res.json.url, '/new%20path?c=value1&b=value2&a=value3');
+});
+
+test('an error in header_filter aborts the request as nginx does; the log phase still runs', async (t) => {
+  const outcome = await new Promise<string>((resolve) => {
+    const req = request(node.url('/hf-crash'), (res) => {
+      res.resume();
+      res.on('end', () => resolve(`status ${res.statusCode}`));
+      res.on('error', () => resolve('aborted'));
+    });
+    req.on('error', () => resolve('aborted'));
+    req.end();
+  });
+  t.is(outcome, 'aborted');
+  await pollUntil('the header_filter failure in the log', async () => node.logsMatching(/failed to run header_filter_by_lua.*probe failed in header_filter|probe hf failed in header_filter/).length > 0);
+  await pollUntil('the log phase', async () => node.logsMatching(/probe log hf rid=\w+ trace=hf:access,hf:header_filter,hf:log/).length > 0);
+});

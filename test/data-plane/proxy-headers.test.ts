@@ -1,0 +1,144 @@
+import test from 'ava';
+import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
+import { httpGet } from '../helpers/http-request.ts';
+import { buildSnapshot, type Snapshot } from '../helpers/snapshot-builder.ts';
+import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+
+// The headers Kong sets around a proxied request: kong/runloop/handler.lua access.before/after
+// and header_filter.after (3.9.3), the proxy_set_header lines of kong/templates/nginx_kong.lua.
+
+let upstream: Upstream;
+let plain: TestNode;
+let trusting: TestNode;
+let quiet: TestNode;
+let snapshot: Snapshot;
+
+test.before(async () => {
+  upstream = await startUpstream((req, res) => {
+    if (req.url.startsWith('/with-server')) {
+      res.writeHead(200, { server: 'upstream/1.0', via: '1.1 cache', 'content-type': 'application/json' });
+    } else {
+      res.writeHead(200, { 'content-type': 'application/json' });
+    }
+    res.end(JSON.stringify({ url: req.url, headers: req.headers, raw: req.rawHeaders }));
+  });
+  snapshot = buildSnapshot({
+    services: [{ name: 'echo', url: upstream.url }],
+    routes: [
+      { name: 'api', service: 'echo', paths: ['/api'] },
+      { name: 'keep', service: 'echo', paths: ['/keep'], strip_path: false },
+    ],
+  });
+  [plain, trusting, quiet] = await Promise.all([
+    startTestNode({ snapshot }),
+    startTestNode({ snapshot, trustedIps: ['127.0.0.1', '::1'] }),
+    startTestNode({ snapshot, headers: ['off'] }),
+  ]);
+});
+
+test.after.always(async () => {
+  await Promise.all([plain?.dispose(), trusting?.dispose(), quiet?.dispose()]);
+  await upstream?.close();
+});
+
+test('X-Forwarded-* and X-Real-IP from an untrusted client are replaced; X-Forwarded-For is appended', async (t) => {
+  const res = await httpGet(plain.url('/api/items?q=1'), {
+    headers: {
+      'x-forwarded-for': '203.0.113.7',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'evil.test',
+      'x-forwarded-port': '9999',
+      'x-forwarded-path': '/evil',
+      'x-forwarded-prefix': '/evil',
+      'x-real-ip': '198.51.100.1',
+      host: 'shop.test',
+    },
+  });
+  const h = res.json.headers;
+  t.is(h['x-forwarded-for'], '203.0.113.7, 127.0.0.1');
+  t.is(h['x-forwarded-proto'], 'http');
+  t.is(h['x-forwarded-host'], 'shop.test');
+  t.is(h['x-forwarded-port'], new URL(plain.proxyUrl).port);
+  t.is(h['x-forwarded-path'], '/api/items');
+  t.is(h['x-forwarded-prefix'], '/api');
+  t.is(h['x-real-ip'], '127.0.0.1');
+  t.is(res.json.url, '/items?q=1');
+});
+
+test('without strip_path there is no X-Forwarded-Prefix; without X-Forwarded-For it is the client address', async (t) => {
+  const res = await httpGet(plain.url('/keep/x'));
+  t.is(res.json.url, '/keep/x');
+  t.is(res.json.headers['x-forwarded-prefix'], undefined);
+  t.is(res.json.headers['x-forwarded-for'], '127.0.0.1');
+});
+
+test('from a trusted address (trusted_ips) the client X-Forwarded-* and X-Real-IP are kept', async (t) => {
+  const res = await httpGet(trusting.url('/api/items'), {
+    headers: {
+      'x-forwarded-for': '203.0.113.7',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'shop.example',
+      'x-forwarded-port': '443',
+      'x-forwarded-path': '/shop/api/items',
+      'x-forwarded-prefix': '/shop',
+      'x-real-ip': '198.51.100.1',
+    },
+  });
+  const h = res.json.headers;
+  t.is(h['x-forwarded-for'], '203.0.113.7, 127.0.0.1');
+  t.is(h['x-forwarded-proto'], 'https');
+  t.is(h['x-forwarded-host'], 'shop.example');
+  t.is(h['x-forwarded-port'], '443');
+  t.is(h['x-forwarded-path'], '/shop/api/items');
+  t.is(h['x-forwarded-prefix'], '/shop');
+  // real_ip_header X-Real-IP from a set_real_ip_from address: $remote_addr becomes it
+  t.is(h['x-real-ip'], '198.51.100.1');
+});
+
+test('Via: the client value with "1.1 kong/3.9.3" appended upstream; the upstream value with it downstream', async (t) => {
+  const res = await httpGet(plain.url('/api/with-server'), { headers: { via: '1.0 corp-proxy' } });
+  t.is(res.json.headers.via, '1.0 corp-proxy, 1.1 kong/3.9.3');
+  t.is(res.headers.via, '1.1 cache, 1.1 kong/3.9.3');
+  t.is(res.headers.server, 'upstream/1.0', 'proxy_pass_header Server');
+});
+
+test('Server, latency headers and the request id (headers = server_tokens, latency_tokens, X-Kong-Request-Id)', async (t) => {
+  const res = await httpGet(plain.url('/api'));
+  t.is(res.headers.server, 'kong/3.9.3');
+  t.regex(String(res.headers['x-kong-upstream-latency']), /^\d+$/);
+  t.regex(String(res.headers['x-kong-proxy-latency']), /^\d+$/);
+  t.is(res.headers['x-kong-response-latency'], undefined);
+  t.regex(String(res.headers['x-kong-request-id']), /^[0-9a-f]{32}$/);
+  t.is(res.json.headers['x-kong-request-id'], res.headers['x-kong-request-id']);
+  const local = await httpGet(plain.url('/none'));
+  t.regex(String(local.headers['x-kong-response-latency']), /^\d+$/);
+  t.is(local.headers['x-kong-upstream-latency'], undefined);
+  t.is(local.headers.server, 'kong/3.9.3');
+});
+
+test('headers = off: no Kong headers (nginx names itself, as OpenResty does)', async (t) => {
+  const res = await httpGet(quiet.url('/api'));
+  t.is(res.headers.via, undefined);
+  t.is(res.headers['x-kong-request-id'], undefined);
+  t.is(res.headers['x-kong-proxy-latency'], undefined);
+  t.is(res.headers.server, 'openresty');
+  const local = await httpGet(quiet.url('/none'));
+  t.is(local.headers['x-kong-response-latency'], undefined);
+  t.is(local.headers.server, 'openresty');
+  // headers_upstream keeps X-Kong-Request-Id for the upstream
+  t.regex(res.json.headers['x-kong-request-id'], /^[0-9a-f]{32}$/);
+});
+
+test('hop-by-hop request headers named in Connection are not forwarded; TE only as trailers', async (t) => {
+  const res = await httpGet(plain.url('/api'), { headers: { connection: 'keep-alive, x-secret', 'x-secret': 'no', te: 'trailers, deflate', 'proxy-connection': 'x' } });
+  const h = res.json.headers;
+  t.is(h['x-secret'], undefined);
+  t.is(h.te, 'trailers');
+  t.is(h['proxy-connection'], undefined);
+  t.is(h.connection, 'keep-alive');
+});
+
+test('the Host sent upstream is the service host:port', async (t) => {
+  const res = await httpGet(plain.url('/api'), { headers: { host: 'client.test' } });
+  t.is(res.json.headers.host, `127.0.0.1:${upstream.port}`);
+});

@@ -1,0 +1,192 @@
+import { createHash, randomUUID } from 'node:crypto';
+
+// Snapshots for data-plane tests (gateway/local/snapshot.schema.json), entities filled with
+// Kong 3.9's defaults (kong/db/schema/entities/*.lua) the way the control plane's compiler fills
+// them. Plugin configs are given complete by the test: the data plane trusts them.
+
+export interface Reference {
+  id: string;
+}
+
+export interface SnapshotService {
+  id: string;
+  name: string | null;
+  protocol: 'http' | 'https';
+  host: string;
+  port: number;
+  path: string | null;
+  retries: number;
+  connect_timeout: number;
+  write_timeout: number;
+  read_timeout: number;
+  enabled: boolean;
+}
+
+export interface SnapshotRoute {
+  id: string;
+  name: string | null;
+  service: Reference | null;
+  protocols: string[];
+  methods: string[] | null;
+  hosts: string[] | null;
+  paths: string[] | null;
+  headers: Record<string, string[]> | null;
+  strip_path: boolean;
+  preserve_host: boolean;
+  regex_priority: number;
+  path_handling: 'v0' | 'v1';
+  https_redirect_status_code: number;
+  request_buffering: boolean;
+  response_buffering: boolean;
+  created_at: number;
+}
+
+export interface SnapshotConsumer {
+  id: string;
+  username: string | null;
+  custom_id: string | null;
+}
+
+export interface SnapshotCredential {
+  id: string;
+  consumer: Reference;
+  key: string;
+  expires_at: number | null;
+}
+
+export interface SnapshotPlugin {
+  id: string;
+  name: string;
+  instance_name: string | null;
+  enabled: boolean;
+  protocols: string[];
+  route: Reference | null;
+  service: Reference | null;
+  consumer: Reference | null;
+  config: Record<string, unknown>;
+}
+
+export interface Snapshot {
+  snapshot_version: 1;
+  config_version: number;
+  config_hash: string;
+  services: SnapshotService[];
+  routes: SnapshotRoute[];
+  consumers: SnapshotConsumer[];
+  keyauth_credentials: SnapshotCredential[];
+  plugins: SnapshotPlugin[];
+}
+
+/** A reference given as an entity name (service, route), username (consumer) or id. */
+type Ref = string | Reference | null;
+
+export interface SnapshotInput {
+  services?: Array<Partial<SnapshotService> & { url?: string }>;
+  routes?: Array<Partial<Omit<SnapshotRoute, 'service'>> & { service?: Ref }>;
+  consumers?: Array<Partial<SnapshotConsumer>>;
+  keyauth_credentials?: Array<Partial<Omit<SnapshotCredential, 'consumer'>> & { consumer: Ref }>;
+  plugins?: Array<Partial<Omit<SnapshotPlugin, 'route' | 'service' | 'consumer'>> & { name: string; route?: Ref; service?: Ref; consumer?: Ref }>;
+}
+
+const ROUTE_CREATED_AT = 1_700_000_000;
+
+function serviceFromUrl(url: string): Pick<SnapshotService, 'protocol' | 'host' | 'port' | 'path'> {
+  const u = new URL(url);
+  const protocol = u.protocol.replace(':', '') as 'http' | 'https';
+  return {
+    protocol,
+    host: u.hostname.replace(/^\[|\]$/g, ''),
+    port: u.port ? Number(u.port) : protocol === 'https' ? 443 : 80,
+    path: u.pathname === '/' && !url.endsWith('/') ? null : u.pathname,
+  };
+}
+
+function resolve(ref: Ref | undefined, byName: Map<string, string>, what: string): Reference | null {
+  if (ref === undefined || ref === null) return null;
+  if (typeof ref === 'object') return ref;
+  if (/^[0-9a-f]{8}-[0-9a-f]{4}-/.test(ref)) return { id: ref };
+  const id = byName.get(ref);
+  if (!id) throw new Error(`snapshot builder: no ${what} named ${ref}`);
+  return { id };
+}
+
+/** SHA-256 of the entity payload as serialised in the document (the schema's config_hash). */
+export function configHash(entities: Omit<Snapshot, 'snapshot_version' | 'config_version' | 'config_hash'>): string {
+  const payload = JSON.stringify({
+    services: entities.services,
+    routes: entities.routes,
+    consumers: entities.consumers,
+    keyauth_credentials: entities.keyauth_credentials,
+    plugins: entities.plugins,
+  });
+  return createHash('sha256').update(payload).digest('hex');
+}
+
+export function buildSnapshot(input: SnapshotInput, configVersion = 1): Snapshot {
+  const services: SnapshotService[] = (input.services ?? []).map((s) => {
+    const { url, ...rest } = s;
+    return {
+      id: randomUUID(),
+      name: null,
+      protocol: 'http',
+      host: 'localhost',
+      port: 80,
+      path: null,
+      retries: 5,
+      connect_timeout: 60000,
+      write_timeout: 60000,
+      read_timeout: 60000,
+      enabled: true,
+      ...(url ? serviceFromUrl(url) : {}),
+      ...rest,
+    };
+  });
+  const serviceIds = new Map(services.filter((s) => s.name).map((s) => [s.name!, s.id]));
+
+  const routes: SnapshotRoute[] = (input.routes ?? []).map((r, i) => ({
+    id: randomUUID(),
+    name: null,
+    protocols: ['http', 'https'],
+    methods: null,
+    hosts: null,
+    paths: null,
+    headers: null,
+    strip_path: true,
+    preserve_host: false,
+    regex_priority: 0,
+    path_handling: 'v0',
+    https_redirect_status_code: 426,
+    request_buffering: true,
+    response_buffering: true,
+    created_at: ROUTE_CREATED_AT + i,
+    ...r,
+    service: resolve(r.service, serviceIds, 'service'),
+  }));
+  const routeIds = new Map(routes.filter((r) => r.name).map((r) => [r.name!, r.id]));
+
+  const consumers: SnapshotConsumer[] = (input.consumers ?? []).map((c) => ({ id: randomUUID(), username: null, custom_id: null, ...c }));
+  const consumerIds = new Map(consumers.filter((c) => c.username).map((c) => [c.username!, c.id]));
+
+  const keyauth_credentials: SnapshotCredential[] = (input.keyauth_credentials ?? []).map((k) => ({
+    id: randomUUID(),
+    key: randomUUID(),
+    expires_at: null,
+    ...k,
+    consumer: resolve(k.consumer, consumerIds, 'consumer')!,
+  }));
+
+  const plugins: SnapshotPlugin[] = (input.plugins ?? []).map((p) => ({
+    id: randomUUID(),
+    instance_name: null,
+    enabled: true,
+    protocols: ['grpc', 'grpcs', 'http', 'https'],
+    config: {},
+    ...p,
+    route: resolve(p.route, routeIds, 'route'),
+    service: resolve(p.service, serviceIds, 'service'),
+    consumer: resolve(p.consumer, consumerIds, 'consumer'),
+  }));
+
+  const entities = { services, routes, consumers, keyauth_credentials, plugins };
+  return { snapshot_version: 1, config_version: configVersion, config_hash: configHash(entities), ...entities };
+}

@@ -1,0 +1,68 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** Header names and values in the order they arrived (repeated headers kept). */
+  rawHeaders: string[];
+  body: string;
+}
+
+export interface Upstream {
+  url: string;
+  port: number;
+  /** Every request received, oldest first. */
+  seen: SeenRequest[];
+  last(): SeenRequest | undefined;
+  close(): Promise<void>;
+}
+
+export type Reply = (req: SeenRequest, res: ServerResponse) => void | Promise<void>;
+
+/**
+ * An HTTP upstream on an ephemeral loopback port that records what reaches it and answers
+ * 200 `{"echo":true}` as JSON, or what `reply` writes.
+ */
+export async function startUpstream(reply?: Reply): Promise<Upstream> {
+  const seen: SeenRequest[] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const request = { method: req.method!, url: req.url!, headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.concat(chunks).toString('utf8') };
+      seen.push(request);
+      if (reply) {
+        void Promise.resolve(reply(request, res)).catch(() => res.destroy());
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"echo":true}');
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    seen,
+    last: () => seen.at(-1),
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A reply describing the request as JSON ({ method, url, headers, body }): safe to read under concurrency. */
+export const echoRequest: Reply = (req, res) => {
+  res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'echo' });
+  res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: req.body }));
+};
