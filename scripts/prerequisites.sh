@@ -33,14 +33,22 @@ if ((node_major < 20)); then
   exit 1
 fi
 
-# npm ci compiles two native addons: sqlite3 (node-gyp: python3, make, g++) and the gateway's
-# LuaJIT addon, built against Debian's luajit2 library found through pkg-config.
+# npm ci compiles sqlite3's native addon (node-gyp: python3, make, g++).
 need build-essential "a C++ compiler and make (npm ci compiles native addons)" bash -c 'command -v g++ && command -v make'
 need python3 "python3 (node-gyp runs on it)" have python3
-need "pkg-config libluajit2-5.1-dev" "the LuaJIT library (the gateway's LuaJIT addon)" pkg-config --exists luajit
+# The local gateway's data plane: nginx with ngx_lua (OpenResty's LuaJIT, lua-resty-core) and
+# lua-cjson, as Kong's plugins require "cjson". An `openresty` binary on PATH does instead.
+if ! have openresty; then
+  need "nginx-light libnginx-mod-http-lua" "nginx with ngx_lua (the gateway's data plane; or openresty on PATH)" \
+    bash -c 'command -v nginx || test -x /usr/sbin/nginx; test -f /usr/lib/nginx/modules/ngx_http_lua_module.so'
+  need lua-cjson "lua-cjson (Kong's plugins require cjson)" bash -c 'ls /usr/lib/*/lua/5.1/cjson.so'
+fi
 
 if [[ $purpose == test ]]; then
   need luajit2 "luajit (the plugin's cases run on LuaJIT, as in Kong)" have luajit
+  need lua-busted "busted (the data plane's Lua unit tests)" test -f /usr/share/lua/5.1/busted/runner.lua
+  need redis-server "redis-server (rate-limiting's redis policy and shared bans, tested against a real Redis)" have redis-server
+  need prometheus "prometheus (the usage tests scrape the data plane with a real Prometheus)" have prometheus
   need postgresql "PostgreSQL's server programs (the backend's PostgreSQL tests)" bash -c 'ls /usr/lib/postgresql/*/bin/initdb'
   need lua-check "luacheck (npm run lint)" have luacheck
   need python3-venv "Python's venv (Schemathesis installs into a venv of its own)" python3 -c 'import ensurepip, venv'

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { readBackendConfigOrExit } from '../../backend/src/config.ts';
-import type { GatewayReady } from '../../gateway/local/start.ts';
-import { readGatewaySettings } from '../../gateway/local/settings.ts';
+import type { GatewayReady } from '../../gateway/local/cmd/start.ts';
+import { readGatewaySettings } from '../../gateway/local/cmd/settings.ts';
 import { stackBanner } from './banner.ts';
 import { StartFailed, Supervisor, describeExit } from './supervisor.ts';
 
@@ -41,8 +41,8 @@ try {
   const backend = await supervisor.start<string>({ name: 'backend', nodeArgs: [...tsx, entry('backend/src/main.ts')], env: process.env, cwd });
   const gateway = await supervisor.start<GatewayReady>({
     name: 'gateway',
-    // A 4 MB young generation keeps the gateway's RSS ~20-30 MB lower at no measurable cost (README, Benchmark).
-    nodeArgs: ['--max-semi-space-size=4', ...tsx, entry('gateway/local/start.ts')],
+    // A 4 MB young generation keeps the control plane's RSS ~20-30 MB lower at no measurable cost.
+    nodeArgs: ['--max-semi-space-size=4', ...tsx, entry('gateway/local/cmd/start.ts')],
     env: { DECK_ANIMAL_STORE_BACKEND_URL: backend.ready, ...process.env },
     cwd,
   });

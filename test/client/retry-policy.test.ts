@@ -39,7 +39,7 @@ function clientFor(baseUrl: string, retry: RetryOptions = {}, random = () => 0.5
     random,
     sleep: async (ms) => {
       sleeps.push(ms);
-      clock.advance(ms);
+      await clock.advance(ms);
     },
   });
   return { client, sleeps, clock };

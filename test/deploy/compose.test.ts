@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import test from 'ava';
 import { parse } from 'yaml';
 import { validateRecord } from '../../gateway/local/control-plane/schema/field-schema.ts';
-import { LuaPluginHost } from '../../gateway/local/lua/lua-plugin-host.ts';
-import { KONG_BUNDLED_PLUGINS } from '../../gateway/local/plugins/registry.ts';
+import { KONG_BUNDLED_PLUGINS } from '../../gateway/local/control-plane/schema/plugins/registry.ts';
+import { pluginRegistry } from '../helpers/plugin-registry.ts';
 import { PLUGINS_DIR } from '../helpers/gateway.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { DECK_VERSION } from '../../scripts/lib/deck-build.ts';
@@ -106,9 +106,9 @@ test('kong.yml uses only plugins bundled with Kong 3.9 or ours, enabled in the c
 });
 
 test("the custom plugin's schema.lua declares every field kong.yml sets", async (t) => {
-  const lua = await LuaPluginHost.create({ sharedDicts: [], nodeId: 'check' });
+  const registry = await pluginRegistry();
   for (const name of customPlugins) {
-    const definition = lua.loadPlugin(PLUGINS_DIR, name);
+    const definition = registry.get(name)!;
     for (const plugin of pluginsOf(kongConfig).filter((p) => p.name === name)) {
       const errors: Record<string, string> = {};
       validateRecord(definition.configFields, plugin.config ?? {}, 'config', errors);

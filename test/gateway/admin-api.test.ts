@@ -19,7 +19,7 @@ test('GET / and GET /status describe the node', async (t) => {
   const { f } = t.context;
   const root = await f.admin('/');
   t.is(root.status, 200);
-  t.is(root.body.version, '3.9.1');
+  t.is(root.body.version, '3.9.3');
   t.truthy(root.body.plugins.available_on_server['animal-store-edge']);
   t.is(root.body.plugins.available_on_server['key-auth'].priority, 1250);
   t.deepEqual(kongAdminProblems('GET', '/', 200, root.body), []);
@@ -143,7 +143,7 @@ test('key-auth credentials: generated keys, explicit keys, uniqueness, ttl', asy
   t.is(clash.body.name, 'unique constraint violation');
   const list = await f.admin('/consumers/kim/key-auth');
   t.is(list.body.data.length, 2);
-  f.gateway.clock.advance(3_600_000);
+  await f.gateway.clock.advance(3_600_000);
   t.is((await f.admin('/consumers/kim/key-auth')).body.data.length, 1, 'expired credentials are not listed');
   t.is((await f.admin('/consumers/nobody/key-auth', { method: 'POST', json: {} })).status, 404);
 });

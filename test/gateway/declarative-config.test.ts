@@ -3,15 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { DeclarativeConfigError, loadDeclarativeConfig } from '../../gateway/local/control-plane/declarative/load-config.ts';
-import { LuaPluginHost } from '../../gateway/local/lua/lua-plugin-host.ts';
-import { PluginRegistry } from '../../gateway/local/plugins/registry.ts';
-import { PLUGINS_DIR, writeConfig } from '../helpers/gateway.ts';
+import { writeConfig } from '../helpers/gateway.ts';
+import { pluginRegistry } from '../helpers/plugin-registry.ts';
 
 // Configuration the local gateway cannot run faithfully makes it refuse to start, naming the
 // entity and the field; it never ignores configuration silently. The loader is what refuses
 // (startGateway calls it before touching anything), so these cases call it directly.
 
-const registry = LuaPluginHost.create({ sharedDicts: [], nodeId: 'declarative-config-test' }).then((lua) => PluginRegistry.load(PLUGINS_DIR, lua));
+const registry = pluginRegistry();
 
 async function refusal(yaml: string, env: NodeJS.ProcessEnv = {}): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'refuse-'));

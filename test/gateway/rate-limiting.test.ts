@@ -49,7 +49,7 @@ test.after.always(async (t) => {
 
 test.serial('per-window headers, RateLimit-* for the most constraining window, 429 with Retry-After', async (t) => {
   const { f, clock } = t.context;
-  clock.set(T0);
+  await clock.set(T0);
   const first = await f.call('/ip');
   t.is(first.status, 200);
   t.is(first.headers.get('x-ratelimit-limit-second'), '2');
@@ -67,7 +67,7 @@ test.serial('per-window headers, RateLimit-* for the most constraining window, 4
   t.is(third.body.message, 'API rate limit exceeded');
   t.is(third.headers.get('retry-after'), '1');
 
-  clock.advance(1000); // next second: the hour window (1 left) now constrains most
+  await clock.advance(1000); // next second: the hour window (1 left) now constrains most
   const fourth = await f.call('/ip');
   t.is(fourth.status, 200);
   t.is(fourth.headers.get('ratelimit-limit'), '3');
@@ -98,11 +98,11 @@ test.serial('hide_client_headers hides every rate-limit header, Retry-After incl
 
 test.serial('a rejected request is not counted', async (t) => {
   const { f, clock } = t.context;
-  clock.set(Date.UTC(2030, 5, 15, 11, 0, 0));
+  await clock.set(Date.UTC(2030, 5, 15, 11, 0, 0));
   await f.call('/ip');
   await f.call('/ip');
   for (let i = 0; i < 5; i++) t.is((await f.call('/ip')).status, 429);
-  clock.advance(1000);
+  await clock.advance(1000);
   const after = await f.call('/ip');
   t.is(after.status, 200);
   t.is(after.headers.get('x-ratelimit-remaining-hour'), '0');
@@ -110,7 +110,7 @@ test.serial('a rejected request is not counted', async (t) => {
 
 test.serial('limit_by credential counts each key of a consumer separately', async (t) => {
   const { f, clock } = t.context;
-  clock.set(Date.UTC(2030, 5, 15, 12, 0, 0));
+  await clock.set(Date.UTC(2030, 5, 15, 12, 0, 0));
   t.is((await f.call('/credential', { headers: { apikey: 'k-one' } })).status, 200);
   t.is((await f.call('/credential', { headers: { apikey: 'k-one' } })).status, 429);
   t.is((await f.call('/credential', { headers: { apikey: 'k-two' } })).status, 200);

@@ -68,7 +68,7 @@ test.serial('no matching route: 404 "no Route matched with those values", JSON b
   t.is(response.body.message, 'no Route matched with those values');
   t.is(response.headers.get('content-type'), 'application/json; charset=utf-8');
   t.is(response.body.request_id, response.headers.get('x-kong-request-id'));
-  t.is(response.headers.get('server'), 'kong/3.9.1');
+  t.is(response.headers.get('server'), 'kong/3.9.3');
   t.regex(response.headers.get('x-kong-response-latency')!, /^\d+$/);
 });
 
@@ -124,10 +124,10 @@ test.serial('the upstream gets the X-Forwarded-* set, X-Real-IP, Via and the req
   t.is(seen['x-forwarded-port'], new URL(f.gateway.proxyUrl).port);
   t.is(seen['x-forwarded-path'], '/keep/y');
   t.is(seen['x-real-ip'], '127.0.0.1');
-  t.is(seen.via, '1.1 kong/3.9.1');
+  t.is(seen.via, '1.1 kong/3.9.3');
   t.is(seen.host, new URL(f.upstream.url).host);
   t.is(seen['x-kong-request-id'], response.headers.get('x-kong-request-id') ?? undefined);
-  t.is(response.headers.get('via'), '1.1 kong/3.9.1');
+  t.is(response.headers.get('via'), '1.1 kong/3.9.3');
   t.regex(response.headers.get('x-kong-upstream-latency')!, /^\d+$/);
   t.regex(response.headers.get('x-kong-proxy-latency')!, /^\d+$/);
 });

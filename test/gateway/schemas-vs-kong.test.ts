@@ -4,18 +4,18 @@ import test from 'ava';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import type { FieldSchema } from '../../gateway/local/control-plane/schema/field-schema.ts';
-import { correlationId } from '../../gateway/local/plugins/correlation-id.ts';
-import { keyAuth } from '../../gateway/local/plugins/key-auth.ts';
-import { rateLimiting } from '../../gateway/local/plugins/rate-limiting.ts';
-import { requestSizeLimiting } from '../../gateway/local/plugins/request-size-limiting.ts';
-import { requestTermination } from '../../gateway/local/plugins/request-termination.ts';
-import { responseTransformer } from '../../gateway/local/plugins/response-transformer.ts';
-import type { PluginDefinition } from '../../gateway/local/plugins/plugin.ts';
+import { correlationId } from '../../gateway/local/control-plane/schema/plugins/correlation-id.ts';
+import { keyAuth } from '../../gateway/local/control-plane/schema/plugins/key-auth.ts';
+import type { PluginSchema } from '../../gateway/local/control-plane/schema/plugins/plugin-schema.ts';
+import { rateLimiting } from '../../gateway/local/control-plane/schema/plugins/rate-limiting.ts';
+import { requestSizeLimiting } from '../../gateway/local/control-plane/schema/plugins/request-size-limiting.ts';
+import { requestTermination } from '../../gateway/local/control-plane/schema/plugins/request-termination.ts';
+import { responseTransformer } from '../../gateway/local/control-plane/schema/plugins/response-transformer.ts';
 
 // The native plugins' schemas are hand-written from Kong's schema.lua files; Kong's published
 // JSON schemas (../shared/kong/plugin-schemas-3.9) keep them honest: same fields, same defaults.
 const SCHEMAS = new URL('../../../shared/kong/plugin-schemas-3.9/', import.meta.url);
-const FILES: Array<[PluginDefinition, string]> = [
+const FILES: Array<[PluginSchema, string]> = [
   [keyAuth, 'KeyAuth.json'],
   [rateLimiting, 'RateLimiting.json'],
   [requestTermination, 'RequestTermination.json'],

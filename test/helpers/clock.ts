@@ -1,14 +1,32 @@
-/** A clock tests move by hand: rate-limit windows and bans without sleeping. */
+/**
+ * A clock tests move by hand: rate-limit windows and bans without sleeping. Processes that keep
+ * their own time (a data-plane node's test clock) follow it: `advance` and `set` resolve once
+ * every follower has moved too.
+ */
 export class ManualClock {
+  private readonly followers = new Set<(ms: number) => Promise<void>>();
+
   constructor(private ms: number) {}
 
   readonly now = (): number => this.ms;
 
-  advance(ms: number): void {
+  advance(ms: number): Promise<void> {
     this.ms += ms;
+    return this.notify();
   }
 
-  set(ms: number): void {
+  set(ms: number): Promise<void> {
     this.ms = ms;
+    return this.notify();
+  }
+
+  /** `follower` is called with the new time on every change; returns a function that stops it. */
+  follow(follower: (ms: number) => Promise<void>): () => void {
+    this.followers.add(follower);
+    return () => this.followers.delete(follower);
+  }
+
+  private async notify(): Promise<void> {
+    await Promise.all([...this.followers].map((follower) => follower(this.ms)));
   }
 }

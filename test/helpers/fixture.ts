@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { GatewayOptions } from '../../gateway/local/gateway.ts';
+import type { GatewayOptions } from '../../gateway/local/index.ts';
 import { request, type JsonResponse } from './backend.ts';
 import { ManualClock } from './clock.ts';
 import { startEchoUpstream, startTestGateway, writeConfig, type EchoUpstream, type TestGateway } from './gateway.ts';

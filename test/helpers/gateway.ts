@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startGateway, type GatewayOptions, type RunningGateway } from '../../gateway/local/gateway.ts';
-import { GATEWAY_DIR } from '../../gateway/local/settings.ts';
+import { startGateway, type GatewayOptions, type RunningGateway } from '../../gateway/local/index.ts';
+import { GATEWAY_DIR } from '../../gateway/local/cmd/settings.ts';
 import { ManualClock } from './clock.ts';
 
 export const KONG_YML = join(GATEWAY_DIR, 'kong.yml');
@@ -13,33 +13,60 @@ export const PLUGINS_DIR = join(GATEWAY_DIR, 'plugins');
 export interface TestGateway extends RunningGateway {
   clock: ManualClock;
   dir: string;
+  /** The control plane's log lines and the data plane's error log, as `level: message`. */
   logs: string[];
   dispose(): Promise<void>;
 }
 
-/** A local gateway on ephemeral loopback ports, its own SQLite file and a manual clock. */
+/** Sets a data-plane node's test clock (kong_conf.json test_clock): PUT /clock on its unix socket. */
+export function setDataPlaneClock(prefix: string, ms: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ socketPath: join(prefix, 'test-clock.sock'), method: 'PUT', path: `/clock?ms=${ms}` }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode === 204 || res.statusCode === 200 ? resolve() : reject(new Error(`test clock: HTTP ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * A local gateway (control plane + one data-plane node) on ephemeral loopback ports, its own
+ * directory, and a manual clock both planes follow. One nginx worker, as Kong's own specs run
+ * (spec/kong_tests.conf); `node.workerProcesses` asks for more.
+ */
 export async function startTestGateway(
   options: Partial<GatewayOptions> & { configFile: string; clock?: ManualClock; dir?: string },
 ): Promise<TestGateway> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'gateway-'));
   const clock = options.clock ?? new ManualClock(Date.UTC(2030, 0, 1, 12, 0, 0));
   const logs: string[] = [];
+  const { node, ...rest } = options;
   const gateway = await startGateway({
     pluginsDir: PLUGINS_DIR,
     dataFile: join(dir, 'gateway.sqlite'),
-    proxyHost: '127.0.0.1',
-    proxyPort: 0,
+    prefix: join(dir, 'gateway'),
     adminPort: 0,
-    sharedDicts: ['animal_store_edge'],
     now: clock.now,
     log: (level, message) => logs.push(`${level}: ${message}`),
-    ...options,
+    ...rest,
+    node: {
+      proxyListen: '127.0.0.1:0',
+      statusListen: null,
+      workerProcesses: 1,
+      sharedDicts: ['animal_store_edge 10m'],
+      testClock: true,
+      ...node,
+    },
   });
+  const unfollow = clock.follow((ms) => setDataPlaneClock(gateway.node.prefix, ms));
+  await setDataPlaneClock(gateway.node.prefix, clock.now());
   return Object.assign<RunningGateway, Omit<TestGateway, keyof RunningGateway>>(gateway, {
     clock,
     dir,
     logs,
     async dispose() {
+      unfollow();
       await gateway.close();
       if (!options.dir) rmSync(dir, { recursive: true, force: true });
     },

@@ -1,10 +1,6 @@
--- A small stand-in for the Kong 3.9 PDK, enough to drive a plugin's phases from a test. It runs
--- unchanged under LuaJIT (what production Kong and the local gateway run) and Lua 5.4 (the gateway's fallback VM).
+-- A small stand-in for the Kong 3.9 PDK, enough to drive a plugin's phases from a unit test
+-- under the luajit command (OpenResty's LuaJIT, what Kong and the local data plane run).
 local stub = {}
-
-local json = require "json"
-package.loaded["cjson"] = json
-package.loaded["cjson.safe"] = json.safe
 
 local now = 1893499200 -- 2030-01-02T00:00:00Z
 function stub.set_time(t) now = t end

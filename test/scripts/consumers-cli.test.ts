@@ -78,7 +78,7 @@ test.serial('rotate-key: both keys work during the grace period, only the new on
   t.not(second.key, first.key);
   t.is((await stack.call('/v1/pets', { key: first.key })).status, 200);
   t.is((await stack.call('/v1/pets', { key: second.key })).status, 200);
-  stack.clock.advance(121_000);
+  await stack.clock.advance(121_000);
   t.is((await stack.call('/v1/pets', { key: first.key })).status, 401);
   t.is((await stack.call('/v1/pets', { key: second.key })).status, 200);
 });
@@ -467,7 +467,7 @@ test.serial('hash-keys: a dry run, then each plaintext key becomes its digest wi
   t.like(JSON.parse(again.stdout), { dryRun: false, hashed: 0 });
   t.is(again.stderr, '');
 
-  stack.clock.advance(301_000);
+  await stack.clock.advance(301_000);
   t.deepEqual(
     (await credentials()).map((c) => c.key),
     [digestApiKey('made-by-hand')],

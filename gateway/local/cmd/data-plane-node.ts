@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import { preparePrefix, prefixPaths, withDefaults, writeFileAtomically, type Nod
 export interface DataPlaneNodeOptions extends Partial<NodeSettings> {
   /** The node's directory (created when missing); a new temporary one by default. */
   prefix?: string;
-  /** A snapshot to start from (written to <prefix>/snapshot.json before nginx starts). */
+  /** A snapshot to start from (written to <prefix>/snapshot.json before nginx starts): JSON text or a value. */
   snapshot?: unknown;
   /** Each line nginx writes to stderr (its error log). */
   log?: (line: string) => void;
@@ -27,6 +27,8 @@ export interface DataPlaneNode {
   pid: number;
   /** The last lines of nginx's error log (bounded). */
   logs: string[];
+  /** Settles when the nginx master exits, whoever stopped it. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   settings: NodeSettings;
   /** Stops nginx (SIGQUIT, graceful, then SIGTERM after `graceMs`; SIGTERM at once by default) and waits. */
   stop(options?: { graceful?: boolean; graceMs?: number }): Promise<void>;
@@ -122,7 +124,8 @@ export async function startDataPlaneNode(options: DataPlaneNodeOptions = {}): Pr
   const settings = withDefaults(rest);
   const nginx = givenNginx ?? findNginx();
   const prefix = givenPrefix ?? mkdtempSync(join(tmpdir(), 'data-plane-'));
-  if (snapshot !== undefined) writeFileAtomically(prefixPaths(prefix).snapshot, JSON.stringify(snapshot));
+  mkdirSync(prefix, { recursive: true });
+  if (snapshot !== undefined) writeFileAtomically(prefixPaths(prefix).snapshot, typeof snapshot === 'string' ? snapshot : JSON.stringify(snapshot));
 
   const logs: string[] = [];
   const onLine = (line: string) => {
@@ -169,6 +172,7 @@ function makeNode(spawned: Spawned, settings: NodeSettings, prefix: string, port
     prefix,
     pid: spawned.child.pid!,
     logs,
+    exited: spawned.exited,
     settings,
     stop({ graceful = false, graceMs = 5000 } = {}) {
       stopped ??= (async () => {

@@ -2,20 +2,15 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { PluginDescription } from '../control-plane/schema/plugins/plugin-schema.ts';
 import { findNginx, type NginxBinary } from './nginx-binary.ts';
 import { DATA_PLANE_DIR, preparePrefix, renderTemplate, withDefaults, writeFileAtomically } from './nginx-prefix.ts';
 
-/** What the data plane's Lua says about a plugin (<prefix>/plugins.json of describe mode). */
-export interface PluginDescription {
-  name: string;
-  priority?: number;
-  version?: string;
-  /** The handler's phases: init_worker, configure, rewrite, access, header_filter, body_filter, log… */
-  phases?: string[];
-  /** schema.lua as data (custom plugins); typedefs with a Lua validator carry `typedef: "<name>"`. */
-  schema?: Record<string, unknown>;
-  /** Why the plugin cannot be described (not installed, bad PRIORITY/VERSION, a function in its schema). */
-  error?: string;
+/** What the data plane's Lua reports: its plugins, and the LuaJIT that runs them. */
+export interface DataPlaneDescription {
+  /** `jit.version`, as Kong's GET / reports lua_version. */
+  lua_version: string;
+  plugins: PluginDescription[];
 }
 
 export class DescribePluginsError extends Error {}
@@ -31,7 +26,7 @@ export async function describePlugins(options: {
   pluginsDir: string | null;
   nginx?: NginxBinary;
   timeoutMs?: number;
-}): Promise<PluginDescription[]> {
+}): Promise<DataPlaneDescription> {
   const nginx = options.nginx ?? findNginx();
   const prefix = mkdtempSync(join(tmpdir(), 'describe-plugins-'));
   try {
@@ -70,7 +65,7 @@ export async function describePlugins(options: {
       const line = output.text.split('\n').find((l) => /describe:|\[emerg\]/.test(l)) ?? output.text.trim();
       throw new DescribePluginsError(`describing plugins failed: ${line}`);
     }
-    return JSON.parse(readFileSync(join(prefix, 'plugins.json'), 'utf8')) as PluginDescription[];
+    return JSON.parse(readFileSync(join(prefix, 'plugins.json'), 'utf8')) as DataPlaneDescription;
   } finally {
     rmSync(prefix, { recursive: true, force: true });
   }

@@ -9,7 +9,7 @@ const NOON = Date.UTC(2030, 0, 1, 12, 0, 0);
 test('a key that keeps hitting 429 is banned with its own code, and the ban expires', async (t) => {
   const stack = await startStack();
   t.teardown(() => stack.dispose());
-  stack.clock.set(NOON + 5_000);
+  await stack.clock.set(NOON + 5_000);
   const key = await stack.provision('ban-mallory', { minute: 1, day: 1000 });
   const other = await stack.provision('ban-bystander', { minute: 100 });
 
@@ -37,12 +37,12 @@ test('a key that keeps hitting 429 is banned with its own code, and the ban expi
   t.false(stack.gateway.logs.some((line) => line.includes(key)), 'the key is never logged');
   t.is((await stack.call('/v1/pets', { key: other })).status, 200, 'other keys are not affected');
 
-  stack.clock.advance(600_000);
+  await stack.clock.advance(600_000);
   const later = await stack.call('/v1/pets', { key });
   t.is(later.body.code, 'api_key_banned');
   t.is(later.headers.get('retry-after'), '300');
 
-  stack.clock.advance(300_000);
+  await stack.clock.advance(300_000);
   const after = await stack.call('/v1/pets', { key });
   t.is(after.status, 200);
 });
@@ -50,12 +50,12 @@ test('a key that keeps hitting 429 is banned with its own code, and the ban expi
 test('429s spread over more than the window do not ban', async (t) => {
   const stack = await startStack();
   t.teardown(() => stack.dispose());
-  stack.clock.set(NOON);
+  await stack.clock.set(NOON);
   const key = await stack.provision('ban-patient', { minute: 1, day: 1000 });
   for (let round = 0; round < 3; round++) {
     await stack.call('/v1/pets', { key });
     for (let i = 0; i < 15; i++) t.is((await stack.call('/v1/pets', { key })).body.code, 'rate_limit_exceeded');
-    stack.clock.advance(61_000);
+    await stack.clock.advance(61_000);
   }
   t.is((await stack.call('/v1/pets', { key })).status, 200);
 });

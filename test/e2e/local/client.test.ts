@@ -21,7 +21,7 @@ function clientOf(stack: TestStack, apiKey: string, extra: Partial<AnimalStoreCl
     random: () => 0.5,
     sleep: async (ms) => {
       sleeps.push(ms);
-      stack.clock.advance(ms);
+      await stack.clock.advance(ms);
     },
     fetch: async (req) => {
       const response = await fetch(req);
@@ -36,7 +36,7 @@ function clientOf(stack: TestStack, apiKey: string, extra: Partial<AnimalStoreCl
 test('a 429 is waited out (Retry-After, on the gateway\'s clock) and the call then succeeds', async (t) => {
   const stack = await startStack();
   t.teardown(() => stack.dispose());
-  stack.clock.set(NOON + 30_000);
+  await stack.clock.set(NOON + 30_000);
   const key = await stack.provision('client-busy', { minute: 2 });
   for (let i = 0; i < 2; i++) t.is((await stack.call('/v1/pets', { key })).status, 200);
   const { client, sleeps, statuses } = clientOf(stack, key);
@@ -50,7 +50,7 @@ test('a 429 is waited out (Retry-After, on the gateway\'s clock) and the call th
 test('a banned key is surfaced at once as ApiKeyBannedError, with when the ban ends', async (t) => {
   const stack = await startStack();
   t.teardown(() => stack.dispose());
-  stack.clock.set(NOON + 5_000);
+  await stack.clock.set(NOON + 5_000);
   const key = await stack.provision('client-banned', { minute: 1 });
   for (let i = 0; i < 22; i++) await stack.call('/v1/pets', { key }); // 1 ok, 21 times 429: banned
   const { client, sleeps, statuses } = clientOf(stack, key);

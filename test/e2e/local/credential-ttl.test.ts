@@ -9,6 +9,6 @@ test('an expired key (credential ttl) answers 401 once the ttl has passed', asyn
   await stack.provision('auth-ttl', { minute: 100 });
   const credential = await stack.admin('/consumers/auth-ttl/key-auth', { method: 'POST', json: { ttl: 60 } });
   t.is((await stack.call('/v1/pets', { key: credential.body.key })).status, 200);
-  stack.clock.advance(61_000);
+  await stack.clock.advance(61_000);
   t.is((await stack.call('/v1/pets', { key: credential.body.key })).status, 401);
 });

@@ -22,7 +22,7 @@ const unix = (ms: number) => Math.floor(ms / 1000);
 
 test.serial('Remaining drops by one per request, 429 comes exactly after the limit, Reset is the minute boundary', async (t) => {
   const { stack } = t.context;
-  stack.clock.set(NOON + 10_000); // 12:00:10
+  await stack.clock.set(NOON + 10_000); // 12:00:10
   const key = await stack.provision('rl-counting', { minute: 5, day: 1000 });
   for (let remaining = 4; remaining >= 0; remaining--) {
     const response = await stack.call('/v1/pets', { key });
@@ -39,7 +39,7 @@ test.serial('Remaining drops by one per request, 429 comes exactly after the lim
   t.is(limited.headers.get('x-ratelimit-reset'), String(unix(NOON + 60_000)));
   t.deepEqual(contractProblems('GET', '/pets', limited, { checkHeaders: true }), []);
 
-  stack.clock.set(NOON + 60_000); // the next minute: a fresh window
+  await stack.clock.set(NOON + 60_000); // the next minute: a fresh window
   const next = await stack.call('/v1/pets', { key });
   t.is(next.status, 200);
   t.is(next.headers.get('x-ratelimit-remaining'), '4');
@@ -48,7 +48,7 @@ test.serial('Remaining drops by one per request, 429 comes exactly after the lim
 
 test.serial('on a tie the longer window is reported, so Retry-After waits for the day to end', async (t) => {
   const { stack } = t.context;
-  stack.clock.set(NOON);
+  await stack.clock.set(NOON);
   // Kong refuses a day limit below the minute limit (rate-limiting schema.lua), so tie them.
   const key = await stack.provision('rl-day', { minute: 3, day: 3 });
   const first = await stack.call('/v1/pets', { key });
@@ -64,7 +64,7 @@ test.serial('on a tie the longer window is reported, so Retry-After waits for th
 
 test.serial('requests without a key are limited per client IP by the anonymous consumer', async (t) => {
   const { stack } = t.context;
-  stack.clock.set(NOON + 3600_000);
+  await stack.clock.set(NOON + 3600_000);
   const plans = parse(readFileSync(new URL('../../../gateway/plans.yaml', import.meta.url), 'utf8'));
   const limit = plans.anonymous.minute as number;
   for (let i = 0; i < limit; i++) t.is((await stack.call('/v1/pets')).status, 401);
@@ -76,7 +76,7 @@ test.serial('requests without a key are limited per client IP by the anonymous c
 
 test.serial('a consumer without a plan plugin gets the free plan from the global fallback', async (t) => {
   const { stack } = t.context;
-  stack.clock.set(NOON + 7200_000);
+  await stack.clock.set(NOON + 7200_000);
   const key = await stack.provision('rl-no-plan');
   const plans = parse(readFileSync(new URL('../../../gateway/plans.yaml', import.meta.url), 'utf8'));
   const response = await stack.call('/v1/pets', { key });

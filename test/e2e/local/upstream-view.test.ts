@@ -36,7 +36,7 @@ test.serial('the backend receives the path without /v1 and the consumer identity
   t.is(seen.headers['x-consumer-username'], 'upstream-carol');
   t.is(seen.headers['x-anonymous-consumer'], undefined);
   t.regex(String(seen.headers['x-kong-request-id']), /^[0-9a-f]{32}$/);
-  t.is(seen.headers.via, '1.1 kong/3.9.1');
+  t.is(seen.headers.via, '1.1 kong/3.9.3');
 });
 
 test.serial('the deprecated GET /v1/pets/{id} reaches the backend as /pets/{id}', async (t) => {

@@ -19,14 +19,17 @@ export interface PluginSchema {
   unsupported?(config: Record<string, unknown>): string | undefined;
 }
 
-/** What the data plane reports for each plugin it loads (data-plane describe: plugins.json). */
+/** What the data plane's Lua reports for each plugin it loads (describe mode: plugins.json). */
 export interface PluginDescription {
   name: string;
-  priority: number;
-  version: string;
-  phases: string[];
-  /** schema.lua's table, for custom plugins only. */
-  schema?: unknown;
+  priority?: number;
+  version?: string;
+  /** The handler's phases: init_worker, configure, rewrite, access, header_filter, body_filter, log… */
+  phases?: string[];
+  /** schema.lua as data (custom plugins); typedefs with a Lua validator carry `typedef: "<name>"`. */
+  schema?: Record<string, unknown>;
+  /** Why the plugin cannot be described (not installed, bad PRIORITY/VERSION, a function in its schema). */
+  error?: string;
 }
 
 /** A plugin the gateway can run: its schema and what its handler declares. */

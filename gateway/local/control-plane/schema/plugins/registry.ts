@@ -38,7 +38,10 @@ export class PluginRegistry {
     const bundled = new Map(BUNDLED_SCHEMAS.map((schema) => [schema.name, schema]));
     const definitions = new Map<string, PluginDefinition>();
     for (const description of descriptions) {
-      const { name, priority, version } = description;
+      const { name, priority, version, error } = description;
+      if (error !== undefined || priority === undefined || version === undefined) {
+        throw new PluginDescriptionError(`plugin ${name}: ${error ?? 'its handler declares no PRIORITY or VERSION'}`);
+      }
       const schema = bundled.get(name);
       if (schema) {
         definitions.set(name, { ...schema, priority, version, custom: false });

@@ -1,7 +1,8 @@
 -- Describe mode: what the control plane needs to know about the node's plugins, read by the
 -- Lua runtime that runs them. Loads each plugin listed in <prefix>/kong_conf.json (handler, and
 -- schema.lua when it has one) and writes <prefix>/plugins.json:
---   [{ "name", "priority", "version", "phases": [...], "schema"?: {...}, "error"?: "..." }]
+--   { "lua_version": "LuaJIT 2.1…",
+--     "plugins": [{ "name", "priority", "version", "phases": [...], "schema"?: {...}, "error"?: "..." }] }
 -- then exits the nginx process (this runs in init_by_lua, before nginx listens).
 local cjson = require("cjson.safe").new()
 
@@ -104,7 +105,8 @@ function describe.run()
       described[#described + 1] = describe_plugin(loader, name)
     end
 
-    local json, encode_err = cjson.encode(described)
+    -- kong/api/routes/kong.lua reports lua_version as `jit and jit.version or _VERSION`
+    local json, encode_err = cjson.encode({ lua_version = jit and jit.version or _VERSION, plugins = described })
     if not json then
       error("could not encode plugins.json: " .. tostring(encode_err))
     end

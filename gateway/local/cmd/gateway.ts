@@ -1,0 +1,139 @@
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { startControlPlane, type ControlPlane, type Logger } from '../control-plane/control-plane.ts';
+import { EntityStore } from '../control-plane/db/entity-store.ts';
+import { BUNDLED_SCHEMAS, KONG_BUNDLED_PLUGINS, PluginRegistry } from '../control-plane/schema/plugins/registry.ts';
+import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node.ts';
+import { describePlugins } from './describe-plugins.ts';
+import { findNginx } from './nginx-binary.ts';
+import type { NodeSettings } from './nginx-prefix.ts';
+
+/** Kong's settings for one node, as `KONG_*` variables name them (cmd/settings.ts reads them). */
+export type NodeOptions = Partial<Omit<NodeSettings, 'clusterControlPlane' | 'plugins' | 'pluginsDir' | 'nodeId'>>;
+
+export interface GatewayOptions {
+  /** gateway/kong.yml, synced into the store at start like `deck gateway sync`; '' for none (DB mode). */
+  configFile: string;
+  /** gateway/plugins: custom Lua plugins, one directory each. */
+  pluginsDir: string;
+  /** SQLite file of the control plane's store (':memory:' for none). */
+  dataFile: string;
+  /** The data-plane node's nginx prefix (created when missing). */
+  prefix: string;
+  adminHost?: string;
+  adminPort?: number;
+  /** Bind the Admin API to a non-loopback address (Kong's Admin API has no authentication). */
+  allowRemoteAdmin?: boolean;
+  node?: NodeOptions;
+  /** Environment for decK's ${{ env "DECK_*" }} substitution. */
+  env?: NodeJS.ProcessEnv;
+  now?: () => number;
+  log?: Logger;
+}
+
+export interface RunningGateway {
+  proxyUrl: string;
+  adminUrl: string;
+  /** The data plane's status listener, when KONG_STATUS_LISTEN is on. */
+  statusUrl: string | undefined;
+  controlPlane: ControlPlane;
+  node: DataPlaneNode;
+  /** What runs the data plane, for the start banner: the nginx binary and its LuaJIT. */
+  engine: string;
+  /** Re-reads kong.yml (kill -HUP); on error the running configuration stays. */
+  reload: ControlPlane['reload'];
+  close(): Promise<void>;
+}
+
+export class AdminListenRefused extends Error {}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/** The custom plugins in `pluginsDir`: each directory with a handler.lua (KONG_PLUGINS=bundled,<name>). */
+export function customPlugins(pluginsDir: string): string[] {
+  if (!existsSync(pluginsDir)) return [];
+  return readdirSync(pluginsDir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(pluginsDir, entry.name, 'handler.lua')))
+    .map((entry) => entry.name)
+    .sort();
+}
+
+/**
+ * One gateway on this machine, as `npm start` runs it: the control plane (Admin API, store,
+ * kong.yml) and one data-plane node (nginx + ngx_lua) fetching its snapshots over a unix socket
+ * in the node's prefix.
+ */
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const now = options.now ?? Date.now;
+  const log: Logger = options.log ?? ((level, message) => (level === 'debug' ? undefined : console.error(`[gateway] ${level}: ${message}`)));
+  const adminHost = options.adminHost ?? '127.0.0.1';
+  if (!LOOPBACK.test(adminHost) && !options.allowRemoteAdmin) {
+    throw new AdminListenRefused(`refusing to bind the Admin API to ${adminHost}: it has no authentication; set KONG_ADMIN_ALLOW_REMOTE=true to force it`);
+  }
+  const nginx = findNginx();
+  const custom = customPlugins(options.pluginsDir);
+  for (const name of custom) {
+    if (KONG_BUNDLED_PLUGINS.has(name)) throw new Error(`custom plugin ${name} has the name of a bundled Kong plugin`);
+  }
+  const plugins = [...BUNDLED_SCHEMAS.map((schema) => schema.name), ...custom];
+  mkdirSync(options.prefix, { recursive: true });
+  // The data plane's own Lua reads every handler and schema.lua: the control plane learns
+  // priorities, versions and custom schemas from it, so one runtime reads all Lua.
+  const described = await describePlugins({ nginx, pluginsDir: options.pluginsDir, plugins });
+  const registry = PluginRegistry.fromDescriptions(described.plugins);
+
+  const store = await EntityStore.open(options.dataFile);
+  let controlPlane: ControlPlane;
+  try {
+    controlPlane = await startControlPlane({
+      store,
+      registry,
+      configFile: options.configFile || undefined,
+      env: options.env ?? process.env,
+      adminHost,
+      adminPort: options.adminPort ?? 8001,
+      cluster: { path: join(options.prefix, 'cluster.sock') },
+      role: 'traditional',
+      luaVersion: described.lua_version,
+      now,
+      log,
+    });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+
+  let node: DataPlaneNode;
+  try {
+    node = await startDataPlaneNode({
+      ...options.node,
+      prefix: join(options.prefix, 'node'),
+      nginx,
+      plugins,
+      pluginsDir: options.pluginsDir,
+      clusterControlPlane: controlPlane.clusterAddress,
+      // The node starts on the current configuration, before its first poll is answered.
+      snapshot: controlPlane.snapshot().json,
+      log: (line) => log('info', `[data plane] ${line}`),
+    });
+  } catch (error) {
+    await controlPlane.close();
+    await store.close();
+    throw error;
+  }
+
+  return {
+    proxyUrl: node.proxyUrl,
+    adminUrl: controlPlane.adminUrl,
+    statusUrl: node.statusUrl,
+    controlPlane,
+    node,
+    engine: `${nginx.flavor === 'openresty' ? 'OpenResty' : 'nginx'} (${nginx.path}) with ${described.lua_version}`,
+    reload: () => controlPlane.reload(),
+    async close() {
+      await node.stop({ graceful: true, graceMs: 2000 });
+      await controlPlane.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { GatewayOptions } from './gateway.ts';
+
+/** gateway/: kong.yml and the custom plugins. */
+export const GATEWAY_DIR = fileURLToPath(new URL('../../', import.meta.url));
+
+export class SettingError extends Error {}
+
+export interface GatewaySettings extends Omit<GatewayOptions, 'env' | 'now' | 'log'> {
+  /** The proxy listener as configured (the node's own setting, for messages). */
+  proxyListen: string;
+}
+
+function parseListen(name: string, value: string): { host: string; port: number } {
+  // Kong's listen settings may carry flags after the address (`0.0.0.0:8000 reuseport`): the
+  // address is what counts here.
+  const match = /^(.*):(\d+)$/.exec(value.trim().split(/\s+/)[0] ?? '');
+  const port = Number(match?.[2]);
+  if (!match || port > 65535) throw new SettingError(`${name} must look like host:port (Kong's format), got ${JSON.stringify(value)}`);
+  return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+function listenAddress(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+function parseBoolean(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (['on', 'true'].includes(value)) return true;
+  if (['off', 'false'].includes(value)) return false;
+  throw new SettingError(`${name} must be on or off, got ${JSON.stringify(value)}`);
+}
+
+function parseWorkers(value: string | undefined): number | 'auto' {
+  if (value === undefined || value === '' || value === 'auto') return 'auto';
+  if (!/^[1-9]\d{0,3}$/.test(value)) throw new SettingError(`KONG_NGINX_WORKER_PROCESSES must be a positive number or auto, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/** Kong's comma-separated lists (trusted_ips, headers); `off` empties headers. */
+function list(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  return value.split(',').map((item) => item.trim()).filter((item) => item !== '' && item !== 'off');
+}
+
+/**
+ * The local gateway's settings, named as Kong's (KONG_PROXY_LISTEN, KONG_ADMIN_LISTEN,
+ * KONG_STATUS_LISTEN, KONG_NGINX_WORKER_PROCESSES, KONG_TRUSTED_IPS…) so that the same values
+ * work for both. Throws SettingError naming the variable.
+ */
+export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): GatewaySettings {
+  const proxyListen = env.KONG_PROXY_LISTEN ?? '0.0.0.0:8000';
+  const proxy = parseListen('KONG_PROXY_LISTEN', proxyListen);
+  const admin = parseListen('KONG_ADMIN_LISTEN', env.KONG_ADMIN_LISTEN ?? '127.0.0.1:8001');
+  const statusValue = env.KONG_STATUS_LISTEN ?? '127.0.0.1:8100';
+  const status = statusValue === 'off' ? null : parseListen('KONG_STATUS_LISTEN', statusValue);
+  const dataFile = env.GATEWAY_DATA_FILE ?? join(env.DATA_DIR ?? './data', 'gateway.sqlite');
+  return {
+    configFile: env.KONG_DECLARATIVE_CONFIG ?? join(GATEWAY_DIR, 'kong.yml'),
+    pluginsDir: env.GATEWAY_PLUGINS_DIR ?? join(GATEWAY_DIR, 'plugins'),
+    dataFile,
+    prefix: env.KONG_PREFIX ?? join(dataFile === ':memory:' ? env.DATA_DIR ?? './data' : dirname(dataFile), 'gateway'),
+    adminHost: admin.host,
+    adminPort: admin.port,
+    allowRemoteAdmin: env.KONG_ADMIN_ALLOW_REMOTE === 'true',
+    proxyListen,
+    node: {
+      proxyListen: listenAddress(proxy.host, proxy.port),
+      statusListen: status ? listenAddress(status.host, status.port) : null,
+      workerProcesses: parseWorkers(env.KONG_NGINX_WORKER_PROCESSES),
+      sharedDicts: (env.KONG_NGINX_HTTP_LUA_SHARED_DICT ?? 'animal_store_edge 10m')
+        .split(';')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ''),
+      trustedIps: list(env.KONG_TRUSTED_IPS) ?? [],
+      realIpHeader: env.KONG_REAL_IP_HEADER ?? 'X-Real-IP',
+      realIpRecursive: parseBoolean('KONG_REAL_IP_RECURSIVE', env.KONG_REAL_IP_RECURSIVE, false),
+      ...(env.KONG_HEADERS !== undefined ? { headers: list(env.KONG_HEADERS) } : {}),
+      logLevel: env.KONG_LOG_LEVEL ?? 'notice',
+    },
+  };
+}

@@ -1,0 +1,106 @@
+import { accessSync, constants } from 'node:fs';
+import { isListenError, listenAddress, systemReason } from '../../../backend/src/startup-error.ts';
+import { DeclarativeConfigError } from '../control-plane/declarative/load-config.ts';
+import { DataPlaneStartError } from './data-plane-node.ts';
+import { AdminListenRefused, startGateway, type RunningGateway } from './gateway.ts';
+import { NginxNotFoundError } from './nginx-binary.ts';
+import { readGatewaySettings, type GatewaySettings } from './settings.ts';
+
+/**
+ * The local gateway's process: the control plane, and the data-plane node (nginx) it runs. `npm
+ * start` runs it beside the backend under the supervisor (scripts/stack/), which passes
+ * DECK_ANIMAL_STORE_BACKEND_URL and prints the banner from the summary sent over the IPC channel.
+ * Alone: `npm run start:gateway`.
+ */
+export interface GatewayReady {
+  proxyUrl: string;
+  adminUrl: string;
+  statusUrl: string | undefined;
+  configFile: string;
+  routes: string[];
+  plugins: string[];
+  /** What runs the data plane: nginx or OpenResty, and its LuaJIT. */
+  engine: string;
+  /** nginx's master pid (its workers are its children). */
+  nginxPid: number;
+  /** Consumers outside kong.yml's select tags, i.e. created through the Admin API. */
+  provisionedConsumers: number;
+}
+
+const supervised = process.send !== undefined;
+
+let settings: GatewaySettings;
+try {
+  settings = readGatewaySettings();
+} catch (error) {
+  console.error(`[gateway] ${(error as Error).message}`);
+  process.exit(2);
+}
+
+/** One line naming what failed and where: the variable, the address, the file. */
+function describeStartupError(error: unknown, s: GatewaySettings): string {
+  if (error instanceof DeclarativeConfigError) return `refusing to start: ${error.message}`;
+  if (error instanceof AdminListenRefused) return `KONG_ADMIN_LISTEN: ${error.message}`;
+  if (error instanceof NginxNotFoundError) return error.message;
+  if (error instanceof DataPlaneStartError) {
+    const busy = /bind\(\) to (\S+) failed \(98: Address already in use\)/.exec(error.message);
+    if (busy) return `cannot listen on ${busy[1]} (KONG_PROXY_LISTEN or KONG_STATUS_LISTEN): address already in use`;
+    return error.message.split('\n')[0]!;
+  }
+  if (isListenError(error)) return `cannot listen on ${listenAddress(error, s.adminHost!, s.adminPort!)} (KONG_ADMIN_LISTEN): ${systemReason(error)}`;
+  const { code, path } = error as { code?: string; path?: string };
+  if (code && path) {
+    const variable = path === s.configFile ? ' (KONG_DECLARATIVE_CONFIG)' : s.dataFile.startsWith(path) ? ' (GATEWAY_DATA_FILE)' : '';
+    return `cannot open ${path}${variable}: ${systemReason(error)}`;
+  }
+  return `refusing to start: ${(error as Error).message.split('\n')[0]}`;
+}
+
+let gateway: RunningGateway;
+try {
+  if (settings.configFile) accessSync(settings.configFile, constants.R_OK); // a missing file is one line, not a list of one problem
+  gateway = await startGateway({ ...settings, env: process.env });
+} catch (error) {
+  console.error(`[gateway] ${describeStartupError(error, settings)}`);
+  process.exit(1);
+}
+
+const store = gateway.controlPlane.store.snapshot;
+const selectTags = gateway.controlPlane.selectTags;
+const ready: GatewayReady = {
+  proxyUrl: gateway.proxyUrl,
+  adminUrl: gateway.adminUrl,
+  statusUrl: gateway.statusUrl,
+  configFile: settings.configFile,
+  routes: store.list('routes').map((r) => `${r.name} ${r.methods?.join('|') ?? '*'} ${r.paths?.join(',') ?? ''}`),
+  plugins: [...new Set(store.list('plugins').map((p) => p.name))],
+  engine: gateway.engine,
+  nginxPid: gateway.node.pid,
+  provisionedConsumers: store.list('consumers').filter((c) => !selectTags.every((t) => c.tags?.includes(t))).length,
+};
+if (supervised) process.send!({ ready });
+else console.log(`[gateway] proxy ${ready.proxyUrl}, Admin API ${ready.adminUrl}; reload kong.yml: kill -HUP ${process.pid}`);
+
+process.on('SIGHUP', () => {
+  gateway.reload().then(
+    (summary) => console.log(`[gateway] kong.yml reloaded: ${summary.created} created, ${summary.updated} updated, ${summary.deleted} deleted`),
+    (error: Error) => console.error(`[gateway] kong.yml NOT reloaded, the running configuration stays: ${error.message}`),
+  );
+});
+
+let stopping = false;
+async function stop(reason: string, code = 0): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  if (!supervised) console.log(`[gateway] ${reason}: shutting down`);
+  await gateway.close();
+  process.exit(code);
+}
+// nginx dying on its own is a crash of the gateway: say so and stop, as the supervisor expects.
+void gateway.node.exited.then(({ code, signal }) => {
+  if (stopping) return;
+  console.error(`[gateway] the data-plane node (nginx, pid ${gateway.node.pid}) exited (${signal ?? `code ${code}`})`);
+  void stop('data plane gone', 1);
+});
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void stop(signal));
+process.on('disconnect', () => void stop('supervisor gone'));

@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdminApp } from './api/admin-app.ts';
+import { AdminOperations } from './api/operations.ts';
+import type { EntityStore } from './db/entity-store.ts';
+import { loadDeclarativeConfig, type DeclarativeConfig } from './declarative/load-config.ts';
+import { syncDeclarative, type SyncSummary } from './declarative/sync.ts';
+import type { PluginRegistry } from './schema/plugins/registry.ts';
+import { ClusterListener, type ClusterAddress } from './snapshot/cluster-listener.ts';
+import { compileSnapshot, type CompiledSnapshot } from './snapshot/snapshot.ts';
+
+export type Logger = (level: 'debug' | 'info' | 'warn' | 'err', message: string) => void;
+
+/** How long an Admin API write waits for every data-plane node to run it (README: snapshot delivery). */
+const WRITE_SETTLE_MS = 1000;
+
+export interface ControlPlaneOptions {
+  store: EntityStore;
+  registry: PluginRegistry;
+  /** gateway/kong.yml, synced into the store at start like `deck gateway sync`; undefined: none (DB mode). */
+  configFile?: string;
+  /** Environment for decK's ${{ env "DECK_*" }} substitution. */
+  env: NodeJS.ProcessEnv;
+  adminHost: string;
+  adminPort: number;
+  /** Where data-plane nodes fetch snapshots: a unix socket, or host:port for nodes elsewhere. */
+  cluster: ClusterAddress;
+  /** What GET / reports as Kong's `role` ("traditional" for one embedded node, "control_plane" for a cluster). */
+  role: 'traditional' | 'control_plane';
+  /** What the data plane's LuaJIT reports (GET / lua_version). */
+  luaVersion: string;
+  nodeId?: string;
+  now: () => number;
+  log: Logger;
+}
+
+export interface ControlPlane {
+  adminUrl: string;
+  /** The address data-plane nodes poll: `unix:/path` or `host:port`. */
+  clusterAddress: string;
+  store: EntityStore;
+  registry: PluginRegistry;
+  /** The snapshot every node should run. */
+  snapshot(): CompiledSnapshot;
+  selectTags: string[];
+  /** Re-reads kong.yml and applies it atomically; on error the running configuration stays. */
+  reload(): Promise<SyncSummary>;
+  close(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const { address, port: actual } = server.address() as AddressInfo;
+      resolve(`http://${address.includes(':') ? `[${address}]` : address}:${actual}`);
+    });
+  });
+}
+
+/**
+ * The control plane: the store (kong.yml synced into it), the Admin API, and the cluster listener
+ * that hands every committed configuration to the data-plane nodes as one compiled snapshot.
+ * kong.yml is validated before the store is touched: a bad file refuses to start.
+ */
+export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
+  const { store, registry, now, log, env } = options;
+  const load = (): DeclarativeConfig | undefined =>
+    options.configFile ? loadDeclarativeConfig(options.configFile, registry, env) : undefined;
+  const declarative = load();
+  if (declarative) await store.write((draft) => syncDeclarative(draft, declarative, Math.floor(now() / 1000)));
+
+  // Each state the store would commit is compiled first: what cannot be compiled is refused
+  // before it is stored; what is committed is published as it was compiled.
+  let prepared: { view: EntityStore['snapshot']; compiled: CompiledSnapshot } | undefined;
+  store.beforeCommit((view) => {
+    prepared = { view, compiled: compileSnapshot(view) };
+  });
+  const cluster = new ClusterListener(compileSnapshot(store.snapshot), (level, message) => log(level, message), now);
+  store.onChange((view) => {
+    const compiled = prepared?.view === view ? prepared.compiled : compileSnapshot(view);
+    prepared = undefined;
+    cluster.publish(compiled);
+  });
+  const clusterAddress = await cluster.listen(options.cluster);
+
+  const nodeId = options.nodeId ?? randomUUID();
+  const operations = new AdminOperations(store, registry, now);
+  const admin = createAdminApp({
+    operations,
+    registry,
+    nodeId,
+    role: options.role,
+    luaVersion: options.luaVersion,
+    now,
+    log: (message) => log('err', message),
+    settled: () => cluster.settled(WRITE_SETTLE_MS),
+    dataPlanes: () => cluster.dataPlanes(),
+    configurationHash: () => cluster.snapshot.hash,
+  });
+  const adminServer = createServer(admin.callback());
+  let adminUrl: string;
+  try {
+    adminUrl = await listen(adminServer, options.adminPort, options.adminHost);
+  } catch (error) {
+    await cluster.close();
+    throw error;
+  }
+
+  let selectTags = declarative?.selectTags ?? [];
+  return {
+    adminUrl,
+    clusterAddress,
+    store,
+    registry,
+    snapshot: () => cluster.snapshot,
+    get selectTags() {
+      return selectTags;
+    },
+    async reload() {
+      const next = load();
+      if (!next) return { created: 0, updated: 0, deleted: 0 };
+      const summary = await store.write((draft) => syncDeclarative(draft, next, Math.floor(now() / 1000)));
+      selectTags = next.selectTags;
+      return summary;
+    },
+    async close() {
+      await new Promise<void>((resolve) => adminServer.close(() => resolve()));
+      adminServer.closeAllConnections();
+      await cluster.close();
+    },
+  };
+}
