@@ -7,6 +7,7 @@ import { revokeKeyCommand } from './revoke-key.ts';
 import { rotateKeyCommand } from './rotate-key.ts';
 import { setPlanCommand } from './set-plan.ts';
 import { showCommand } from './show.ts';
+import { usageCommand } from './usage.ts';
 
 /** The CLI's commands, in the order `--help` lists them. A new command is a module and a line here. */
 export const COMMANDS: readonly CommandModule[] = [
@@ -18,4 +19,5 @@ export const COMMANDS: readonly CommandModule[] = [
   revokeKeyCommand,
   deleteCommand,
   plansCommand,
+  usageCommand,
 ];
