@@ -38,7 +38,7 @@ export interface FakeKongAdmin {
   plugins: FakePlugin[];
   /** Every request, `METHOD path?query`. */
   requests: string[];
-  addConsumer(username: string, options?: { tags?: string[]; plan?: Partial<RateLimitingConfig> | null }): FakeConsumer;
+  addConsumer(username: string, options?: { tags?: string[]; plan?: PlanConfig | null }): FakeConsumer;
   close(): Promise<void>;
 }
 
@@ -71,8 +71,11 @@ export interface RateLimitingConfig {
   sync_rate: number;
 }
 
+/** What a test sets of a plan plugin's config; the rest is Kong's defaults. */
+export type PlanConfig = Partial<Omit<RateLimitingConfig, 'redis'>> & { redis?: Partial<RateLimitingConfig['redis']> };
+
 /** rate-limiting's config as Kong 3.9 stores it: every field of its schema, defaults filled. */
-export function rateLimitingConfig(config: Partial<RateLimitingConfig>): RateLimitingConfig {
+export function rateLimitingConfig(config: PlanConfig): RateLimitingConfig {
   return {
     second: null,
     minute: null,
