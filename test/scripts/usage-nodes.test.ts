@@ -188,8 +188,9 @@ const USAGE_ERRORS: Array<[string[], NodeJS.ProcessEnv, string]> = [
   [['--format', 'xml'], {}, "option '--format <format>' argument 'xml' is invalid. Allowed choices are table, csv, json."],
   [['--by', 'week'], {}, "option '--by <period>' argument 'week' is invalid. Allowed choices are day."],
   [['--json', '--format', 'csv'], {}, '--json and --format csv disagree: give one'],
-  [['--prometheus-url', 'P', '--since', '5x'], {}, '--since must be a duration such as 30m, 24h, 7d or 1d12h, got "5x"'],
-  [['--prometheus-url', 'P', '--since', '0m'], {}, '--since must be a duration such as 30m, 24h, 7d or 1d12h, got "0m"'],
+  [['--prometheus-url', 'P', '--since', '5x'], {}, '--since must be a duration such as 30m, 24h, 7d or 1d12h, or a time like --until, got "5x"'],
+  [['--prometheus-url', 'P', '--since', '0m'], {}, '--since must be a duration such as 30m, 24h, 7d or 1d12h, or a time like --until, got "0m"'],
+  [['--prometheus-url', 'P', '--since', '2030-01-02', '--until', '2030-01-01'], {}, '--since must be before --until (2030-01-01)'],
   [['--prometheus-url', 'P', '--until', '2030-01-01T00:00:00'], {}, '--until must be a date (2030-01-31) or an ISO time with Z or an offset, got "2030-01-01T00:00:00"'],
   [['--prometheus-url', 'P', '--until', '2030-02-30'], {}, '--until must be a date (2030-01-31) or an ISO time with Z or an offset, got "2030-02-30"'],
   [['--prometheus-url', 'P', '--by', 'day', '--since', '500d'], {}, '--by day covers at most 400 days'],
@@ -217,7 +218,7 @@ test('--help: the options, their defaults, exit 0', async (t) => {
   const result = await runCliInProcess(['usage', '--help']);
   t.is(result.code, 0);
   t.true(result.stdout.startsWith('Usage: npm run consumers -- usage [options] [username]\n'));
-  for (const option of ['--since <duration>', '--until <time>', '--by <period>', '--format <format>', '--prometheus-url <url>', '--status-url <url>']) {
+  for (const option of ['--since <when>', '--until <time>', '--by <period>', '--format <format>', '--prometheus-url <url>', '--status-url <url>']) {
     t.true(result.stdout.includes(option), option);
   }
   t.regex(result.stdout, /\(default\s+http:\/\/127\.0\.0\.1:8100\)/);

@@ -136,6 +136,12 @@ test('--since: the window ends at --until; a consumer without requests in it sti
   t.like(JSON.parse(alice.stdout), [{ username: 'alice', requests: 25, '2xx': 25, from: '2026-03-02T00:00:00Z', to: '2026-03-02T12:00:00Z' }]);
   const carol = await t.context.run(['carol', '--since', '3d', '--until', '2026-03-04', '--json']);
   t.like(JSON.parse(carol.stdout), [{ username: 'carol', plan: 'enterprise', limit_day: 2000000, requests: 0 }]);
+  // --since a time: the same window as a duration back from --until.
+  const march = await t.context.run(['--since', '2026-03-01', '--until', '2026-03-04', '--by', 'day', '--json']);
+  const threeDays = await t.context.run(['--since', '3d', '--until', '2026-03-04', '--by', 'day', '--json']);
+  t.is(march.code, 0, march.stderr);
+  t.is(march.stdout, threeDays.stdout);
+  t.is(JSON.parse(march.stdout).length, 8);
   const nothing = await t.context.run(['--since', '1h', '--until', '2026-03-01T05:00:00Z']);
   t.is(nothing.code, 0, nothing.stderr);
   t.regex(nothing.stdout, /\nno requests in this window\n$/);

@@ -36,7 +36,10 @@ export const usageCommand: CommandModule = (parent, cli) =>
       .command('usage')
       .description('requests per consumer (2xx, 4xx, 429, banned…) beside its plan, from Prometheus or the nodes')
       .argument('[username]', 'only this consumer', nonEmpty)
-      .option('--since <duration>', `the window, ending --until: 30m, 24h, 7d, 1d12h… (Prometheus only; default ${DEFAULT_SINCE})`)
+      .option(
+        '--since <when>',
+        `the window's start: a duration back from --until (30m, 24h, 7d, 1d12h) or a time like --until (Prometheus only; default ${DEFAULT_SINCE})`,
+      )
       .option('--until <time>', 'the end of the window: 2030-01-31 (UTC midnight) or an ISO time with Z or an offset (default now)')
       .addOption(new Option('--by <period>', 'one row per consumer per UTC day: the billing export (Prometheus only)').choices(['day']))
       .addOption(new Option('--format <format>', 'output (default table)').choices(FORMATS))
@@ -49,20 +52,23 @@ export const usageCommand: CommandModule = (parent, cli) =>
   ).action(async (username: string | undefined, options: Options) => {
     const output = format(options);
     const source = usageSource(options, cli.env);
-    const windowed = options.since !== undefined || options.until !== undefined || options.by !== undefined;
-    if (source.kind === 'nodes' && windowed) {
-      const given = ['--since', '--until', '--by'].filter((flag) => flag.slice(2) in options && options[flag.slice(2) as 'since'] !== undefined);
+    const given = (['since', 'until', 'by'] as const).filter((name) => options[name] !== undefined).map((name) => `--${name}`);
+    if (source.kind === 'nodes' && given.length > 0) {
       throw new UsageError(
         `${given.join(', ')} need${given.length === 1 ? 's' : ''} Prometheus (--prometheus-url or PROMETHEUS_URL): ` +
           'a node keeps only its totals since it started',
       );
     }
-    const sinceMs = parseDuration(options.since ?? DEFAULT_SINCE);
-    if (sinceMs === null) throw new UsageError(`--since must be a duration such as 30m, 24h, 7d or 1d12h, got ${JSON.stringify(options.since)}`);
     const until = options.until === undefined ? new Date() : parseInstant(options.until);
     if (until === null) {
       throw new UsageError(`--until must be a date (2030-01-31) or an ISO time with Z or an offset, got ${JSON.stringify(options.until)}`);
     }
+    const since = options.since ?? DEFAULT_SINCE;
+    const sinceMs = parseDuration(since) ?? until.getTime() - (parseInstant(since)?.getTime() ?? NaN);
+    if (Number.isNaN(sinceMs)) {
+      throw new UsageError(`--since must be a duration such as 30m, 24h, 7d or 1d12h, or a time like --until, got ${JSON.stringify(options.since)}`);
+    }
+    if (sinceMs <= 0) throw new UsageError(`--since must be before --until (${options.until ?? 'now'})`);
     if (options.by === 'day' && dayCount(sinceMs, until) > MAX_DAYS) throw new UsageError(`--by day covers at most ${MAX_DAYS} days`);
     const report = await usageReport({ source, kong: adminClient(options, cli.env), username, sinceMs, until, byDay: options.by === 'day' });
     for (const note of report.notes) cli.progress(`note: ${note}`);
