@@ -56,6 +56,13 @@ const row = (username: string, plan: string | null, limits: [number, number] | n
 test('json: one object per consumer, counters summed over the nodes, busiest first', async (t) => {
   const result = await t.context.run(['--format', 'json']);
   t.is(result.code, 0, result.stderr);
+  // Keys in the csv's order (JSON.parse below would move "429" first again).
+  t.true(
+    result.stdout.startsWith(
+      '[{"username":"alice","plan":"free","limit_minute":60,"limit_day":1000,"requests":17,"2xx":10,"4xx":2,"429":4,"5xx":1,"other":0,"banned":0,"from":null,"to":"',
+    ),
+    result.stdout,
+  );
   const rows = JSON.parse(result.stdout) as Array<Record<string, unknown>>;
   for (const r of rows) t.regex(r.to as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/);
   t.deepEqual(

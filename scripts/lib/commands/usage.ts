@@ -4,7 +4,7 @@ import { adminClient, withConnectionOptions, type ConnectionOptions } from '../c
 import type { CommandModule } from '../cli/context.ts';
 import { UsageError } from '../cli/errors.ts';
 import { DEFAULT_STATUS_URL } from '../usage/node-scrape.ts';
-import { FORMATS, renderCsv, renderUsageTable, type Format } from '../usage/report.ts';
+import { FORMATS, renderCsv, renderJson, renderUsageTable, type Format } from '../usage/report.ts';
 import { usageReport } from '../usage/run-usage.ts';
 import { usageSource } from '../usage/sources.ts';
 import { dayCount, MAX_DAYS, parseDuration, parseInstant } from '../usage/time-windows.ts';
@@ -72,7 +72,7 @@ export const usageCommand: CommandModule = (parent, cli) =>
     if (options.by === 'day' && dayCount(sinceMs, until) > MAX_DAYS) throw new UsageError(`--by day covers at most ${MAX_DAYS} days`);
     const report = await usageReport({ source, kong: adminClient(options, cli.env), username, sinceMs, until, byDay: options.by === 'day' });
     for (const note of report.notes) cli.progress(`note: ${note}`);
-    if (output === 'json') cli.out(JSON.stringify(report.rows));
+    if (output === 'json') cli.out(renderJson(report.rows, options.by === 'day'));
     else if (output === 'csv') cli.out(renderCsv(report.rows, options.by === 'day'));
     else cli.out(renderUsageTable(report.rows, options.by === 'day', report.heading));
   });

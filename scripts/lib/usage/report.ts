@@ -50,10 +50,21 @@ function csvField(value: string | number | null | undefined): string {
   return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
+const columnsOf = (byDay: boolean) => (byDay ? (['day', ...CSV_COLUMNS] as const) : CSV_COLUMNS);
+
 /** RFC 4180 CSV with a header row (LF line ends); an empty field is a null. */
 export function renderCsv(rows: UsageRow[], byDay: boolean): string {
-  const columns = byDay ? (['day', ...CSV_COLUMNS] as const) : CSV_COLUMNS;
+  const columns = columnsOf(byDay);
   return [columns.join(','), ...rows.map((row) => columns.map((column) => csvField(row[column])).join(','))].join('\n');
+}
+
+/**
+ * A JSON array of the rows, each object's keys in the csv's order: JSON.stringify alone would
+ * put "429", an integer-like key, first.
+ */
+export function renderJson(rows: UsageRow[], byDay: boolean): string {
+  const columns = columnsOf(byDay);
+  return `[${rows.map((row) => `{${columns.map((column) => `${JSON.stringify(column)}:${JSON.stringify(row[column] ?? null)}`).join(',')}}`).join(',')}]`;
 }
 
 const limitsText = (row: UsageRow) =>
