@@ -1,10 +1,11 @@
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import { usageQueries } from '../../scripts/lib/usage/prometheus-usage.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
+import { REPO_ROOT } from '../helpers/process.ts';
 import { startFakeKongAdmin, type FakeKongAdmin } from '../helpers/fake-kong-admin.ts';
 import { backfill, startPrometheus, type RunningPrometheus } from '../helpers/prometheus.ts';
 import { historyOpenMetrics } from './usage-history.ts';
@@ -202,4 +203,21 @@ test('Prometheus down, or refusing a query: one line, exit 1', async (t) => {
   const refused = await runCliInProcess(['usage', '--prometheus-url', url], { KONG_ADMIN_URL: t.context.admin.url });
   t.is(refused.code, 1);
   t.is(refused.stderr, `error: Prometheus at ${url} answered 422: execution: query processing would load too many samples into memory\n`);
+});
+
+test("the README's usage section is this data's real output", async (t) => {
+  const readme = readFileSync(`${REPO_ROOT}README.md`, 'utf8');
+  const start = readme.indexOf('\n## Usage you can see');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const runs = [...section.matchAll(/```sh\n([\s\S]*?)```\n```text\n([\s\S]*?)```/g)];
+  t.is(runs.length, 2);
+  for (const [, commands, output] of runs) {
+    const line = commands!.split('\n').find((l) => l.startsWith('npm run consumers -- '))!;
+    t.regex(commands!, /^export PROMETHEUS_URL=http:\/\/127\.0\.0\.1:9090 |^npm run/);
+    const args = line.replace(/#.*$/, '').trim().split(/\s+/).slice(4);
+    const result = await runCliInProcess(args, { KONG_ADMIN_URL: t.context.admin.url, PROMETHEUS_URL: t.context.prometheus.url });
+    t.is(result.code, 0, result.stderr);
+    t.is(result.stdout.replaceAll(t.context.prometheus.url, 'http://127.0.0.1:9090'), output!, line);
+  }
+  t.true(section.includes(`(stderr: \`note: consumer dave is not in the Admin API (deleted?): its usage is shown without a\nplan\`.)`));
 });
