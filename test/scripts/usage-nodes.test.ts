@@ -129,6 +129,33 @@ test('one consumer: its row, even without requests', async (t) => {
   t.false(t.context.admin.requests.some((r) => r.startsWith('GET /consumers?') && r.includes('carol')));
 });
 
+test('many consumers: plans come from two listings, not two calls per consumer', async (t) => {
+  const admin = await startFakeKongAdmin();
+  const node = await startFakeKongNode();
+  t.teardown(() => Promise.all([admin.close(), node.dispose()]));
+  for (let i = 0; i < 30; i++) {
+    admin.addConsumer(`c${String(i).padStart(2, '0')}`, i % 2 ? undefined : { tags: ['petstore-consumer', 'plan:pro'], plan: { minute: 300, day: 10000 } });
+    node.requests({ consumer: `c${String(i).padStart(2, '0')}`, code: 200, n: i + 1 });
+  }
+  node.requests({ consumer: 'animal-store-anonymous', code: 401, n: 1 });
+  admin.addConsumer('animal-store-anonymous', { tags: ['animal-store'], plan: { minute: 30, day: 500, limit_by: 'ip' } });
+  const result = await runCliInProcess(['usage', '--status-url', node.statusUrl, '--json'], { KONG_ADMIN_URL: admin.url });
+  t.is(result.code, 0, result.stderr);
+  const rows = JSON.parse(result.stdout) as Array<{ username: string; plan: string | null; limit_minute: number | null; requests: number }>;
+  t.is(rows.length, 31);
+  t.like(rows[0], { username: 'c29', plan: 'free', limit_minute: 60, requests: 30 });
+  t.like(rows[1], { username: 'c28', plan: 'pro', limit_minute: 300, requests: 29 });
+  t.like(rows.find((r) => r.username === 'animal-store-anonymous'), { plan: null, limit_minute: 30 });
+  const anonymous = admin.consumers.find((c) => c.username === 'animal-store-anonymous')!;
+  // The one consumer the CLI does not manage is read on its own.
+  t.deepEqual(admin.requests, [
+    'GET /plugins?tags=petstore-consumer&size=1000',
+    'GET /consumers?tags=petstore-consumer&size=1000',
+    'GET /consumers/animal-store-anonymous',
+    `GET /consumers/${anonymous.id}/plugins`,
+  ]);
+});
+
 test('a node that is down is one line and exit 1', async (t) => {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
