@@ -249,7 +249,7 @@ export interface FakeKongNode extends KongMetricsSource {
   scrapes: number;
 }
 
-export const NODE_SHARED_DICTS = ['kong', 'kong_rate_limiting_counters', 'prometheus_metrics', 'animal_store_edge'];
+const NODE_SHARED_DICTS = ['kong', 'kong_rate_limiting_counters', 'prometheus_metrics', 'animal_store_edge'];
 
 /** A fake Kong node on a loopback port: GET /metrics answers Kong's exposition text. */
 export async function startFakeKongNode(nodeId = '6b6fd3a4-1b5c-4d1e-9e7a-3c5f0b8a2d11'): Promise<FakeKongNode> {
