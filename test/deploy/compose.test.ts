@@ -36,7 +36,7 @@ function pluginsOf(config: Record<string, any>): Array<{ name: string; config?: 
 const customPlugins = readdirSync(PLUGINS_DIR).filter((name) => existsSync(join(PLUGINS_DIR, name, 'handler.lua')));
 
 test('the stack has every service the deployment needs, on Kong 3.9 OSS', (t) => {
-  t.deepEqual(Object.keys(services).sort(), ['backend', 'deck-sync', 'kong', 'kong-migrations', 'postgres']);
+  t.deepEqual(Object.keys(services).sort(), ['backend', 'deck-sync', 'grafana', 'kong', 'kong-migrations', 'postgres', 'prometheus']);
   t.is(services.kong!.image, 'kong:3.9');
   t.is(services['kong-migrations']!.image, 'kong:3.9');
   // The version `npm run deck` builds and the decK tests run (scripts/lib/deck-build.ts).

@@ -14,6 +14,8 @@ export interface CliContext {
   /** gateway/plans.yaml, read once on first use. */
   plans(): Catalogue;
   provisioning(options: ConnectionOptions): Provisioning;
+  /** The environment the CLI was given (the only one it reads). */
+  env: NodeJS.ProcessEnv;
 }
 
 function policyFromEnv(env: NodeJS.ProcessEnv): RateLimitPolicy {
@@ -32,6 +34,7 @@ export function createCliContext(io: CliIo): CliContext {
     progress: (text) => io.stderr.write(`${text}\n`),
     plans,
     provisioning: (options) => new Provisioning(adminClient(options, io.env), plans(), policyFromEnv(io.env)),
+    env: io.env,
   };
 }
 

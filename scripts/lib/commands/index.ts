@@ -8,6 +8,7 @@ import { revokeKeyCommand } from './revoke-key.ts';
 import { rotateKeyCommand } from './rotate-key.ts';
 import { setPlanCommand } from './set-plan.ts';
 import { showCommand } from './show.ts';
+import { usageCommand } from './usage.ts';
 
 /** The CLI's commands, in the order `--help` lists them. A new command is a module and a line here. */
 export const COMMANDS: readonly CommandModule[] = [
@@ -20,4 +21,5 @@ export const COMMANDS: readonly CommandModule[] = [
   deleteCommand,
   hashKeysCommand,
   plansCommand,
+  usageCommand,
 ];

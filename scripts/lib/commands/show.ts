@@ -1,21 +1,24 @@
 import { consumerCommand } from '../cli/arguments.ts';
-import { withConnectionOptions, type ConnectionOptions } from '../cli/admin-connection.ts';
+import { adminClient, withConnectionOptions, type ConnectionOptions } from '../cli/admin-connection.ts';
 import type { CommandModule } from '../cli/context.ts';
 import { describeLimits, isoTime } from '../cli/output.ts';
+import { currentWindows, describeWindows } from '../usage/rate-limit-windows.ts';
 
-/** `show`: one consumer's plan, limits and key ids; never a key itself. */
+/** `show`: one consumer's plan, limits, current windows and key ids; never a key itself. */
 export const showCommand: CommandModule = (parent, cli) =>
-  withConnectionOptions(consumerCommand(parent, 'show', 'one consumer: plan, limits, key ids and fingerprints (never a key itself)')).action(
+  withConnectionOptions(consumerCommand(parent, 'show', 'one consumer: plan, limits, current windows, key ids and fingerprints (never a key)')).action(
     async (username: string, options: ConnectionOptions) => {
       const summary = await cli.provisioning(options).show(username);
+      const windows = await currentWindows(adminClient(options, cli.env), summary.id, cli.env);
       if (options.json) {
-        cli.out(JSON.stringify(summary));
+        cli.out(JSON.stringify({ ...summary, windows }));
         return;
       }
       cli.out(`${summary.username} (${summary.id})`);
       cli.out(`  plan     ${summary.plan ?? '-'}`);
       cli.out(`  limits   ${describeLimits(summary.limits)}`);
       cli.out(`  custom   ${summary.customId ?? '-'}`);
+      for (const line of describeWindows(windows)) cli.out(line);
       for (const key of summary.keys) {
         const expiry = key.expiresInSeconds !== null ? `, expires in ${key.expiresInSeconds}s` : '';
         const clear = key.stored === 'plaintext' ? ', stored in clear (run hash-keys)' : '';

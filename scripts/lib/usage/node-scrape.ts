@@ -1,0 +1,56 @@
+import { CountsByConsumer } from './counts.ts';
+import { parseExposition } from './exposition.ts';
+import { displayUrl, getText, ServerError } from './http.ts';
+import { LABELS, SERIES } from './series.ts';
+
+export const DEFAULT_STATUS_URL = 'http://127.0.0.1:8100';
+const TIMEOUT_MS = 10_000;
+/** Kong's /metrics grows with services × routes × codes × consumers; far above any real node's. */
+const MAX_BODY_BYTES = 64 * 2 ** 20;
+
+/** The /metrics address of a Status API given as its base URL (or already as …/metrics). */
+export function metricsUrl(statusUrl: URL): URL {
+  if (statusUrl.pathname.endsWith('/metrics')) return statusUrl;
+  const url = new URL(statusUrl);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/metrics`;
+  return url;
+}
+
+export interface NodeTotals {
+  /** Per consumer username: the node's counters summed, since each node started. */
+  counts: CountsByConsumer;
+  /** Whether any node exposed kong_http_requests_total at all, and with a consumer. */
+  sawRequests: boolean;
+  sawConsumers: boolean;
+}
+
+/**
+ * Scrapes each Kong node's /metrics (Status API) and sums the counters across nodes: the
+ * totals since each node started, which is all a node keeps.
+ */
+export async function scrapeNodes(statusUrls: URL[], onlyConsumer?: string): Promise<NodeTotals> {
+  const bodies = await Promise.all(
+    statusUrls.map(async (statusUrl) => {
+      const url = metricsUrl(statusUrl);
+      const what = `the Kong Status API at ${displayUrl(url)}`;
+      const { status, body } = await getText(url, what, { timeoutMs: TIMEOUT_MS, maxBytes: MAX_BODY_BYTES });
+      if (status !== 200) throw new ServerError(`${what} answered ${status}`);
+      return { body, source: displayUrl(url) };
+    }),
+  );
+  const totals: NodeTotals = { counts: new CountsByConsumer(), sawRequests: false, sawConsumers: false };
+  for (const { body, source } of bodies) {
+    for (const sample of parseExposition(body, source)) {
+      const consumer = sample.labels[LABELS.consumer] ?? '';
+      if (sample.name === SERIES.requests) {
+        totals.sawRequests = true;
+        if (consumer !== '') totals.sawConsumers = true;
+      }
+      // Requests without a consumer (refused before a key was identified) are no one's usage.
+      if (consumer === '' || (onlyConsumer !== undefined && consumer !== onlyConsumer)) continue;
+      if (sample.name === SERIES.requests) totals.counts.addStatus(consumer, sample.labels[LABELS.code] ?? '', sample.value);
+      else if (sample.name === SERIES.bannedRequests) totals.counts.addBanned(consumer, sample.value);
+    }
+  }
+  return totals;
+}

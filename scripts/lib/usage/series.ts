@@ -1,0 +1,22 @@
+/**
+ * The Prometheus series `consumers usage` and the dashboard read: Kong 3.9's prometheus plugin
+ * (kong/plugins/prometheus/exporter.lua) and the edge plugin's own counters beside them. The data
+ * plane must expose exactly these names and labels; deploy/grafana/dashboards/ uses the same ones
+ * and test/deploy/dashboard.test.ts runs every expression of it.
+ */
+export const SERIES = {
+  /** counter {service, route, code, source, workspace, consumer}: consumer = username with per_consumer, else "". */
+  requests: 'kong_http_requests_total',
+  /** counter {consumer}: bans started by the edge plugin. */
+  bans: 'animal_store_edge_bans_total',
+  /**
+   * counter {consumer}: requests refused while banned. Kong counts them too, as code 429 with
+   * consumer "": the ban is checked before key-auth has identified anyone.
+   */
+  bannedRequests: 'animal_store_edge_banned_requests_total',
+  /** counter (no labels): bearer tokens refused for a bad checksum. */
+  checksumFailures: 'animal_store_edge_checksum_failures_total',
+} as const;
+
+/** Kong's labels on kong_http_requests_total that usage reads. */
+export const LABELS = { consumer: 'consumer', code: 'code' } as const;

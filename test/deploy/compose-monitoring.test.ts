@@ -1,0 +1,132 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import test from 'ava';
+import { Ajv } from 'ajv';
+import { parse } from 'yaml';
+import { REPO_ROOT } from '../helpers/process.ts';
+import { PROMTOOL_BIN } from '../helpers/prometheus.ts';
+
+// docker-compose.yml's usage monitoring, checked statically (no Docker engine here): Kong's Status
+// API for Prometheus on compose's network only, Prometheus scraping it with deploy/prometheus/,
+// Grafana provisioned from deploy/grafana/, their health checks and ports. The whole file is
+// validated against the Compose Specification's JSON schema.
+type Service = {
+  image?: string;
+  command?: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+  ports?: string[];
+  expose?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[]; interval?: string; retries?: number };
+};
+const composeText = readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8');
+// `<<: *kong-database` is a YAML merge key, which Compose resolves.
+const compose = parse(composeText, { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const { kong, prometheus, grafana } = compose.services as Record<'kong' | 'prometheus' | 'grafana', Service>;
+const promConfig = parse(readFileSync(join(REPO_ROOT, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
+  scrape_configs: Array<{ job_name: string; metrics_path?: string; dns_sd_configs?: Array<Record<string, unknown>> }>;
+};
+
+/** The Compose Specification schema, kept beside the repository (../shared, or further up from a worktree). */
+function composeSchemaPath(): string {
+  for (let dir = REPO_ROOT; dir !== dirname(dir); dir = dirname(dir)) {
+    const candidate = join(dir, 'shared/compose/compose-spec.schema.json');
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new Error('shared/compose/compose-spec.schema.json not found above the repository');
+}
+
+/** The container path a host path is mounted at, in a `host:container[:ro]` volume. */
+const mountOf = (service: Service, host: string) => service.volumes?.find((v) => v.split(':')[0] === host)?.split(':')[1];
+const flag = (service: Service, name: string) => service.command?.find((arg) => arg.startsWith(`${name}=`))?.slice(name.length + 1);
+
+test('docker-compose.yml is valid against the Compose Specification schema', (t) => {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  // The schema names draft-07 as https://json-schema.org/draft-07/schema, which Ajv (draft-07 by
+  // default) knows under its http://…# id only.
+  const { $schema: _draft, ...schema } = JSON.parse(readFileSync(composeSchemaPath(), 'utf8')) as Record<string, unknown>;
+  const validate = ajv.compile(schema);
+  t.true(validate(compose), ajv.errorsText(validate.errors));
+});
+
+test("Kong's Status API listens for Prometheus on compose's network, and is not published", (t) => {
+  t.is(kong.environment?.KONG_STATUS_LISTEN, '0.0.0.0:8100');
+  t.deepEqual(kong.expose, ['8100']);
+  t.false((kong.ports ?? []).some((port) => port.split(':').includes('8100')), 'never on the host');
+});
+
+test('Prometheus scrapes every kong replica at the Status API port, with the config compose mounts', (t) => {
+  const statusPort = Number(kong.environment!.KONG_STATUS_LISTEN!.split(':').pop());
+  const [job, ...others] = promConfig.scrape_configs;
+  t.is(others.length, 0);
+  t.is(job!.job_name, 'kong');
+  t.is(job!.metrics_path, '/metrics');
+  t.deepEqual(job!.dns_sd_configs, [{ names: ['kong'], type: 'A', port: statusPort, refresh_interval: '30s' }]);
+  t.is(flag(prometheus, '--config.file'), mountOf(prometheus, './deploy/prometheus/prometheus.yml'));
+  t.is(flag(prometheus, '--storage.tsdb.path'), mountOf(prometheus, 'prometheus-data'));
+  t.true('prometheus-data' in compose.volumes);
+});
+
+test('promtool accepts deploy/prometheus/prometheus.yml', async (t) => {
+  const { stdout } = await promisify(execFile)(PROMTOOL_BIN, ['check', 'config', join(REPO_ROOT, 'deploy/prometheus/prometheus.yml')]);
+  t.regex(stdout, /SUCCESS/);
+});
+
+test('Prometheus keeps more than a month: a monthly billing export can run late', (t) => {
+  const retention = /^(\d+)d$/.exec(flag(prometheus, '--storage.tsdb.retention.time') ?? '');
+  t.truthy(retention);
+  t.true(Number(retention![1]) >= 35);
+  // The tests run Prometheus 2.x (Debian's 2.42): the image stays on that line.
+  t.regex(prometheus.image!, /^prom\/prometheus:v2\.\d+\.\d+$/);
+});
+
+test('Grafana is provisioned from the repository: the data source, the dashboards, the home dashboard', (t) => {
+  t.is(mountOf(grafana, './deploy/grafana/provisioning'), '/etc/grafana/provisioning');
+  const provider = parse(readFileSync(join(REPO_ROOT, 'deploy/grafana/provisioning/dashboards/animal-store.yml'), 'utf8')) as {
+    providers: Array<{ type: string; options: { path: string } }>;
+  };
+  const dashboards = mountOf(grafana, './deploy/grafana/dashboards') ?? '(not mounted)';
+  t.is(provider.providers[0]!.type, 'file');
+  t.is(provider.providers[0]!.options.path, dashboards);
+  const home = grafana.environment!.GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH!;
+  t.is(dirname(home), dashboards);
+  t.true(existsSync(join(REPO_ROOT, 'deploy/grafana/dashboards', home.slice(dashboards.length + 1))));
+  const datasource = parse(readFileSync(join(REPO_ROOT, 'deploy/grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as {
+    datasources: Array<{ type: string; url: string; jsonData: { timeInterval: string } }>;
+  };
+  const listen = flag(prometheus, '--web.listen-address')!;
+  t.is(datasource.datasources[0]!.type, 'prometheus');
+  t.is(datasource.datasources[0]!.url, `http://prometheus:${listen.split(':').pop()}`);
+  t.is(datasource.datasources[0]!.jsonData.timeInterval, '15s', "Prometheus's scrape interval, for $__rate_interval");
+  t.is(grafana.depends_on?.prometheus?.condition, 'service_healthy');
+});
+
+test('Prometheus and Grafana have health checks on their own ready endpoints', (t) => {
+  const listen = flag(prometheus, '--web.listen-address')!.split(':').pop();
+  t.deepEqual(prometheus.healthcheck?.test, ['CMD', 'wget', '-q', '-O', '/dev/null', `http://127.0.0.1:${listen}/-/ready`]);
+  t.deepEqual(grafana.healthcheck?.test, ['CMD', 'wget', '-q', '-O', '/dev/null', 'http://127.0.0.1:3000/api/health']);
+  for (const service of [prometheus, grafana]) t.true((service.healthcheck?.retries ?? 0) > 0);
+});
+
+test("the monitoring is published on the host's loopback only", (t) => {
+  t.deepEqual(prometheus.ports, ['127.0.0.1:9090:9090']);
+  t.deepEqual(grafana.ports, ['127.0.0.1:3001:3000']);
+  for (const [name, service] of Object.entries(compose.services)) {
+    for (const port of service.ports ?? []) {
+      if (port !== '8000:8000') t.true(port.startsWith('127.0.0.1:'), `${name}: ${port}`);
+    }
+  }
+});
+
+test('every file the monitoring mounts is in the repository', (t) => {
+  for (const service of [prometheus, grafana]) {
+    for (const volume of service.volumes ?? []) {
+      const source = volume.split(':')[0]!;
+      if (source.startsWith('.')) t.true(existsSync(join(REPO_ROOT, source)), source);
+      else t.true(source in compose.volumes, `named volume ${source}`);
+    }
+  }
+});

@@ -1,0 +1,173 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import anyTest, { type TestFn } from 'ava';
+import { parse } from 'yaml';
+import { loadCatalogue } from '../../scripts/lib/plans.ts';
+import { REPO_ROOT } from '../helpers/process.ts';
+import {
+  startFakeKongNode,
+  startPrometheus,
+  type KongMetricsSource,
+  type PromSample,
+  type RunningPrometheus,
+} from '../helpers/prometheus.ts';
+
+// Every PromQL expression of the Grafana dashboard runs against a real Prometheus that scrapes a
+// Kong node with compose's own scrape job (deploy/prometheus/prometheus.yml, pointed at the node),
+// and must return the series this test produced. The node is a fake serving Kong's exposition
+// text until the data plane serves its own: only the line marked below changes then.
+const DASHBOARD = join(REPO_ROOT, 'deploy/grafana/dashboards/animal-store-usage.json');
+/** What Grafana puts for $__rate_interval: the test's samples all fit in it. */
+const RATE_INTERVAL = '30s';
+
+interface Target {
+  panel: string;
+  refId: string;
+  expr: string;
+}
+
+interface Panel {
+  title: string;
+  type: string;
+  targets?: Array<{ refId: string; expr: string }>;
+  panels?: Panel[];
+  datasource?: { type: string; uid: string };
+  description?: string;
+}
+
+const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: Panel[] };
+
+function* targetsOf(panels: Panel[]): Generator<Target> {
+  for (const panel of panels) {
+    yield* targetsOf(panel.panels ?? []);
+    for (const target of panel.targets ?? []) yield { panel: panel.title, refId: target.refId, expr: target.expr };
+  }
+}
+
+const test = anyTest as TestFn<{ node: KongMetricsSource; prometheus: RunningPrometheus; at: Date }>;
+
+function traffic(node: KongMetricsSource) {
+  node.requests({ consumer: 'alice', code: 200, n: 10, latencyMs: 42 });
+  node.requests({ consumer: 'alice', code: 429, n: 3, latencyMs: 42 });
+  node.requests({ consumer: 'bob', code: 201, n: 5, route: 'animal-store-v1-get-pet', latencyMs: 300 });
+  node.bansStarted('bob', 1);
+  node.bannedRequests('bob', 4);
+  node.requests({ consumer: 'animal-store-anonymous', code: 401, n: 2, latencyMs: 42 });
+  node.checksumFailures(2);
+}
+
+test.before(async (t) => {
+  const node: KongMetricsSource = await startFakeKongNode(); // ← the data plane's node here
+  const config = parse(readFileSync(join(REPO_ROOT, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
+    global: Record<string, string>;
+    scrape_configs: Array<Record<string, unknown>>;
+  };
+  config.global = { scrape_interval: '1s', evaluation_interval: '1s' };
+  for (const job of config.scrape_configs) {
+    delete job.dns_sd_configs;
+    job.static_configs = [{ targets: [node.target] }];
+  }
+  const prometheus = await startPrometheus({ config });
+  // Two rounds of traffic a scrape apart: every counter moves between samples.
+  traffic(node);
+  await prometheus.nextScrape();
+  traffic(node);
+  await prometheus.nextScrape();
+  t.context = { node, prometheus, at: await prometheus.lastSampleTime('kong_http_requests_total') };
+});
+test.after.always(async (t) => {
+  await t.context.prometheus?.dispose();
+  await t.context.node?.dispose();
+});
+
+/**
+ * The label values (`by`) of the series an expression returns, sorted: exactly `series`, or with
+ * `atLeast` any superset (a node's own gauges, whose set is the node's business); `check` holds for each.
+ */
+type Expectation = { by: string[]; series: string[][]; atLeast?: boolean; check?: (sample: PromSample) => boolean };
+const positive = (sample: PromSample) => sample.value > 0;
+const consumers = { by: ['consumer'], series: [['alice'], ['animal-store-anonymous'], ['bob']], check: positive };
+const routes = [['animal-store-v1'], ['animal-store-v1-get-pet']];
+/** p95 falls in the bucket the route's requests were observed in (Kong's buckets: 25, 50… 250, 400…). */
+const p95In = (bounds: Record<string, [number, number]>) => (s: PromSample) => {
+  const [low, high] = bounds[s.metric.route!]!;
+  return s.value > low && s.value <= high;
+};
+
+/** What each expression must return, by panel title and refId. */
+const EXPECTED: Record<string, Expectation | ((node: KongMetricsSource) => Expectation)> = {
+  'Requests per second by consumer A': consumers,
+  '429 (rate-limited) per second by consumer A': { by: ['consumer'], series: [['alice']], check: positive },
+  'Bans by consumer A': { by: ['consumer'], series: [['bob']], check: positive },
+  'Bans by consumer B': { by: ['consumer'], series: [['bob']], check: positive },
+  'Bans by consumer C': { by: [], series: [[]], check: positive },
+  'Top consumers against their plan A': consumers,
+  'Top consumers against their plan B': consumers,
+  'Top consumers against their plan C': { by: ['consumer'], series: [['alice']], check: (s) => s.value >= 3 },
+  'Top consumers against their plan D': { by: ['consumer'], series: [['bob']], check: (s) => s.value >= 4 },
+  'p95 latency by route A': { by: ['route'], series: routes, check: p95In({ 'animal-store-v1': [25, 50], 'animal-store-v1-get-pet': [250, 400] }) },
+  'p95 latency by route B': { by: ['route'], series: routes, check: p95In({ 'animal-store-v1': [25, 50], 'animal-store-v1-get-pet': [250, 400] }) },
+  'p95 latency by route C': { by: ['route'], series: routes, check: (s) => s.value > 0 && s.value <= 1 },
+  'Datastore reachable A': (node) => ({ by: ['instance', 'job'], series: [[node.target, 'kong']], check: (s) => s.value === 1 }),
+  'Datastore reachable B': (node) => ({ by: ['instance', 'job'], series: [[node.target, 'kong']], check: (s) => s.value === 1 }),
+  'Connections A': (node) => ({
+    by: ['instance', 'state'],
+    series: ['active', 'reading', 'waiting', 'writing'].map((state) => [node.target, state]),
+    check: (s) => s.value >= 0,
+  }),
+  'Requests per second, per node A': (node) => ({ by: ['instance'], series: [[node.target]], check: positive }),
+  'Nodes A': (node) => ({
+    by: ['instance'],
+    series: [[node.target]],
+    check: (s) => s.value === 1 && /^[0-9a-f-]{36}$/.test(s.metric.node_id ?? '') && /^3\.9\.\d+$/.test(s.metric.version ?? ''),
+  }),
+  // The dicts usage depends on: the edge plugin's bans and these metrics.
+  'Shared dict memory A': (node) => ({
+    by: ['instance', 'shared_dict'],
+    series: ['animal_store_edge', 'prometheus_metrics'].map((d) => [node.target, d]),
+    atLeast: true,
+    check: positive,
+  }),
+};
+
+test('every expression of the dashboard has an expectation here, and only those', (t) => {
+  const keys = [...targetsOf(dashboard.panels)].map((target) => `${target.panel} ${target.refId}`);
+  t.deepEqual(keys.sort(), Object.keys(EXPECTED).sort());
+  t.is(new Set(keys).size, keys.length, 'panel title + refId name one expression');
+});
+
+for (const target of targetsOf(dashboard.panels)) {
+  test(`runs and returns the series the test produced: ${target.panel} ${target.refId}`, async (t) => {
+    const { prometheus, node, at } = t.context;
+    const expr = target.expr.replaceAll('$__rate_interval', RATE_INTERVAL);
+    t.false(expr.includes('$'), `no other Grafana variable: ${expr}`);
+    const entry = EXPECTED[`${target.panel} ${target.refId}`]!;
+    const expected = typeof entry === 'function' ? entry(node) : entry;
+    const samples = await prometheus.query(expr, at);
+    const series = samples.map((s) => expected.by.map((label) => s.metric[label] ?? '')).sort();
+    const shown = `${expr}\n${JSON.stringify(samples)}`;
+    if (expected.atLeast) for (const one of expected.series) t.true(series.some((s) => s.join() === one.join()), `${one.join()}: ${shown}`);
+    else t.deepEqual(series, expected.series, shown);
+    for (const sample of samples) t.true(expected.check?.(sample) ?? true, `${expr}: ${JSON.stringify(sample)}`);
+  });
+}
+
+test('every panel reads the provisioned data source, by its uid', (t) => {
+  const provisioned = parse(readFileSync(join(REPO_ROOT, 'deploy/grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as {
+    datasources: Array<{ uid: string; type: string }>;
+  };
+  const [source] = provisioned.datasources;
+  const walk = (panels: Panel[]): Panel[] => panels.flatMap((p) => [p, ...walk(p.panels ?? [])]);
+  for (const panel of walk(dashboard.panels).filter((p) => p.type !== 'row')) {
+    t.deepEqual(panel.datasource, { type: source!.type, uid: source!.uid }, panel.title);
+    for (const target of panel.targets ?? []) t.deepEqual((target as { datasource?: unknown }).datasource, panel.datasource, panel.title);
+  }
+});
+
+test("the plan panel quotes gateway/plans.yaml's limits", (t) => {
+  const panel = dashboard.panels.find((p) => p.title === 'Top consumers against their plan')!;
+  const { plans } = loadCatalogue();
+  for (const [name, limits] of Object.entries(plans)) {
+    t.true(panel.description!.includes('custom' in limits ? `${name}: per consumer` : `${name} ${limits.minute}/min, ${limits.day}/day`), name);
+  }
+});
