@@ -33,7 +33,7 @@ const cases: Array<[string, string, RegExp, NodeJS.ProcessEnv?]> = [
   ['a route field it does not implement', base('    routes:\n      - name: r\n        snis: [a.example]\n        paths: [/]\n'), /services\[0\] \(s\)\.routes\[0\] \(r\): snis: not supported/],
   ['a plugin it does not implement', base('    plugins:\n      - name: cors\n'), /plugins\[0\] \(cors\): name: plugin 'cors' is bundled with Kong 3.9 but not implemented/],
   ['an unknown plugin', base('    plugins:\n      - name: telepathy\n'), /plugin 'telepathy' not enabled/],
-  ['a plugin option it cannot honour', base('    plugins:\n      - name: rate-limiting\n        config: { minute: 5, policy: redis, redis: { host: r } }\n'), /\(rate-limiting\): config: not supported by the local gateway: config.policy: 'redis'/],
+  ['a plugin option it cannot honour', base('    plugins:\n      - name: rate-limiting\n        config: { minute: 5, policy: cluster }\n'), /\(rate-limiting\): config: not supported by the local gateway: config.policy: 'cluster'/],
   ['an invalid plugin config', base('    plugins:\n      - name: rate-limiting\n        config: { minute: fast }\n'), /\(rate-limiting\): config.minute: expected a number/],
   // kong/plugins/rate-limiting/schema.lua (3.9.3) validate_periods_order
   ['a plugin check (Kong custom_validator)', base('    plugins:\n      - name: rate-limiting\n        config: { minute: 10, hour: 5 }\n'), /The limit for hour\(5.0\) cannot be lower than the limit for minute\(10.0\)/],

@@ -94,7 +94,8 @@ test('request-termination answers its message as JSON, or a raw body with its co
   t.is(json.headers.get('content-type'), 'application/json; charset=utf-8');
   const html = await f.call('/body', as('k-regular'));
   t.is(html.body, '<p>hi</p>');
-  t.is(html.headers.get('content-type'), 'text/html');
+  // nginx_http_charset = UTF-8 (kong/templates/kong_defaults.lua): nginx's charset filter adds it to text/html.
+  t.is(html.headers.get('content-type'), 'text/html; charset=UTF-8');
 });
 
 test('request-termination with a trigger only fires when the header or query arg is present', async (t) => {
@@ -107,7 +108,7 @@ test('request-termination with a trigger only fires when the header or query arg
   // request-termination has no default message for 403, so it calls kong.response.exit(403) without
   // a body: send() prints nothing and calls ngx.exit(403) (kong/pdk/response.lua, 3.9.3), and nginx
   // answers with its own page, 403 having no error_page in kong/templates/nginx_kong.lua.
-  t.is(stopped.headers.get('content-type'), 'text/html');
+  t.is(stopped.headers.get('content-type'), 'text/html; charset=UTF-8');
   t.regex(String(stopped.body), /<title>403 Forbidden<\/title>/);
   t.is((await f.call('/trigger?x-stop', as('k-regular'))).status, 403);
 });

@@ -101,11 +101,15 @@ test.serial('preserve_host sends the client Host upstream; otherwise the service
   t.is(f.upstream.last()!.headers.host, new URL(f.upstream.url).host);
 });
 
-test.serial('hosts restrict a route', async (t) => {
+// Kong compares hosts as written: the route's `http.host == r#"api.example.com"#` expression
+// (kong/router/transform.lua) against the Host header without its port (kong/router/atc.lua
+// split_host_port), case-sensitively, as Kong documents (Kong/kong#7478).
+test.serial('hosts restrict a route, case-sensitively, whatever the port', async (t) => {
   const { f } = t.context;
   t.is((await f.call('/h')).status, 404);
   t.is(await statusWithHost(`${f.gateway.proxyUrl}/h`, 'api.example.com'), 200);
-  t.is(await statusWithHost(`${f.gateway.proxyUrl}/h`, 'API.example.com:8000'), 200);
+  t.is(await statusWithHost(`${f.gateway.proxyUrl}/h`, 'api.example.com:8000'), 200);
+  t.is(await statusWithHost(`${f.gateway.proxyUrl}/h`, 'API.example.com'), 404);
 });
 
 test.serial('a route for https only answers 426 over http', async (t) => {

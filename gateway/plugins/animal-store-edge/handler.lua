@@ -2,7 +2,7 @@
 --   access        Authorization: Bearer <key> -> the key-auth header; bans.
 --   header_filter X-RateLimit-* from rate-limiting's RateLimit-*; Error-shaped gateway errors.
 --   body_filter   the Error body for responses Kong itself produced.
--- Kong 3.9 PDK only; runs on LuaJIT (production) and Lua 5.4 (the local gateway).
+-- Kong 3.9 PDK only: the same file runs on Kong and on the local data plane (ngx_lua).
 local cjson = require "cjson.safe"
 
 local kong = kong
@@ -110,6 +110,24 @@ function Edge:access(conf)
   kong.service.request.set_header(conf.key_header, token)
 end
 
+--- Counts a 429 in the key's window: ban_window seconds from its first 429. The window is
+--- measured with ngx.now(), so it moves with the clock the plugins see; the dict's TTLs only bound
+--- memory.
+local function count_strike(dict, token, window)
+  local key, since_key = "strikes:" .. token, "since:" .. token
+  local now = ngx.now()
+  local since = dict:get(since_key)
+  if not since or now - since >= window then
+    dict:set(since_key, now, window)
+    local ok, err = dict:set(key, 1, window)
+    if not ok then
+      return nil, err
+    end
+    return 1
+  end
+  return dict:incr(key, 1, 0, window)
+end
+
 --- Counts a 429 against the key; past the threshold the key is banned.
 local function strike(conf, token, limit)
   local dict = ngx.shared[conf.dict_name]
@@ -117,7 +135,7 @@ local function strike(conf, token, limit)
     kong.log.err("lua_shared_dict '", conf.dict_name, "' is not declared; bans are disabled")
     return
   end
-  local strikes, err = dict:incr("strikes:" .. token, 1, 0, conf.ban_window)
+  local strikes, err = count_strike(dict, token, conf.ban_window)
   if not strikes then
     kong.log.err("could not count a 429: ", err)
     return
@@ -126,6 +144,7 @@ local function strike(conf, token, limit)
     local until_s = floor(ngx.now()) + conf.ban_duration
     dict:set(ban_key(token), int(until_s) .. ":" .. int(limit or 0), conf.ban_duration)
     dict:delete("strikes:" .. token)
+    dict:delete("since:" .. token)
     -- Names whose key it is (consumer and credential ids), never the key itself.
     local consumer = kong.client.get_consumer() or {}
     local credential = kong.client.get_credential() or {}

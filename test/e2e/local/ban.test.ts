@@ -33,7 +33,7 @@ test('a key that keeps hitting 429 is banned with its own code, and the ban expi
   const bans = stack.gateway.logs.filter((line) => line.includes('API key banned'));
   t.is(bans.length, 1, bans.join('\n'));
   const expected = `API key banned for 900 s after repeated 429s: consumer ban-mallory (id ${consumer.id}), credential ${credential.id}`;
-  t.true(bans[0]!.endsWith(expected), bans[0]);
+  t.true(bans[0]!.includes(expected), bans[0]);
   t.false(stack.gateway.logs.some((line) => line.includes(key)), 'the key is never logged');
   t.is((await stack.call('/v1/pets', { key: other })).status, 200, 'other keys are not affected');
 

@@ -1,11 +1,16 @@
 import type { FieldSchema } from '../field-schema.ts';
+import { TYPEDEF_CHECKS } from './typedef-checks.ts';
 
 /**
  * Converts the `fields` of a plugin's schema.lua (Kong's schema DSL, already JSON-encoded by the
  * VM) into the gateway's FieldSchema. Anything this reading does not understand is refused by
  * name rather than skipped.
  */
-const SUPPORTED_KEYS = new Set(['type', 'required', 'default', 'one_of', 'between', 'gt', 'len_min', 'match', 'elements', 'fields', 'keys', 'values', 'description', 'referenceable', 'encrypted']);
+const SUPPORTED_KEYS = new Set([
+  'type', 'required', 'default', 'one_of', 'between', 'gt', 'len_min', 'match', 'elements', 'fields', 'keys', 'values',
+  'description', 'referenceable', 'encrypted', 'typedef', 'starts_with', 'match_none', 'uuid',
+]);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TYPES = new Set(['string', 'boolean', 'integer', 'number', 'array', 'set', 'record', 'map']);
 
 type LuaField = Record<string, unknown>;
@@ -23,11 +28,33 @@ function convert(plugin: string, path: string, field: LuaField): FieldSchema {
   if (field.gt !== undefined) schema.gt = field.gt as number;
   if (field.len_min !== undefined) schema.len_min = field.len_min as number;
   if (field.match !== undefined) schema.match = luaPatternToRegExp(plugin, path, field.match as string);
+  const checks = stringChecks(plugin, path, field);
+  if (checks.length > 0) schema.custom = (value) => checks.map((check) => check(value)).find((error) => error !== undefined);
   if (field.elements) schema.elements = convert(plugin, `${path}[]`, field.elements as LuaField);
   if (field.keys) schema.keys = convert(plugin, `${path}{key}`, field.keys as LuaField);
   if (field.values) schema.values = convert(plugin, `${path}{value}`, field.values as LuaField);
   if (field.fields) schema.fields = convertFields(plugin, path, field.fields);
   return schema;
+}
+
+/** starts_with, match_none, uuid and the named typedef check, as string validators. */
+function stringChecks(plugin: string, path: string, field: LuaField): Array<(value: string) => string | undefined> {
+  const checks: Array<(value: string) => string | undefined> = [];
+  if (typeof field.starts_with === 'string') {
+    const prefix = field.starts_with;
+    checks.push((value) => (value.startsWith(prefix) ? undefined : `should start with: ${prefix}`));
+  }
+  for (const rule of (field.match_none as Array<{ pattern: string; err?: string }> | undefined) ?? []) {
+    const pattern = luaPatternToRegExp(plugin, path, rule.pattern);
+    checks.push((value) => (pattern.test(value) ? (rule.err ?? `invalid value: ${value}`) : undefined));
+  }
+  if (field.uuid === true) checks.push((value) => (UUID.test(value) ? undefined : 'expected a valid UUID'));
+  if (field.typedef !== undefined) {
+    const check = TYPEDEF_CHECKS[field.typedef as string];
+    if (!check) throw new Error(`plugin ${plugin}: schema field ${path} uses typedef '${String(field.typedef)}', which the local gateway does not implement`);
+    checks.push(check);
+  }
+  return checks;
 }
 
 function convertFields(plugin: string, path: string, fields: unknown): Array<Record<string, FieldSchema>> {

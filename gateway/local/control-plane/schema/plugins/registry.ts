@@ -48,7 +48,9 @@ export class PluginRegistry {
       } else if (KONG_BUNDLED_PLUGINS.has(name)) {
         throw new PluginDescriptionError(`plugin ${name} is bundled with Kong but the control plane has no schema for it`);
       } else {
-        const converted = fieldsFromLuaSchema(name, (description.schema as { fields?: unknown } | undefined)?.fields);
+        // Kong refuses to load a plugin without one (kong/db/dao/plugins.lua load_plugin_schemas).
+        if (!description.schema) throw new PluginDescriptionError(`plugin ${name}: no configuration schema found (schema.lua)`);
+        const converted = fieldsFromLuaSchema(name, description.schema.fields);
         definitions.set(name, {
           name,
           priority,
