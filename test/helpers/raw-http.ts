@@ -10,7 +10,7 @@ export interface RawResponse {
 
 /**
  * A raw TCP client for what fetch cannot send: malformed requests, pipelining, partial bodies.
- * Responses are parsed as they arrive (Content-Length or chunked).
+ * Responses are parsed as they arrive (Content-Length, chunked, or delimited by the close).
  */
 export class RawConnection {
   readonly socket: Socket;
@@ -68,7 +68,7 @@ export class RawConnection {
   /** The next response, interim (1xx) ones included; throws if the connection closes first. */
   async next(): Promise<Omit<RawResponse, 'interim'>> {
     for (;;) {
-      const parsed = parseResponse(this.buffer);
+      const parsed = parseResponse(this.buffer, this.closedFlag);
       if (parsed) {
         this.buffer = this.buffer.subarray(parsed.consumed);
         return parsed.response;
@@ -93,7 +93,7 @@ export class RawConnection {
   }
 }
 
-function parseResponse(buffer: Buffer): { response: Omit<RawResponse, 'interim'>; consumed: number } | undefined {
+function parseResponse(buffer: Buffer, closed: boolean): { response: Omit<RawResponse, 'interim'>; consumed: number } | undefined {
   const end = buffer.indexOf('\r\n\r\n');
   if (end === -1) return undefined;
   const lines = buffer.subarray(0, end).toString('latin1').split('\r\n');
@@ -118,6 +118,11 @@ function parseResponse(buffer: Buffer): { response: Omit<RawResponse, 'interim'>
       offset = lineEnd + 2 + size + 2;
       if (size === 0) return { response: { status, headers, body: Buffer.concat(parts).toString('utf8') }, consumed: offset };
     }
+  }
+  // Neither length nor chunks (nginx answers a request it could not parse as HTTP/1.0 would):
+  // the body ends with the connection.
+  if (headers['content-length'] === undefined && headers.connection === 'close') {
+    return closed ? { response: { status, headers, body: buffer.subarray(offset).toString('utf8') }, consumed: buffer.length } : undefined;
   }
   const length = Number(headers['content-length'] ?? 0);
   if (buffer.length < offset + length) return undefined;
