@@ -34,10 +34,15 @@ async function sample(path: string, count = 40) {
   const results = await Promise.all(
     Array.from({ length: count }, async () => {
       const res = await httpGet(node!.url(path));
-      return { status: res.status, tag: String(res.headers['x-probe-trace'] ?? '').split(':')[0], worker: String(res.headers['x-probe-worker']) };
+      const tag = String(res.headers['x-probe-trace'] ?? '').split(':')[0];
+      return { status: res.status, tag, worker: String(res.headers['x-probe-worker']) };
     }),
   );
-  return { statuses: new Set(results.map((r) => r.status)), tags: new Set(results.map((r) => r.tag)), workers: new Set(results.map((r) => r.worker)) };
+  return {
+    statuses: new Set(results.map((r) => r.status)),
+    tags: new Set(results.map((r) => r.tag)),
+    workers: new Set(results.map((r) => r.worker)),
+  };
 }
 
 test.before(async () => {

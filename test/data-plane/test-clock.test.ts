@@ -20,7 +20,7 @@ const snapshot: SnapshotInput = {
   routes: [{ service: 'none', paths: ['/clock'] }],
   consumers: [{ username: 'alice' }],
   keyauth_credentials: [{ consumer: 'alice', key: 'short-lived', expires_at: T0 / 1000 + 60.5, id: '11111111-1111-4111-8111-111111111111' }],
-  plugins: [{ name: 'dp-probe', config: { tag: 'clock', report: 'clock', exit_phase: 'access', exit_status: 200, lookup_key: 'short-lived' } as Record<string, unknown> }],
+  plugins: [{ name: 'dp-probe', config: { tag: 'clock', report: 'clock', exit_phase: 'access', exit_status: 200, lookup_key: 'short-lived' } }],
 };
 
 function setClock(target: TestNode, ms: number | string): Promise<number> {
