@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -122,6 +122,7 @@ export async function startDataPlaneNode(options: DataPlaneNodeOptions = {}): Pr
   const settings = withDefaults(rest);
   const nginx = givenNginx ?? findNginx();
   const prefix = givenPrefix ?? mkdtempSync(join(tmpdir(), 'data-plane-'));
+  mkdirSync(prefix, { recursive: true });
   if (snapshot !== undefined) writeFileAtomically(prefixPaths(prefix).snapshot, JSON.stringify(snapshot));
 
   const logs: string[] = [];

@@ -13,7 +13,7 @@ local function new(routes)
   for i, route in ipairs(routes) do
     route.id = route.id or id(i)
     route.strip_path = route.strip_path ~= false
-    list[i] = { route = route, service = { id = "svc" } }
+    list[i] = { route = route, service = { id = "svc", host = "127.0.0.1" } }
   end
   return assert(router.new(list))
 end
