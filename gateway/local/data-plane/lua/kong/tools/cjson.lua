@@ -73,10 +73,13 @@ end
 function _M.encode(value)
   local state = {}
   local json, err = cjson.encode(prepare(value, state))
-  if json and state.marker then
+  if not json then
+    return nil, err
+  end
+  if state.marker then
     json = gsub(json, EMPTY_ARRAY_JSON_PATTERN, "[]")
   end
-  return json, err
+  return json
 end
 
 _M.decode = cjson.decode
