@@ -18,11 +18,9 @@ local header_body_log = phase_checker.new(PHASES.response, PHASES.header_filter,
 
 local MIN_HEADERS, MAX_HEADERS = 1, 1000
 
-local upstream_var = setmetatable({}, { __index = function(self, name)
-  local v = "upstream_http_" .. gsub(lower(name), "-", "_")
-  self[name] = v
-  return v
-end })
+local upstream_var = require("kong.tools.memo")(function(name)
+  return "upstream_http_" .. gsub(lower(name), "-", "_")
+end)
 
 -- ngx.resp.get_headers() lists what the client gets; a header the upstream did not send
 -- (added by Kong or a plugin) reads as nil.
