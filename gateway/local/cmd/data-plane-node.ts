@@ -75,6 +75,13 @@ function urlOf(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+// nginx runs in the foreground as a child: if this process ends without stopping a node (a test
+// runner's timeout, a crash), the node ends with it instead of holding its port.
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGTERM');
+});
+
 interface Spawned {
   child: ChildProcess;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -97,8 +104,10 @@ function spawnNginx(nginx: NginxBinary, prefix: string, onLine: (line: string) =
   };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
+  running.add(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => {
+      running.delete(child);
       if (pending) onLine(pending);
       resolve({ code, signal });
     });
