@@ -131,12 +131,22 @@ function queryOf(url: string): Record<string, string | string[]> {
   return query;
 }
 
+function paramsOf(req: SeenRequest): unknown {
+  if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) return undefined;
+  try {
+    return JSON.parse(req.body) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Kong's mock upstream, the parts the specs use: /status/<code> answers that status;
- * /response-headers answers with the query's pairs as headers, and CORS's
- * Access-Control-Allow-Origin; /json-response sends the query's `body` as application/json;
- * anything else (/request, /get, /anything…) describes the request as JSON: headers, url,
- * uri_args, vars.request_uri, post_data.text.
+ * /response-headers answers with the query's pairs as headers (content-type included), CORS's
+ * Access-Control-Allow-Origin and a Content-Length; /json-response sends the query's `body` as
+ * the query's `type` (application/json by default); anything else (/request, /get, /post…)
+ * describes the request as JSON: headers, url, uri_args, vars.request_uri, post_data (text, and
+ * params for a JSON body).
  */
 export function mockUpstream(req: SeenRequest, res: ServerResponse): void {
   const path = req.url.split('?')[0]!;
@@ -147,7 +157,7 @@ export function mockUpstream(req: SeenRequest, res: ServerResponse): void {
     url: `http://${req.headers.host ?? 'upstream'}${req.url}`,
     uri_args: query,
     vars: { request_uri: req.url },
-    post_data: { text: req.body },
+    post_data: { text: req.body, params: paramsOf(req) },
   };
   if (status) {
     const code = Number(status[1]);
@@ -156,10 +166,12 @@ export function mockUpstream(req: SeenRequest, res: ServerResponse): void {
     return;
   }
   if (path === '/response-headers') {
+    const body = JSON.stringify(query);
     const headers: Record<string, string | string[]> = { 'content-type': 'application/json', 'access-control-allow-origin': '*' };
     for (const [name, value] of Object.entries(query)) headers[name] = value;
+    headers['content-length'] = String(Buffer.byteLength(body));
     res.writeHead(200, headers);
-    res.end(JSON.stringify(query));
+    res.end(body);
     return;
   }
   if (path === '/json-response') {
