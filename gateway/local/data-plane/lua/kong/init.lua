@@ -41,6 +41,8 @@ local poller = require "kong.clustering.poller"
 local error_handlers = require "kong.error_handlers"
 local resty_ctx = require "kong.resty.ctx"
 local ngx_balancer = require "ngx.balancer"
+local tablepool = require "kong.tools.tablepool"
+local get_ctx_table = require("resty.core.ctx").get_ctx_table
 
 local kong = kong
 local ngx = ngx
@@ -74,6 +76,11 @@ local PHASE_LOG = PHASES.log
 local PHASE_ERROR = PHASES.error
 
 local EMPTY = {}
+
+-- ngx.ctx comes from a pool, sized for Kong's ~40 fields (kong/init.lua CTX_NREC), so that a
+-- request does not grow (rehash) a fresh table as the phases fill it; back in the log phase
+local CTX_NS = "ctx"
+local CTX_NREC = 64
 
 -- latencies run on the real clock, whatever the test clock says
 local function get_now_ms()
@@ -326,7 +333,7 @@ function Kong.rewrite()
     return
   end
 
-  local ctx = ngx.ctx
+  local ctx = get_ctx_table(tablepool.fetch(CTX_NS, 0, CTX_NREC))
   refresh()
 
   if not ctx.KONG_PROCESSING_START then
@@ -569,6 +576,8 @@ function Kong.log()
     ctx.plugins_cfgs = nil
     plugins_iterator.release_cfgs(cfgs)
   end
+
+  tablepool.release(CTX_NS, ctx)
 end
 
 function Kong.handle_error()

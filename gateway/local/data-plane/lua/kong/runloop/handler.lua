@@ -33,6 +33,11 @@ local SERVER_HEADER = meta._SERVER_TOKENS
 local OPENRESTY = "openresty"
 -- proxy_http_version 1.1 (the template's)
 local OUTBOUND_VIA = "1.1 " .. SERVER_HEADER
+-- "<client's HTTP version> kong/3.9.3"
+local INBOUND_VIA = {}
+for _, version in ipairs({ 0.9, 1.0, 1.1, 2.0, 3.0 }) do
+  INBOUND_VIA[version] = version .. " " .. SERVER_HEADER
+end
 local HEADERS = constants.HEADERS
 local QUESTION_MARK = byte("?")
 local SLASH = byte("/")
@@ -295,8 +300,7 @@ handler.access = {
     end
 
     local via = get_header("via")
-    local version = http_version()
-    local inbound_via = version and (version .. " " .. SERVER_HEADER) or SERVER_HEADER
+    local inbound_via = INBOUND_VIA[http_version()] or SERVER_HEADER
     var.upstream_via = via and (via .. ", " .. inbound_via) or inbound_via
 
     -- routes that do not buffer proxy from their own locations: the request continues there
