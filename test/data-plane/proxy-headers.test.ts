@@ -1,6 +1,7 @@
 import test from 'ava';
 import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
 import { httpGet } from '../helpers/http-request.ts';
+import { RawConnection } from '../helpers/raw-http.ts';
 import { buildSnapshot, type Snapshot } from '../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 
@@ -141,4 +142,16 @@ test('hop-by-hop request headers named in Connection are not forwarded; TE only 
 test('the Host sent upstream is the service host:port', async (t) => {
   const res = await httpGet(plain.url('/api'), { headers: { host: 'client.test' } });
   t.is(res.json.headers.host, `127.0.0.1:${upstream.port}`);
+});
+
+test('Via for an HTTP/1.0 client: "1 kong/3.9.3", as Kong concatenates http_version() (1.0) in LuaJIT', async (t) => {
+  // an HTTP/1.0 response without Content-Length ends with the connection
+  const connection = await RawConnection.open(plain.proxyUrl);
+  const received: Buffer[] = [];
+  connection.socket.on('data', (chunk: Buffer) => received.push(chunk));
+  await connection.write('GET /api HTTP/1.0\r\nHost: x\r\n\r\n');
+  await connection.waitClosed();
+  const text = Buffer.concat(received).toString('utf8');
+  t.regex(text, /^HTTP\/1\.1 200 /);
+  t.is(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).headers.via, '1 kong/3.9.3');
 });
