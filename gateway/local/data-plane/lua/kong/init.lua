@@ -289,6 +289,7 @@ function Kong.init_worker()
   ctx.KONG_PHASE = PHASES.init_worker
   math.randomseed(ngx.worker.pid() * ngx.now())
 
+  clustering.start_worker()
   install(clustering.empty_runtime())
   refresh()
 
