@@ -90,3 +90,39 @@ test('settings are checked before nginx runs', async (t) => {
   await t.throwsAsync(startDataPlaneNode({ sharedDicts: ['bad dict name 10m'] }), { message: /KONG_NGINX_HTTP_LUA_SHARED_DICT/ });
   await t.throwsAsync(startDataPlaneNode({ trustedIps: ['not-an-ip'] }), { message: /KONG_TRUSTED_IPS/ });
 });
+
+test('buffered proxying: a plugin\'s response handler sees the whole upstream response first (Kong.response)', async (t) => {
+  const upstream = await startUpstream(echoRequest);
+  const node = await startTestNode({
+    plugins: ['dp-probe', 'dp-buffered'],
+    snapshot: {
+      services: [{ name: 'echo', url: upstream.url }],
+      routes: [
+        { name: 'see', service: 'echo', paths: ['/see'] },
+        { name: 'replace', service: 'echo', paths: ['/replace'] },
+      ],
+      plugins: [
+        { name: 'dp-buffered', route: 'see', config: {} },
+        { name: 'dp-buffered', route: 'replace', config: { replace: 'replaced' } },
+        { name: 'dp-probe', route: 'see', config: { tag: 'p' } },
+      ],
+    },
+  });
+  try {
+    const seen = await httpGet(node.url('/see/x'), { method: 'POST', body: 'abc' });
+    t.is(seen.status, 200);
+    t.is(seen.json.url, '/x');
+    t.is(seen.json.body, 'abc', 'the body reaches the upstream through the subrequest');
+    t.is(seen.headers['x-buffered-status'], '200');
+    t.is(seen.headers['x-buffered-length'], String(Buffer.byteLength(seen.body)));
+    t.is(seen.headers['x-buffered-upstream'], 'echo');
+    t.is(seen.headers['x-probe-trace'], 'p:access,p:header_filter', 'other plugins run as usual');
+    t.regex(String(seen.headers['x-kong-upstream-latency']), /^\d+$/);
+    const replaced = await httpGet(node.url('/replace'));
+    t.is(replaced.status, 200);
+    t.is(replaced.body, 'replaced');
+  } finally {
+    await node.dispose();
+    await upstream.close();
+  }
+});
