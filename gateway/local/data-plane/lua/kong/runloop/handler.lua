@@ -132,19 +132,21 @@ function handler.upstream_uri(route, service, matched_path, req_path)
   return upstream_uri_v0(route.strip_path, postfix, req_path, base), prefix
 end
 
---- kong/runloop/handler.lua balancer_prepare (the address kind comes from the router's matcher)
+--- kong/runloop/handler.lua balancer_prepare (the address kind comes from the router's matcher;
+-- a route without a service gets Kong's defaults, and a 503 after the plugins)
 local function balancer_prepare(ctx, service, m)
   local balancer_data = {
-    scheme = service.protocol,
+    scheme = service and service.protocol,
     type = m.host_type,
     ip = m.host_ip,
-    host = service.host,
-    port = service.port,
+    ip_of = service and service.host,
+    host = service and service.host,
+    port = service and service.port,
     try_count = 0,
-    retries = service.retries,
-    connect_timeout = service.connect_timeout,
-    send_timeout = service.write_timeout,
-    read_timeout = service.read_timeout,
+    retries = service and service.retries or 5,
+    connect_timeout = service and service.connect_timeout or 60000,
+    send_timeout = service and service.write_timeout or 60000,
+    read_timeout = service and service.read_timeout or 60000,
     tries = {},
   }
   ctx.balancer_data = balancer_data
@@ -256,10 +258,7 @@ handler.access = {
       end
     end
 
-    if service then
-      local balancer_data = balancer_prepare(ctx, service, m)
-      balancer_data.ip_of = service.host
-    end
+    balancer_prepare(ctx, service, m)
     ctx.service = service
     ctx.route = route
     if captures then
