@@ -26,3 +26,15 @@ files["gateway/local/lua/**/*.lua"] = {
     read_globals = { "math.tointeger" }, -- Lua 5.4's; the PDK checks for it before use
     ignore = { "11./__.*" },
 }
+
+-- The data plane (Lua on nginx + ngx_lua): Kong's own modules, which patch ngx (the test clock)
+-- and set the `kong` global in init.
+files["gateway/local/data-plane/lua/**/*.lua"] = {
+    globals = { "kong", "ngx.now", "ngx.time" },
+}
+
+-- busted specs of the data plane, run inside nginx (test/data-plane/lua-specs.ts)
+files["test/data-plane/lua/**/*_spec.lua"] = {
+    std = "ngx_lua+busted",
+    globals = { "ngx" },
+}

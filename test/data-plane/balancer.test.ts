@@ -1,4 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
@@ -121,5 +127,27 @@ test('a name that does not resolve: 503 "name resolution failed" or 500 with the
   else {
     t.is(res.status, 500);
     t.regex(res.json.message, /^failed the initial dns\/balancer resolve for 'no-such-host.invalid' with: dns (client|server) error/);
+  }
+});
+
+test('an https service: TLS to the upstream with SNI from the upstream Host (proxy_ssl_server_name)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'tls-'));
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1',
+    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+  const server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ sni: (req.socket as TLSSocket).servername, host: req.headers.host, url: req.url }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const tls = await startTestNode({ snapshot: { services: [{ name: 'tls', url: `https://localhost:${port}/base` }], routes: [{ service: 'tls', paths: ['/tls'] }] } });
+  try {
+    const res = await httpGet(tls.url('/tls/x'));
+    t.is(res.status, 200);
+    t.deepEqual(res.json, { sni: 'localhost', host: `localhost:${port}`, url: '/base/x' });
+  } finally {
+    await tls.dispose();
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

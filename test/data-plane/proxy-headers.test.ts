@@ -1,6 +1,11 @@
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import test from 'ava';
 import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
 import { httpGet } from '../helpers/http-request.ts';
+import { pollUntil } from '../helpers/poll.ts';
+import { RawConnection } from '../helpers/raw-http.ts';
 import { buildSnapshot, type Snapshot } from '../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 
@@ -141,4 +146,49 @@ test('hop-by-hop request headers named in Connection are not forwarded; TE only 
 test('the Host sent upstream is the service host:port', async (t) => {
   const res = await httpGet(plain.url('/api'), { headers: { host: 'client.test' } });
   t.is(res.json.headers.host, `127.0.0.1:${upstream.port}`);
+});
+
+test('Via for an HTTP/1.0 client: "1 kong/3.9.3", as Kong concatenates http_version() (1.0) in LuaJIT', async (t) => {
+  // an HTTP/1.0 response without Content-Length ends with the connection
+  const connection = await RawConnection.open(plain.proxyUrl);
+  const received: Buffer[] = [];
+  connection.socket.on('data', (chunk: Buffer) => received.push(chunk));
+  await connection.write('GET /api HTTP/1.0\r\nHost: x\r\n\r\n');
+  await connection.waitClosed();
+  const text = Buffer.concat(received).toString('utf8');
+  t.regex(text, /^HTTP\/1\.1 200 /);
+  t.is(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).headers.via, '1 kong/3.9.3');
+});
+
+test('WebSocket: Upgrade and Connection go upstream as Kong sets them, then bytes flow both ways', async (t) => {
+  const server = createServer((_req, res) => res.end('plain'));
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex) => {
+    socket.write(
+      'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        `X-Seen-Connection: ${req.headers.connection}\r\nX-Seen-Upgrade: ${req.headers.upgrade}\r\n\r\n`,
+    );
+    socket.on('data', (data: Buffer) => socket.write(Buffer.concat([Buffer.from('echo:'), data])));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const ws = await startTestNode({
+    snapshot: { services: [{ name: 'ws', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }], routes: [{ service: 'ws', paths: ['/ws'] }] },
+  });
+  const connection = await RawConnection.open(ws.proxyUrl);
+  try {
+    const received: Buffer[] = [];
+    connection.socket.on('data', (chunk: Buffer) => received.push(chunk));
+    await connection.write('GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n');
+    await pollUntil('the 101', async () => Buffer.concat(received).includes('\r\n\r\n'));
+    const head = Buffer.concat(received).toString();
+    t.regex(head, /^HTTP\/1\.1 101 /);
+    t.regex(head, /X-Seen-Connection: keep-alive, Upgrade\r\n/);
+    t.regex(head, /X-Seen-Upgrade: websocket\r\n/);
+    await connection.write('hello');
+    await pollUntil('the echo', async () => Buffer.concat(received).toString().endsWith('echo:hello'));
+    t.pass();
+  } finally {
+    connection.close();
+    await ws.dispose();
+    server.close();
+  }
 });

@@ -44,9 +44,10 @@ function routes(): SnapshotInput {
       { name: 'tie-a', id: ID(1), service: 'echo', paths: ['/tie'] },
       { name: 'tie-b', id: ID(2), service: 'echo', paths: ['/tie'] },
       { name: 'normalized', service: 'echo', paths: ['/norm/~x'] },
+      { name: 'no-service', service: null, paths: ['/no-service'] },
     ],
     // a probe on some routes says which one served (X-Probe-Trace "<tag>:access,...")
-    plugins: ['regex-low', 'regex-high', 'tie-a', 'tie-b'].map((route) => ({ name: 'dp-probe', route, config: { tag: route } })),
+    plugins: ['regex-low', 'regex-high', 'tie-a', 'tie-b', 'no-service'].map((route) => ({ name: 'dp-probe', route, config: { tag: route } })),
   };
   // the path-handling table: one service and route per row, told apart by Host
   PATH_HANDLING_V0.forEach(([servicePath, routePath, stripPath], i) => {
@@ -175,4 +176,11 @@ test('path handling v0: the upstream path for each service path, route path and 
     }),
   );
   t.deepEqual(failures, []);
+});
+
+test('a route without a service: its plugins run, then 503 "no Service found with those values"', async (t) => {
+  const res = await served('/no-service', { accept: 'application/json' });
+  t.is(res.status, 503);
+  t.is(res.json.message, 'no Service found with those values');
+  t.is(res.headers['x-probe-trace'], 'no-service:access,no-service:header_filter');
 });

@@ -7,6 +7,7 @@ import test from 'ava';
 import { startFixture } from '../helpers/fixture.ts';
 
 const PROBE_PLUGINS = fileURLToPath(new URL('../fixtures/plugins', import.meta.url));
+const PROBES = ['pdk-probe', 'dp-probe', 'dp-probe-auth', 'dp-probe-low'];
 
 // kong/init.lua (3.9.3) Kong.handle_error sets ctx.KONG_UNEXPECTED, and kong/pdk/response.lua
 // get_source answers "error" for it before looking at KONG_EXITED: an upstream that cannot be
@@ -24,7 +25,7 @@ services:
     retries: 0
     routes: [{ name: r, paths: [/], plugins: [{ name: pdk-probe }] }]
 `,
-    { pluginsDir: PROBE_PLUGINS },
+    { pluginsDir: PROBE_PLUGINS, plugins: PROBES },
   );
   t.teardown(async () => {
     await f.dispose();
@@ -58,7 +59,7 @@ services:
         paths: [/204]
         plugins: [{ name: pdk-probe }, { name: request-termination, config: { status_code: 204 } }]
 `,
-    { pluginsDir: PROBE_PLUGINS },
+    { pluginsDir: PROBE_PLUGINS, plugins: PROBES },
   );
   t.teardown(() => f.dispose());
 

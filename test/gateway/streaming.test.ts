@@ -5,11 +5,12 @@ import { startFixture } from '../helpers/fixture.ts';
 import type { EchoUpstream } from '../helpers/gateway.ts';
 import { RawConnection } from '../helpers/raw-http.ts';
 
-// Bodies stream through the gateway: neither side is held whole in memory unless a plugin asks
-// for it (kong.response.get_raw_body). The animal-store edge plugin has a body_filter, so every
-// response passes through body_filter, chunk by chunk, as nginx calls it. Request streaming is a
-// known difference: Kong's proxy location sets `proxy_request_buffering on`
-// (kong/templates/nginx_kong.lua, 3.9.3), so nginx reads the whole body before proxying it.
+// Responses stream through the gateway: nothing is held whole in memory unless a plugin asks for it
+// (kong.response.get_raw_body). The animal-store edge plugin has a body_filter, so every response
+// passes through body_filter, chunk by chunk, as nginx calls it. Request bodies are read whole
+// before they are proxied (`proxy_request_buffering on`, kong/templates/nginx_kong.lua, 3.9.3;
+// nginx keeps what passes client_body_buffer_size in a temporary file), unless the route says
+// request_buffering: false (Kong's unbuffered location).
 
 function deferred<T = void>() {
   let resolve!: (value: T) => void;
@@ -36,15 +37,20 @@ _format_version: "3.0"
 services:
   - name: s
     url: \${UPSTREAM}
-    routes: [{ name: r, paths: [/] }]
+    routes:
+      - { name: r, paths: [/] }
+      - { name: streamed, paths: [/streamed], request_buffering: false }
 plugins:
   - name: animal-store-edge
     config: { key_header: apikey, realm: test, dict_name: animal_store_edge }
 `;
 
-test('a request body reaches the upstream while the client is still sending it', async (t) => {
+/** An upstream that records the requests it sees start, and the bytes of each body. */
+async function recordingUpstream() {
+  const started: string[] = [];
   const firstPart = deferred<string>();
   const upstream = await upstreamServer((req, res) => {
+    started.push(req.url!);
     let received = '';
     req.on('data', (chunk: Buffer) => {
       if (!received) firstPart.resolve(chunk.toString());
@@ -52,6 +58,11 @@ test('a request body reaches the upstream while the client is still sending it',
     });
     req.on('end', () => res.end(JSON.stringify({ received: received.length })));
   });
+  return { upstream, started, firstPart: firstPart.promise };
+}
+
+test('a request body is read whole before the upstream sees the request', async (t) => {
+  const { upstream, started } = await recordingUpstream();
   const f = await startFixture(CONFIG, { upstream });
   t.teardown(async () => {
     await f.dispose();
@@ -60,7 +71,28 @@ test('a request body reaches the upstream while the client is still sending it',
   const connection = await RawConnection.open(f.gateway.proxyUrl);
   t.teardown(() => connection.close());
   await connection.write('POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhello');
-  t.is(await firstPart.promise, 'hello', 'the first half arrived before the second was sent');
+  // A whole request through the same worker after the first half was sent: by its answer the
+  // worker has read "hello", and has not proxied /upload.
+  t.is((await fetch(`${f.gateway.proxyUrl}/other`)).status, 200);
+  t.deepEqual(started, ['/other']);
+  await connection.write('world');
+  const response = await connection.response();
+  t.is(response.status, 200);
+  t.deepEqual(JSON.parse(response.body), { received: 10 });
+  t.deepEqual(started, ['/other', '/upload']);
+});
+
+test('request_buffering: false streams the body to the upstream as it arrives', async (t) => {
+  const { upstream, firstPart } = await recordingUpstream();
+  const f = await startFixture(CONFIG, { upstream });
+  t.teardown(async () => {
+    await f.dispose();
+    await upstream.close();
+  });
+  const connection = await RawConnection.open(f.gateway.proxyUrl);
+  t.teardown(() => connection.close());
+  await connection.write('POST /streamed HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhello');
+  t.is(await firstPart, 'hello', 'the first half arrived before the second was sent');
   await connection.write('world');
   const response = await connection.response();
   t.is(response.status, 200);

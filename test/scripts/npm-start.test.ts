@@ -8,7 +8,8 @@ import test, { type ExecutionContext } from 'ava';
 import { request } from '../helpers/backend.ts';
 import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';
 
-const EPHEMERAL = { BACKEND_PORT: '0', KONG_PROXY_LISTEN: '127.0.0.1:0', KONG_ADMIN_LISTEN: '127.0.0.1:0' };
+// The status listener is off: several stacks run side by side, and its default port is fixed.
+const EPHEMERAL = { BACKEND_PORT: '0', KONG_PROXY_LISTEN: '127.0.0.1:0', KONG_ADMIN_LISTEN: '127.0.0.1:0', KONG_STATUS_LISTEN: 'off' };
 
 function startStack(t: ExecutionContext, env: NodeJS.ProcessEnv = {}): SpawnedProcess {
   const dir = mkdtempSync(join(tmpdir(), 'npm-start-'));
@@ -21,11 +22,12 @@ function startStack(t: ExecutionContext, env: NodeJS.ProcessEnv = {}): SpawnedPr
 }
 
 async function banner(stack: SpawnedProcess) {
-  const [, proxy, gatewayPid] = await stack.waitFor(/proxy\s+(http:\/\/\S+)\/v1\s+\(gateway, pid (\d+)/, 60_000);
-  const [, admin] = await stack.waitFor(/admin API\s+(http:\/\/\S+)\s+\(gateway, pid/);
+  const [, proxy, nginxPid] = await stack.waitFor(/proxy\s+(http:\/\/\S+)\/v1\s+\(data plane: nginx pid (\d+)/, 60_000);
+  const [, admin, gatewayPid] = await stack.waitFor(/admin API\s+(http:\/\/\S+)\s+\(control plane, pid (\d+)/);
   const [, backend, backendPid] = await stack.waitFor(/backend\s+(http:\/\/\S+)\s+\(backend, pid (\d+)/);
   await stack.waitFor(/kill -HUP \d+/);
-  return { proxy: proxy!, admin: admin!, backend: backend!, gatewayPid: Number(gatewayPid), backendPid: Number(backendPid) };
+  const pids = { gatewayPid: Number(gatewayPid), nginxPid: Number(nginxPid), backendPid: Number(backendPid) };
+  return { proxy: proxy!, admin: admin!, backend: backend!, ...pids };
 }
 
 /** Running, i.e. neither gone nor a zombie waiting for whoever adopted it to reap it. */
@@ -45,7 +47,7 @@ function busyPort(t: ExecutionContext): Promise<number> {
 
 test('two processes, a banner whose commands use the addresses in use, and one Ctrl-C stops both', async (t) => {
   const stack = startStack(t);
-  const { proxy, admin, backend, gatewayPid, backendPid } = await banner(stack);
+  const { proxy, admin, backend, gatewayPid, nginxPid, backendPid } = await banner(stack);
   t.not(gatewayPid, stack.child.pid);
   t.not(backendPid, stack.child.pid);
   t.not(gatewayPid, backendPid);
@@ -60,27 +62,41 @@ test('two processes, a banner whose commands use the addresses in use, and one C
   stack.child.kill('SIGINT');
   t.deepEqual(await stack.exited, { code: 0, signal: null });
   t.false(alive(gatewayPid));
+  t.false(alive(nginxPid), 'the data plane stops with the gateway');
   t.false(alive(backendPid));
 });
 
 test('when one process dies the supervisor says so, stops the other and exits 1 (no restart)', async (t) => {
   const stack = startStack(t);
-  const { backendPid, gatewayPid } = await banner(stack);
+  const { backendPid, gatewayPid, nginxPid } = await banner(stack);
   process.kill(backendPid, 'SIGKILL');
   t.is((await stack.exited).code, 1);
   t.regex(stack.output(), new RegExp(`\\[stack\\] backend \\(pid ${backendPid}\\) stopped unexpectedly \\(killed by SIGKILL\\); stopping the rest\n`));
   t.false(alive(gatewayPid));
+  t.false(alive(nginxPid));
+});
+
+test('when nginx dies the gateway says so and the supervisor stops everything', async (t) => {
+  const stack = startStack(t);
+  const { backendPid, gatewayPid, nginxPid } = await banner(stack);
+  process.kill(nginxPid, 'SIGKILL');
+  t.is((await stack.exited).code, 1);
+  t.regex(stack.output(), new RegExp(`the data-plane node \\(nginx, pid ${nginxPid}\\) exited \\(SIGKILL\\)`));
+  t.false(alive(gatewayPid));
+  t.false(alive(backendPid));
 });
 
 test('a supervisor killed with SIGKILL leaves no process behind: each child stops when the IPC channel closes', async (t) => {
   const stack = startStack(t);
-  const { backendPid, gatewayPid } = await banner(stack);
+  const { backendPid, gatewayPid, nginxPid } = await banner(stack);
   stack.child.kill('SIGKILL');
   await stack.exited;
   const deadline = Date.now() + 20_000;
-  while ((alive(backendPid) || alive(gatewayPid)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  const anyAlive = () => alive(backendPid) || alive(gatewayPid) || alive(nginxPid);
+  while (anyAlive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   t.false(alive(backendPid));
   t.false(alive(gatewayPid));
+  t.false(alive(nginxPid));
 });
 
 test('a busy BACKEND_PORT is one line naming the address and the variables', async (t) => {
@@ -92,7 +108,7 @@ test('a busy BACKEND_PORT is one line naming the address and the variables', asy
 
 test('a busy proxy or Admin API port is one line naming the address and the variable; the backend is stopped', async (t) => {
   const port = await busyPort(t);
-  for (const variable of ['KONG_PROXY_LISTEN', 'KONG_ADMIN_LISTEN']) {
+  for (const variable of ['KONG_PROXY_LISTEN', 'KONG_ADMIN_LISTEN', 'KONG_STATUS_LISTEN']) {
     const stack = startStack(t, { [variable]: `127.0.0.1:${port}` });
     t.is((await stack.exited).code, 1);
     t.is(stack.output(), `[gateway] cannot listen on 127.0.0.1:${port} (${variable}): address already in use\n`);

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +77,13 @@ function urlOf(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+// nginx runs in the foreground as a child: if this process ends without stopping a node (a test
+// runner's timeout, a crash), the node ends with it instead of holding its port.
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGTERM');
+});
+
 interface Spawned {
   child: ChildProcess;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -99,8 +106,10 @@ function spawnNginx(nginx: NginxBinary, prefix: string, onLine: (line: string) =
   };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
+  running.add(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => {
+      running.delete(child);
       if (pending) onLine(pending);
       resolve({ code, signal });
     });
@@ -110,6 +119,14 @@ function spawnNginx(nginx: NginxBinary, prefix: string, onLine: (line: string) =
     });
   });
   return { child, exited };
+}
+
+/** The reason nginx gave for not starting: Kong.init's error, else its first emerg/alert/crit line. */
+function startFailure(lines: string[]): string | undefined {
+  const init = lines.find((line) => line.includes('init_by_lua error: '));
+  if (init) return init.slice(init.indexOf('init_by_lua error: ') + 'init_by_lua error: '.length).replace(/^\S+\.lua:\d+: /, '');
+  const fatal = lines.find((line) => /\[(emerg|alert|crit)\]/.test(line));
+  return fatal?.replace(/^.*?\[(emerg|alert|crit)\] \d+#\d+: /, '') ?? lines.at(-1);
 }
 
 const BIND_FAILED = /bind\(\) to .* failed \(98: Address already in use\)/;
@@ -134,6 +151,23 @@ export async function startDataPlaneNode(options: DataPlaneNodeOptions = {}): Pr
     log?.(line);
   };
 
+  try {
+    return await startIn(prefix, settings, nginx, logs, onLine, startTimeoutMs);
+  } catch (error) {
+    // a prefix made for this node goes with it
+    if (givenPrefix === undefined) rmSync(prefix, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function startIn(
+  prefix: string,
+  settings: NodeSettings,
+  nginx: NginxBinary,
+  logs: string[],
+  onLine: (line: string) => void,
+  startTimeoutMs: number,
+): Promise<DataPlaneNode> {
   const proxy = splitListen(settings.proxyListen);
   for (let attempt = 1; ; attempt++) {
     const port = proxy.port === 0 ? await freeLoopbackPort(proxy.host) : proxy.port;
@@ -145,7 +179,10 @@ export async function startDataPlaneNode(options: DataPlaneNodeOptions = {}): Pr
     void spawned.exited.then((result) => (exitedEarly = result));
     const deadline = Date.now() + startTimeoutMs;
     const host = connectHost(proxy.host);
-    while (!exitedEarly && !(await answers(host, port))) {
+    // nginx binds every listener before it starts workers, and retries a busy one for 2.5 s: the
+    // node is up when the proxy answers and the workers have started.
+    const started = () => logs.slice(firstLine).some((line) => line.includes('start worker process'));
+    while (!exitedEarly && !(started() && (await answers(host, port)))) {
       if (Date.now() > deadline) {
         spawned.child.kill('SIGKILL');
         await spawned.exited;
@@ -156,8 +193,7 @@ export async function startDataPlaneNode(options: DataPlaneNodeOptions = {}): Pr
     if (exitedEarly) {
       const output = logs.slice(firstLine);
       if (proxy.port === 0 && attempt < 5 && output.some((line) => BIND_FAILED.test(line))) continue;
-      const emerg = output.find((line) => /\[(emerg|alert|crit)\]/.test(line)) ?? output.at(-1) ?? `exit code ${exitedEarly.code}`;
-      throw new DataPlaneStartError(`the data-plane node did not start: ${emerg.replace(/^.*?\[(emerg|alert|crit)\] \d+#\d+: /, '')}`);
+      throw new DataPlaneStartError(`the data-plane node did not start: ${startFailure(output) ?? `exit code ${exitedEarly.code}`}`);
     }
     return makeNode(spawned, settings, prefix, port, host, logs);
   }

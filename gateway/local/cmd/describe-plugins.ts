@@ -65,7 +65,10 @@ export async function describePlugins(options: {
       const line = output.text.split('\n').find((l) => /describe:|\[emerg\]/.test(l)) ?? output.text.trim();
       throw new DescribePluginsError(`describing plugins failed: ${line}`);
     }
-    return JSON.parse(readFileSync(join(prefix, 'plugins.json'), 'utf8')) as DataPlaneDescription;
+    const described = JSON.parse(readFileSync(join(prefix, 'plugins.json'), 'utf8')) as DataPlaneDescription;
+    // Debian's lua-cjson writes an empty Lua table as {}: no phases is an empty list
+    for (const entry of described.plugins) if (entry.phases && !Array.isArray(entry.phases)) entry.phases = [];
+    return described;
   } finally {
     rmSync(prefix, { recursive: true, force: true });
   }

@@ -16,6 +16,11 @@ export interface GatewayOptions {
   configFile: string;
   /** gateway/plugins: custom Lua plugins, one directory each. */
   pluginsDir: string;
+  /**
+   * The custom plugins to load, as Kong's `plugins = bundled,<name>…` lists them; every plugin
+   * directory in `pluginsDir` when not given.
+   */
+  plugins?: string[];
   /** SQLite file of the control plane's store (':memory:' for none). */
   dataFile: string;
   /** The data-plane node's nginx prefix (created when missing). */
@@ -49,6 +54,16 @@ export class AdminListenRefused extends Error {}
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
+const NGINX_LEVELS: Record<string, 'debug' | 'info' | 'warn' | 'err'> = {
+  debug: 'debug', info: 'info', notice: 'info', warn: 'warn', error: 'err', crit: 'err', alert: 'err', emerg: 'err',
+};
+
+/** An nginx error-log line's level (`2026/11/25 09:19:12 [warn] 20901#20901: …`). */
+export function nginxLevel(line: string): 'debug' | 'info' | 'warn' | 'err' {
+  const level = /^\S+ \S+ \[(\w+)\]/.exec(line)?.[1];
+  return (level !== undefined && NGINX_LEVELS[level]) || 'info';
+}
+
 /** The custom plugins in `pluginsDir`: each directory with a handler.lua (KONG_PLUGINS=bundled,<name>). */
 export function customPlugins(pluginsDir: string): string[] {
   if (!existsSync(pluginsDir)) return [];
@@ -65,13 +80,13 @@ export function customPlugins(pluginsDir: string): string[] {
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const now = options.now ?? Date.now;
-  const log: Logger = options.log ?? ((level, message) => (level === 'debug' ? undefined : console.error(`[gateway] ${level}: ${message}`)));
+  const log: Logger = options.log ?? ((level, message) => (level === 'warn' || level === 'err' ? console.error(`[gateway] ${level}: ${message}`) : undefined));
   const adminHost = options.adminHost ?? '127.0.0.1';
   if (!LOOPBACK.test(adminHost) && !options.allowRemoteAdmin) {
     throw new AdminListenRefused(`refusing to bind the Admin API to ${adminHost}: it has no authentication; set KONG_ADMIN_ALLOW_REMOTE=true to force it`);
   }
   const nginx = findNginx();
-  const custom = customPlugins(options.pluginsDir);
+  const custom = options.plugins ?? customPlugins(options.pluginsDir);
   for (const name of custom) {
     if (KONG_BUNDLED_PLUGINS.has(name)) throw new Error(`custom plugin ${name} has the name of a bundled Kong plugin`);
   }
@@ -114,7 +129,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       clusterControlPlane: controlPlane.clusterAddress,
       // The node starts on the current configuration, before its first poll is answered.
       snapshot: controlPlane.snapshot().json,
-      log: (line) => log('info', `[data plane] ${line}`),
+      log: (line) => log(nginxLevel(line), `[data plane] ${line}`),
     });
   } catch (error) {
     await controlPlane.close();

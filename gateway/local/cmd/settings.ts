@@ -45,6 +45,17 @@ function list(value: string | undefined): string[] | undefined {
 }
 
 /**
+ * Kong's `plugins` setting: `bundled` (the bundled plugins the data plane implements) and custom
+ * plugin names. `off` or a list without `bundled` would leave key-auth out of kong.yml's reach:
+ * refused rather than half-honoured.
+ */
+function customPluginList(value: string): string[] {
+  const names = value.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  if (!names.includes('bundled')) throw new SettingError(`KONG_PLUGINS must include "bundled" (the local gateway always loads them), got ${JSON.stringify(value)}`);
+  return names.filter((name) => name !== 'bundled');
+}
+
+/**
  * The local gateway's settings, named as Kong's (KONG_PROXY_LISTEN, KONG_ADMIN_LISTEN,
  * KONG_STATUS_LISTEN, KONG_NGINX_WORKER_PROCESSES, KONG_TRUSTED_IPS…) so that the same values
  * work for both. Throws SettingError naming the variable.
@@ -61,6 +72,7 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
     pluginsDir: env.GATEWAY_PLUGINS_DIR ?? join(GATEWAY_DIR, 'plugins'),
     dataFile,
     prefix: env.KONG_PREFIX ?? join(dataFile === ':memory:' ? env.DATA_DIR ?? './data' : dirname(dataFile), 'gateway'),
+    ...(env.KONG_PLUGINS !== undefined ? { plugins: customPluginList(env.KONG_PLUGINS) } : {}),
     adminHost: admin.host,
     adminPort: admin.port,
     allowRemoteAdmin: env.KONG_ADMIN_ALLOW_REMOTE === 'true',

@@ -1,5 +1,7 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, createWriteStream, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { isListenError, listenAddress, systemReason } from '../../../backend/src/startup-error.ts';
+import type { Logger } from '../control-plane/control-plane.ts';
 import { DeclarativeConfigError } from '../control-plane/declarative/load-config.ts';
 import { DataPlaneStartError } from './data-plane-node.ts';
 import { AdminListenRefused, startGateway, type RunningGateway } from './gateway.ts';
@@ -43,8 +45,11 @@ function describeStartupError(error: unknown, s: GatewaySettings): string {
   if (error instanceof AdminListenRefused) return `KONG_ADMIN_LISTEN: ${error.message}`;
   if (error instanceof NginxNotFoundError) return error.message;
   if (error instanceof DataPlaneStartError) {
-    const busy = /bind\(\) to (\S+) failed \(98: Address already in use\)/.exec(error.message);
-    if (busy) return `cannot listen on ${busy[1]} (KONG_PROXY_LISTEN or KONG_STATUS_LISTEN): address already in use`;
+    const busy = /bind\(\) to (\S+) failed \(98: Address already in use\)/.exec(error.message)?.[1];
+    if (busy) {
+      const variable = busy === s.node?.statusListen ? 'KONG_STATUS_LISTEN' : 'KONG_PROXY_LISTEN';
+      return `cannot listen on ${busy} (${variable}): address already in use`;
+    }
     return error.message.split('\n')[0]!;
   }
   if (isListenError(error)) return `cannot listen on ${listenAddress(error, s.adminHost!, s.adminPort!)} (KONG_ADMIN_LISTEN): ${systemReason(error)}`;
@@ -56,15 +61,31 @@ function describeStartupError(error: unknown, s: GatewaySettings): string {
   return `refusing to start: ${(error as Error).message.split('\n')[0]}`;
 }
 
+/**
+ * Every line goes to <prefix>/logs/error.log, as Kong's proxy_error_log; once started, warnings
+ * and errors also go to stderr, where the supervisor shows them (a failed start is one line).
+ */
+let started = false;
+function fileLogger(prefix: string): Logger {
+  mkdirSync(join(prefix, 'logs'), { recursive: true });
+  const file = createWriteStream(join(prefix, 'logs', 'error.log'), { flags: 'a' });
+  return (level, message) => {
+    if (level === 'debug') return;
+    file.write(`${level}: ${message}\n`);
+    if (started && (level === 'warn' || level === 'err')) console.error(`[gateway] ${level}: ${message}`);
+  };
+}
+
 let gateway: RunningGateway;
 try {
   if (settings.configFile) accessSync(settings.configFile, constants.R_OK); // a missing file is one line, not a list of one problem
-  gateway = await startGateway({ ...settings, env: process.env });
+  gateway = await startGateway({ ...settings, env: process.env, log: fileLogger(settings.prefix) });
 } catch (error) {
   console.error(`[gateway] ${describeStartupError(error, settings)}`);
   process.exit(1);
 }
 
+started = true;
 const store = gateway.controlPlane.store.snapshot;
 const selectTags = gateway.controlPlane.selectTags;
 const ready: GatewayReady = {

@@ -1,4 +1,5 @@
 import { headerName } from '../field-schema.ts';
+import { hostError } from '../hosts.ts';
 import type { PluginSchema } from './plugin-schema.ts';
 
 export const PERIODS = ['second', 'minute', 'hour', 'day', 'month', 'year'] as const;
@@ -18,7 +19,7 @@ export const rateLimiting: PluginSchema = {
       redis: {
         type: 'record',
         fields: [
-          { host: { type: 'string' } },
+          { host: { type: 'string', custom: hostError } },
           { port: { type: 'integer', default: 6379, between: [0, 65535] } },
           { timeout: { type: 'integer', default: 2000, between: [0, 2147483646] } },
           { username: { type: 'string' } },

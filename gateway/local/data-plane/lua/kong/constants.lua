@@ -48,6 +48,8 @@ return {
   -- kong_snapshot shared dict keys
   SNAPSHOT_JSON_KEY = "snapshot:json",
   SNAPSHOT_HASH_KEY = "snapshot:hash",
+  -- a number bumped with every snapshot published: what each request compares
+  SNAPSHOT_GENERATION_KEY = "snapshot:generation",
   -- kong shared dict keys
   NODE_ID_KEY = "kong:node_id",
   TEST_CLOCK_KEY = "kong:test_clock_ms",

@@ -41,6 +41,8 @@ local poller = require "kong.clustering.poller"
 local error_handlers = require "kong.error_handlers"
 local resty_ctx = require "kong.resty.ctx"
 local ngx_balancer = require "ngx.balancer"
+local tablepool = require "kong.tools.tablepool"
+local get_ctx_table = require("resty.core.ctx").get_ctx_table
 
 local kong = kong
 local ngx = ngx
@@ -74,6 +76,11 @@ local PHASE_LOG = PHASES.log
 local PHASE_ERROR = PHASES.error
 
 local EMPTY = {}
+
+-- ngx.ctx comes from a pool, sized for Kong's ~40 fields (kong/init.lua CTX_NREC), so that a
+-- request does not grow (rehash) a fresh table as the phases fill it; back in the log phase
+local CTX_NS = "ctx"
+local CTX_NREC = 64
 
 -- latencies run on the real clock, whatever the test clock says
 local function get_now_ms()
@@ -220,6 +227,10 @@ local function execute_collecting_plugins(ctx, rt)
     if cfg then
       local plugin = entry.plugin
       local access = plugin.handler.access
+      -- a plugin with a response handler needs the upstream's whole response first
+      if plugin.handler.response and not ctx.buffered_proxying then
+        ctx.buffered_proxying = true
+      end
       if access and not ctx.delayed_response then
         setup_plugin_context(ctx, plugin, cfg)
         local co = co_create(access)
@@ -282,6 +293,7 @@ function Kong.init_worker()
   ctx.KONG_PHASE = PHASES.init_worker
   math.randomseed(ngx.worker.pid() * ngx.now())
 
+  clustering.start_worker()
   install(clustering.empty_runtime())
   refresh()
 
@@ -326,7 +338,7 @@ function Kong.rewrite()
     return
   end
 
-  local ctx = ngx.ctx
+  local ctx = get_ctx_table(tablepool.fetch(CTX_NS, 0, CTX_NREC))
   refresh()
 
   if not ctx.KONG_PROCESSING_START then
@@ -385,6 +397,81 @@ function Kong.access()
 
   -- we intend to proxy, though the balancer may fail
   ctx.KONG_PROXIED = true
+
+  if ctx.buffered_proxying then
+    local upgrade = var.upstream_upgrade or ""
+    if upgrade == "" then
+      return Kong.response()
+    end
+    log(NOTICE, "response buffering was turned off: connection upgrade (", upgrade, ")")
+    ctx.buffered_proxying = nil
+  end
+end
+
+do
+  local HTTP_METHODS = {
+    GET = ngx.HTTP_GET, HEAD = ngx.HTTP_HEAD, PUT = ngx.HTTP_PUT, POST = ngx.HTTP_POST,
+    DELETE = ngx.HTTP_DELETE, OPTIONS = ngx.HTTP_OPTIONS, MKCOL = ngx.HTTP_MKCOL, COPY = ngx.HTTP_COPY,
+    MOVE = ngx.HTTP_MOVE, PROPFIND = ngx.HTTP_PROPFIND, PROPPATCH = ngx.HTTP_PROPPATCH,
+    LOCK = ngx.HTTP_LOCK, UNLOCK = ngx.HTTP_UNLOCK, PATCH = ngx.HTTP_PATCH, TRACE = ngx.HTTP_TRACE,
+  }
+
+  --- kong/init.lua Kong.response: buffered proxying. The upstream's response is fetched whole
+  -- by a subrequest (the balancer runs there, with this ctx), the plugins' response handlers
+  -- see it, then it is sent as any response Kong makes.
+  function Kong.response()
+    local ctx = ngx.ctx
+
+    ngx.req.read_body()
+    local method = HTTP_METHODS[ngx.req.get_method()]
+    local res = ngx.location.capture("/kong_buffered_http", {
+      always_forward_body = true,
+      share_all_vars = true,
+      method = method,
+      ctx = ctx,
+    })
+
+    if res.truncated and method ~= ngx.HTTP_HEAD then
+      ctx.KONG_PHASE = PHASE_ERROR
+      ngx.status = res.status or 502
+      return error_handlers(ctx)
+    end
+
+    ctx.KONG_PHASE = PHASES.response
+
+    local status = res.status
+    local headers = res.header
+    local body = res.body
+    ctx.buffered_status = status
+    ctx.buffered_headers = headers
+    ctx.buffered_body = body
+
+    if not ctx.KONG_RESPONSE_START then
+      ctx.KONG_RESPONSE_START = get_now_ms()
+      if ctx.KONG_BALANCER_START and not ctx.KONG_BALANCER_ENDED_AT then
+        ctx.KONG_BALANCER_ENDED_AT = ctx.KONG_RESPONSE_START
+        ctx.KONG_BALANCER_TIME = ctx.KONG_BALANCER_ENDED_AT - ctx.KONG_BALANCER_START
+      end
+    end
+    if not ctx.KONG_WAITING_TIME then
+      ctx.KONG_WAITING_TIME = ctx.KONG_RESPONSE_START - (ctx.KONG_BALANCER_ENDED_AT or ctx.KONG_ACCESS_ENDED_AT)
+    end
+    if not ctx.KONG_PROXY_LATENCY then
+      ctx.KONG_PROXY_LATENCY = ctx.KONG_RESPONSE_START - ctx.KONG_PROCESSING_START
+    end
+
+    kong.response.set_status(status)
+    kong.response.set_headers(headers)
+
+    execute_collected_plugins("response", ctx)
+
+    ctx.KONG_RESPONSE_ENDED_AT = get_updated_now_ms()
+    ctx.KONG_RESPONSE_TIME = ctx.KONG_RESPONSE_ENDED_AT - ctx.KONG_RESPONSE_START
+
+    ngx.print(body)
+    -- jump over the balancer to header_filter
+    ngx.exit(status)
+  end
 end
 
 function Kong.balancer()
@@ -569,6 +656,8 @@ function Kong.log()
     ctx.plugins_cfgs = nil
     plugins_iterator.release_cfgs(cfgs)
   end
+
+  tablepool.release(CTX_NS, ctx)
 end
 
 function Kong.handle_error()

@@ -17,6 +17,7 @@ local os_remove = os.remove
 
 local JSON_KEY = constants.SNAPSHOT_JSON_KEY
 local HASH_KEY = constants.SNAPSHOT_HASH_KEY
+local GENERATION_KEY = constants.SNAPSHOT_GENERATION_KEY
 
 local dict = ngx.shared.kong_snapshot
 
@@ -34,12 +35,19 @@ local clustering = {}
 
 local loaded_plugins
 local snapshot_path
--- a hash this worker could not build (so that it does not retry on every request)
-local unbuildable_hash
+-- the generation this worker runs, and one it could not build (not retried on every request)
+local running_generation = 0
+local unbuildable_generation
 
 function clustering.configure(prefix, loaded)
   snapshot_path = prefix .. "/snapshot.json"
   loaded_plugins = loaded
+end
+
+--- A new worker runs nothing yet (the master's Lua state, forked, may say otherwise).
+function clustering.start_worker()
+  running_generation = 0
+  unbuildable_generation = nil
 end
 
 --- Decodes, checks and builds; the runtime, or nil and why not.
@@ -102,6 +110,13 @@ function clustering.publish(json, rt, persist)
   if not ok then
     return nil, "could not store the snapshot hash: " .. tostring(err)
   end
+  local generation
+  generation, err = dict:incr(GENERATION_KEY, 1, 0)
+  if not generation then
+    return nil, "could not count the snapshot generation: " .. tostring(err)
+  end
+  -- the publishing worker runs it already (it built it)
+  running_generation = generation
   return true
 end
 
@@ -112,27 +127,22 @@ function clustering.current_hash()
 end
 
 --- Rebuilds this worker's runtime when the node took another snapshot. One shared-dict read
--- when nothing changed.
+-- (a number) when nothing changed.
 function clustering.refresh()
-  local hash = dict:get(HASH_KEY)
-  if hash == nil then
-    return
-  end
-  local current = runtime.current()
-  if current and current.hash == hash then
-    return
-  end
-  if hash == unbuildable_hash then
+  local generation = dict:get(GENERATION_KEY)
+  if generation == nil or generation == running_generation or generation == unbuildable_generation then
     return
   end
 
   local json = dict:get(JSON_KEY)
   local rt, err = clustering.build(json)
   if not rt then
-    unbuildable_hash = hash
-    log(ERR, "could not build the runtime of snapshot ", hash, " published by worker 0: ", err)
+    unbuildable_generation = generation
+    log(ERR, "could not build the runtime of the snapshot published by worker 0 (generation ",
+             generation, "): ", err)
     return
   end
+  running_generation = generation
   runtime.install(rt)
   log(NOTICE, "worker ", ngx.worker.id(), " runs configuration ", rt.hash, " (version ", rt.version, ")")
 end

@@ -6,6 +6,7 @@
 local clustering = require "kong.clustering"
 local dns = require "kong.runloop.dns"
 local hostname_type = require("kong.tools.ip").hostname_type
+local real_now = require("kong.test_clock").real_now
 local sha256 = require "resty.sha256"
 local to_hex = require("resty.string").to_hex
 
@@ -59,6 +60,34 @@ local function body_hash(body)
   return to_hex(h:final())
 end
 
+-- The control plane holds a poll up to `wait` seconds: the status line is awaited in short
+-- reads, so that a worker shutting down (nginx -s quit) does not wait for the answer.
+local WAIT_STEP_MS = 500
+
+local function receive_status_line(sock, timeout_ms)
+  local deadline = real_now() + timeout_ms / 1000
+  local buffer = ""
+  sock:settimeout(WAIT_STEP_MS)
+  while true do
+    local line, err, partial = sock:receive("*l")
+    if line then
+      sock:settimeout(5000)
+      return buffer .. line
+    end
+    if err ~= "timeout" then
+      return nil, err
+    end
+    buffer = buffer .. (partial or "")
+    if ngx.worker.exiting() then
+      return nil, "the worker is exiting"
+    end
+    ngx.update_time()
+    if real_now() > deadline then
+      return nil, "timeout"
+    end
+  end
+end
+
 --- One request/response. Returns status, body or nil, error.
 local function request(address, path, timeout_ms)
   local host, port = endpoint(address)
@@ -67,7 +96,7 @@ local function request(address, path, timeout_ms)
   end
 
   local sock = tcp()
-  sock:settimeouts(5000, 5000, timeout_ms)
+  sock:settimeouts(5000, 5000, 5000)
   local ok, err
   if port then
     ok, err = sock:connect(host, port)
@@ -91,7 +120,7 @@ local function request(address, path, timeout_ms)
   end
 
   local status_line
-  status_line, err = sock:receive("*l")
+  status_line, err = receive_status_line(sock, timeout_ms)
   if not status_line then
     sock:close()
     return nil, "no answer from the control plane: " .. tostring(err)
@@ -209,7 +238,11 @@ local function run(premature, conf)
         log(WARN, "cannot poll the control plane (retrying): ", why)
         unreachable_logged = true
       end
-      sleep(backoff)
+      local wake = real_now() + backoff
+      while real_now() < wake and not ngx.worker.exiting() do
+        sleep(0.1)
+        ngx.update_time()
+      end
       backoff = backoff * 2
       if backoff > MAX_BACKOFF then
         backoff = MAX_BACKOFF

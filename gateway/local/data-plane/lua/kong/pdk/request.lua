@@ -1,5 +1,5 @@
 -- kong.request (kong/pdk/request.lua, 3.9.3): the request as the client sent it.
-local cjson = require("cjson.safe").new()
+local cjson = require "kong.tools.cjson"
 local phase_checker = require "kong.pdk.private.phases"
 local normalize = require("kong.tools.uri").normalize
 local http_get_header = require("kong.tools.http").get_header
@@ -14,6 +14,7 @@ local type = type
 local error = error
 local pairs = pairs
 local tonumber = tonumber
+local setmetatable = setmetatable
 
 local read_body = req.read_body
 local start_time = req.start_time
@@ -311,7 +312,7 @@ return {
         if not body then
           return nil, err, "application/json"
         end
-        local json = cjson.decode(body)
+        local json = cjson.decode_with_array_mt(body)
         if type(json) ~= "table" then
           return nil, "invalid json body", "application/json"
         end
@@ -343,7 +344,7 @@ return {
           named[k] = v
         end
       end
-      return { unnamed = unnamed, named = named }
+      return { unnamed = setmetatable(unnamed, cjson.array_mt), named = named }
     end
 
     return request

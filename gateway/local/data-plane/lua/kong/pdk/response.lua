@@ -1,6 +1,6 @@
 -- kong.response (kong/pdk/response.lua, 3.9.3): the response the client receives, and Kong's
 -- exits (kong.response.exit / error), delayed during the access phase as Kong delays them.
-local cjson = require "cjson.safe"
+local cjson = require "kong.tools.cjson"
 local checks = require "kong.pdk.private.checks"
 local phase_checker = require "kong.pdk.private.phases"
 local constants = require "kong.constants"

@@ -11,6 +11,7 @@ local bit = require "bit"
 local ffi = require "ffi"
 local normalize = require("kong.tools.uri").normalize
 local uuid_v5 = require "kong.router.uuid_v5"
+local hostname_type = require("kong.tools.ip").hostname_type
 
 local bor = bit.bor
 local band = bit.band
@@ -192,6 +193,16 @@ local function new_matcher(route, service, paths, id)
     id = id,
     priority = get_priority(route, paths),
   }
+
+  -- the service's address kind, once (kong/tools/ip.lua hostname_type)
+  if service then
+    m.host_type = hostname_type(service.host)
+    if m.host_type == "ipv6" then
+      m.host_ip = gsub(service.host, "^%[(.*)%]$", "%1")
+    elseif m.host_type == "ipv4" then
+      m.host_ip = service.host
+    end
+  end
 
   if not is_empty(route.methods) then
     m.methods = {}

@@ -6,7 +6,6 @@ local constants = require "kong.constants"
 local router_mod = require "kong.router"
 local uri = require "kong.tools.uri"
 local tools_http = require "kong.tools.http"
-local hostname_type = require("kong.tools.ip").hostname_type
 local dns = require "kong.runloop.dns"
 local resty_ctx = require "kong.resty.ctx"
 
@@ -31,6 +30,14 @@ local get_header = tools_http.get_header
 local request_path = router_mod.request_path
 
 local SERVER_HEADER = meta._SERVER_TOKENS
+local OPENRESTY = "openresty"
+-- proxy_http_version 1.1 (the template's)
+local OUTBOUND_VIA = "1.1 " .. SERVER_HEADER
+-- "<client's HTTP version> kong/3.9.3"
+local INBOUND_VIA = {}
+for _, version in ipairs({ 0.9, 1.0, 1.1, 2.0, 3.0 }) do
+  INBOUND_VIA[version] = version .. " " .. SERVER_HEADER
+end
 local HEADERS = constants.HEADERS
 local QUESTION_MARK = byte("?")
 local SLASH = byte("/")
@@ -125,19 +132,21 @@ function handler.upstream_uri(route, service, matched_path, req_path)
   return upstream_uri_v0(route.strip_path, postfix, req_path, base), prefix
 end
 
---- kong/runloop/handler.lua balancer_prepare
-local function balancer_prepare(ctx, service)
-  local host = service.host
+--- kong/runloop/handler.lua balancer_prepare (the address kind comes from the router's matcher;
+-- a route without a service gets Kong's defaults, and a 503 after the plugins)
+local function balancer_prepare(ctx, service, m)
   local balancer_data = {
-    scheme = service.protocol,
-    type = hostname_type(host),
-    host = host,
-    port = service.port,
+    scheme = service and service.protocol,
+    type = m.host_type,
+    ip = m.host_ip,
+    ip_of = service and service.host,
+    host = service and service.host,
+    port = service and service.port,
     try_count = 0,
-    retries = service.retries,
-    connect_timeout = service.connect_timeout,
-    send_timeout = service.write_timeout,
-    read_timeout = service.read_timeout,
+    retries = service and service.retries or 5,
+    connect_timeout = service and service.connect_timeout or 60000,
+    send_timeout = service and service.write_timeout or 60000,
+    read_timeout = service and service.read_timeout or 60000,
     tries = {},
   }
   ctx.balancer_data = balancer_data
@@ -148,8 +157,12 @@ end
 -- (IP literals as they are, names through DNS). Returns true or nil, message, status.
 local function balancer_execute(balancer_data)
   local host = balancer_data.host
-  if balancer_data.type ~= "name" then
-    balancer_data.ip = balancer_data.type == "ipv6" and gsub(host, "^%[(.*)%]$", "%1") or host
+  local host_type = balancer_data.type
+  if host_type ~= "name" then
+    -- kong.service.set_target may have changed the host since the router's matcher
+    if not balancer_data.ip or balancer_data.ip_of ~= host then
+      balancer_data.ip = host_type == "ipv6" and gsub(host, "^%[(.*)%]$", "%1") or host
+    end
     balancer_data.hostname = host
     return true
   end
@@ -245,10 +258,7 @@ handler.access = {
       end
     end
 
-    if service then
-      local balancer_data = balancer_prepare(ctx, service)
-      balancer_data.scheme = service.protocol
-    end
+    balancer_prepare(ctx, service, m)
     ctx.service = service
     ctx.route = route
     if captures then
@@ -289,8 +299,7 @@ handler.access = {
     end
 
     local via = get_header("via")
-    local version = http_version()
-    local inbound_via = version and (version .. " " .. SERVER_HEADER) or SERVER_HEADER
+    local inbound_via = INBOUND_VIA[http_version()] or SERVER_HEADER
     var.upstream_via = via and (via .. ", " .. inbound_via) or inbound_via
 
     -- routes that do not buffer proxy from their own locations: the request continues there
@@ -419,13 +428,13 @@ handler.header_filter = {
         header[HEADERS.PROXY_LATENCY] = ctx.KONG_PROXY_LATENCY
       end
       if enabled[HEADERS.VIA] then
-        local outbound_via = "1.1 " .. SERVER_HEADER
         local upstream_via = var.upstream_http_via
-        header[HEADERS.VIA] = upstream_via and (upstream_via .. ", " .. outbound_via) or outbound_via
+        header[HEADERS.VIA] = upstream_via and (upstream_via .. ", " .. OUTBOUND_VIA) or OUTBOUND_VIA
       end
-      -- without a Server from the upstream nginx would name itself: Kong names Kong
-      if not header[HEADERS.SERVER] and enabled[HEADERS.SERVER] then
-        header[HEADERS.SERVER] = SERVER_HEADER
+      -- without a Server from the upstream nginx would name itself: Kong names Kong (or, with
+      -- server_tokens off, Kong's nginx names itself "openresty", where Debian's says "nginx")
+      if not header[HEADERS.SERVER] then
+        header[HEADERS.SERVER] = enabled[HEADERS.SERVER] and SERVER_HEADER or OPENRESTY
       end
 
     else
@@ -433,11 +442,9 @@ handler.header_filter = {
         header[HEADERS.RESPONSE_LATENCY] = ctx.KONG_RESPONSE_LATENCY
       end
       if not (enabled[HEADERS.VIA] and header[HEADERS.VIA] == SERVER_HEADER) then
-        if enabled[HEADERS.SERVER] then
-          header[HEADERS.SERVER] = SERVER_HEADER
-        else
-          header[HEADERS.SERVER] = nil
-        end
+        header[HEADERS.SERVER] = enabled[HEADERS.SERVER] and SERVER_HEADER or OPENRESTY
+      elseif not header[HEADERS.SERVER] then
+        header[HEADERS.SERVER] = OPENRESTY
       end
     end
 
@@ -445,12 +452,6 @@ handler.header_filter = {
       local rid = ctx.request_id or var.request_id
       ctx.request_id = rid
       header[HEADERS.REQUEST_ID] = rid
-    end
-
-    -- Where Kong leaves no Server header, Kong's nginx (OpenResty, server_tokens off) names
-    -- itself "openresty"; Debian's would say "nginx".
-    if not header[HEADERS.SERVER] then
-      header[HEADERS.SERVER] = "openresty"
     end
   end,
 }

@@ -13,8 +13,8 @@ local tablepool = require "kong.tools.tablepool"
 local ipairs = ipairs
 local pairs = pairs
 
-local DOWNSTREAM_PHASES = { "header_filter", "body_filter", "log" }
-local GLOBAL_PHASES = { "rewrite", "header_filter", "body_filter", "log" }
+local DOWNSTREAM_PHASES = { "response", "header_filter", "body_filter", "log" }
+local GLOBAL_PHASES = { "rewrite", "response", "header_filter", "body_filter", "log" }
 local HTTP_PROTOCOLS = { http = true, https = true, grpc = true, grpcs = true }
 
 local EMPTY = {}

@@ -96,10 +96,6 @@ function loader.load_all(names)
     if not handler then
       error(err, 0)
     end
-    if type(handler.response) == "function" then
-      error(format("plugin %q implements the response phase (buffered proxying), which the local gateway cannot run", name), 0)
-    end
-
     local schema, schema_err = loader.load_schema(name)
     if schema_err then
       error(format("plugin %q: its schema.lua does not load: %s", name, schema_err), 0)

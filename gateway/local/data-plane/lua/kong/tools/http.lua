@@ -145,11 +145,9 @@ function http.get_error_template(mime_type)
   return nil, "no template found for MIME type " .. (mime_type or "empty")
 end
 
-local dashes_to_underscores = setmetatable({}, { __index = function(self, name)
-  local v = "http_" .. gsub(lower(name), "-", "_")
-  self[name] = v
-  return v
-end })
+local dashes_to_underscores = require("kong.tools.memo")(function(name)
+  return "http_" .. gsub(lower(name), "-", "_")
+end)
 
 --- A request header's first value (kong/tools/http.lua get_header). With ctx, from the headers
 -- table cached in it; otherwise from $http_<name>, falling back to all headers when nginx joined

@@ -87,7 +87,7 @@ return {
 
     function request.enable_buffering()
       check_phase(access_rewrite_balancer)
-      error("kong.service.request.enable_buffering: buffered proxying (the response phase) is not supported by the local gateway", 2)
+      ngx.ctx.buffered_proxying = true
     end
 
     function request.set_scheme(scheme)

@@ -1,6 +1,7 @@
 -- kong.service.response (kong/pdk/service/response.lua, 3.9.3): the response as the upstream
 -- sent it (before plugins changed it).
 local phase_checker = require "kong.pdk.private.phases"
+local cjson = require "kong.tools.cjson"
 
 local ngx = ngx
 local sub = string.sub
@@ -9,6 +10,7 @@ local lower = string.lower
 local type = type
 local error = error
 local tonumber = tonumber
+local pairs = pairs
 local getmetatable = getmetatable
 local setmetatable = setmetatable
 local check_phase = phase_checker.check
@@ -18,11 +20,9 @@ local header_body_log = phase_checker.new(PHASES.response, PHASES.header_filter,
 
 local MIN_HEADERS, MAX_HEADERS = 1, 1000
 
-local upstream_var = setmetatable({}, { __index = function(self, name)
-  local v = "upstream_http_" .. gsub(lower(name), "-", "_")
-  self[name] = v
-  return v
-end })
+local upstream_var = require("kong.tools.memo")(function(name)
+  return "upstream_http_" .. gsub(lower(name), "-", "_")
+end)
 
 -- ngx.resp.get_headers() lists what the client gets; a header the upstream did not send
 -- (added by Kong or a plugin) reads as nil.
@@ -35,6 +35,30 @@ local UPSTREAM_ONLY_MT = {
     return original_index(t, name)
   end,
 }
+
+-- buffered proxying: the subrequest's headers, looked up as ngx.resp.get_headers() would
+local function buffered_view(headers, max_headers)
+  return setmetatable({}, { __index = function(_, name)
+    if type(name) ~= "string" then
+      return nil
+    end
+    local value = headers[name]
+    if value ~= nil then
+      return value
+    end
+    local wanted = gsub(lower(name), "_", "-")
+    local i = 0
+    for n, v in pairs(headers) do
+      i = i + 1
+      if i > max_headers then
+        return nil
+      end
+      if gsub(lower(n), "_", "-") == wanted then
+        return v
+      end
+    end
+  end })
+end
 
 local function upstream_only(headers, err)
   if not original_index then
@@ -58,7 +82,11 @@ return {
 
     function response.get_headers(max_headers)
       check_phase(header_body_log)
+      local buffered = ngx.ctx.buffered_headers
       if max_headers == nil then
+        if buffered then
+          return buffered_view(buffered, 100)
+        end
         return upstream_only(ngx.resp.get_headers())
       end
       if type(max_headers) ~= "number" then
@@ -67,6 +95,9 @@ return {
         error("max_headers must be >= " .. MIN_HEADERS, 2)
       elseif max_headers > MAX_HEADERS then
         error("max_headers must be <= " .. MAX_HEADERS, 2)
+      end
+      if buffered then
+        return buffered_view(buffered, max_headers)
       end
       return upstream_only(ngx.resp.get_headers(max_headers))
     end
@@ -83,9 +114,42 @@ return {
       return value
     end
 
+    local function require_buffering()
+      if not ngx.ctx.buffered_proxying then
+        error("service body is only available with buffered proxying " ..
+              "(see: kong.service.request.enable_buffering function)", 3)
+      end
+    end
+
     function response.get_raw_body()
       check_phase(header_body_log)
-      return ngx.ctx.buffered_body
+      require_buffering()
+      return ngx.ctx.buffered_body or ""
+    end
+
+    function response.get_body(mimetype, max_args)
+      check_phase(header_body_log)
+      require_buffering()
+      local content_type = mimetype or response.get_header("Content-Type")
+      if not content_type then
+        return nil, "missing content type"
+      end
+      local media = lower(content_type)
+      local semicolon = media:find(";", 1, true)
+      if semicolon then
+        media = media:sub(1, semicolon - 1)
+      end
+      local body = ngx.ctx.buffered_body or ""
+      if media:find("application/x-www-form-urlencoded", 1, true) == 1 then
+        return ngx.decode_args(body, max_args or 100), nil, "application/x-www-form-urlencoded"
+      elseif media:find("application/json", 1, true) == 1 then
+        local json = cjson.decode_with_array_mt(body)
+        if type(json) ~= "table" then
+          return nil, "invalid json body", "application/json"
+        end
+        return json, nil, "application/json"
+      end
+      return nil, "unsupported content type '" .. content_type .. "'", media
     end
 
     return response

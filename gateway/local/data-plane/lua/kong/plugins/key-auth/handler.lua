@@ -42,6 +42,9 @@ local ERR_UNEXPECTED        = "An unexpected error occurred"
 local KeyAuthHandler = {
   VERSION = kong_meta.version,
   PRIORITY = 1250,
+  -- Kong's loader sets this from the schema's `consumer = typedefs.no_consumer`; the schema lives
+  -- on the control plane here, which refuses consumer-scoped key-auth instances.
+  no_consumer = true,
 }
 
 

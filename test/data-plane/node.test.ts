@@ -1,0 +1,128 @@
+import { createServer, type AddressInfo } from 'node:net';
+import test from 'ava';
+import { startDataPlaneNode } from '../../gateway/local/cmd/data-plane-node.ts';
+import { startTestNode } from '../helpers/data-plane.ts';
+import { httpGet } from '../helpers/http-request.ts';
+import { buildSnapshot } from '../helpers/snapshot-builder.ts';
+import { echoRequest, startUpstream } from '../helpers/upstream.ts';
+
+// A node as cmd/ runs it (kong start for a data plane): the status API, routes that do not
+// buffer (Kong's @unbuffered locations), reload, and the errors starting can meet.
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+test('the status API: /status/ready once a configuration runs, /status with its hash', async (t) => {
+  const statusPort = await freePort();
+  const empty = await startTestNode({ statusListen: `127.0.0.1:${statusPort}` });
+  try {
+    const ready = await httpGet(`${empty.statusUrl!}/status/ready`);
+    t.is(ready.status, 503);
+    t.is(ready.json.message, 'no configuration available (empty configuration present)');
+  } finally {
+    await empty.dispose();
+  }
+  const snapshot = buildSnapshot({ services: [{ name: 's', url: 'http://127.0.0.1:1' }] });
+  const node = await startTestNode({ statusListen: `127.0.0.1:${statusPort}`, snapshot });
+  try {
+    t.is((await httpGet(`${node.statusUrl!}/status/ready`)).status, 200);
+    const status = await httpGet(`${node.statusUrl!}/status`);
+    t.is(status.json.configuration_hash, snapshot.config_hash);
+    t.is(status.headers.server, 'kong/3.9.3');
+    t.is((await httpGet(`${node.statusUrl!}/metrics`)).status, 404, 'no plugin serves it here');
+  } finally {
+    await node.dispose();
+  }
+});
+
+test('routes without request or response buffering proxy from @unbuffered locations, plugins run once', async (t) => {
+  const upstream = await startUpstream(echoRequest);
+  const node = await startTestNode({
+    plugins: ['dp-probe'],
+    snapshot: {
+      services: [{ name: 'echo', url: upstream.url }],
+      routes: [
+        { name: 'stream', service: 'echo', paths: ['/stream'], request_buffering: false, response_buffering: false },
+        { name: 'req', service: 'echo', paths: ['/req'], request_buffering: false },
+        { name: 'res', service: 'echo', paths: ['/res'], response_buffering: false },
+      ],
+      plugins: [{ name: 'dp-probe', config: { tag: 'p' } }],
+    },
+  });
+  try {
+    for (const path of ['/stream', '/req', '/res']) {
+      const res = await httpGet(node.url(`${path}/x`), { method: 'POST', body: 'payload' });
+      t.is(res.status, 200, path);
+      t.is(res.json.url, '/x');
+      t.is(res.json.body, 'payload');
+      t.is(res.headers['x-probe-trace'], 'p:rewrite,p:access,p:header_filter', `${path}: each phase once`);
+    }
+  } finally {
+    await node.dispose();
+    await upstream.close();
+  }
+});
+
+test('reload (SIGHUP) keeps serving the snapshot', async (t) => {
+  const upstream = await startUpstream(echoRequest);
+  const node = await startTestNode({ snapshot: { services: [{ name: 'echo', url: upstream.url }], routes: [{ service: 'echo', paths: ['/r'] }] } });
+  try {
+    await node.reload();
+    t.is((await httpGet(node.url('/r'))).status, 200);
+  } finally {
+    await node.dispose();
+    await upstream.close();
+  }
+});
+
+test('a plugin that is not installed stops the node from starting, as Kong', async (t) => {
+  await t.throwsAsync(startDataPlaneNode({ plugins: ['no-such-plugin'], workerProcesses: 1 }), {
+    message: /^the data-plane node did not start: no-such-plugin plugin is enabled but not installed/,
+  });
+});
+
+test('settings are checked before nginx runs', async (t) => {
+  await t.throwsAsync(startDataPlaneNode({ sharedDicts: ['bad dict name 10m'] }), { message: /KONG_NGINX_HTTP_LUA_SHARED_DICT/ });
+  await t.throwsAsync(startDataPlaneNode({ trustedIps: ['not-an-ip'] }), { message: /KONG_TRUSTED_IPS/ });
+});
+
+test('buffered proxying: a plugin\'s response handler sees the whole upstream response first (Kong.response)', async (t) => {
+  const upstream = await startUpstream(echoRequest);
+  const node = await startTestNode({
+    plugins: ['dp-probe', 'dp-buffered'],
+    snapshot: {
+      services: [{ name: 'echo', url: upstream.url }],
+      routes: [
+        { name: 'see', service: 'echo', paths: ['/see'] },
+        { name: 'replace', service: 'echo', paths: ['/replace'] },
+      ],
+      plugins: [
+        { name: 'dp-buffered', route: 'see', config: {} },
+        { name: 'dp-buffered', route: 'replace', config: { replace: 'replaced' } },
+        { name: 'dp-probe', route: 'see', config: { tag: 'p' } },
+      ],
+    },
+  });
+  try {
+    const seen = await httpGet(node.url('/see/x'), { method: 'POST', body: 'abc' });
+    t.is(seen.status, 200);
+    t.is(seen.json.url, '/x');
+    t.is(seen.json.body, 'abc', 'the body reaches the upstream through the subrequest');
+    t.is(seen.headers['x-buffered-status'], '200');
+    t.is(seen.headers['x-buffered-length'], String(Buffer.byteLength(seen.body)));
+    t.is(seen.headers['x-buffered-upstream'], 'echo');
+    t.is(seen.headers['x-probe-trace'], 'p:access,p:header_filter', 'other plugins run as usual');
+    t.regex(String(seen.headers['x-kong-upstream-latency']), /^\d+$/);
+    const replaced = await httpGet(node.url('/replace'));
+    t.is(replaced.status, 200);
+    t.is(replaced.body, 'replaced');
+  } finally {
+    await node.dispose();
+    await upstream.close();
+  }
+});
