@@ -30,3 +30,8 @@ files["test/data-plane/lua/**/*_spec.lua"] = {
     std = "ngx_lua+busted",
     globals = { "ngx" },
 }
+
+-- The edge plugin's unit cases run under the luajit command with a PDK stub that plays ngx.
+files["test/lua/*.lua"] = {
+    globals = { "ngx" },
+}
