@@ -4,7 +4,6 @@ import type { LoadResult } from './load.ts';
 
 /**
  * `npm run bench [-- --json] [--quick] [--only backend|gateway] [--profile]`
- * --profile: a CPU profile of the full-chain gateway during one more load run, and its top functions.
  * Runs every scenario side by side in one process and prints a table; with --json the same
  * figures follow as one JSON object on the last line.
  */
@@ -21,7 +20,7 @@ if (!only || only === 'backend') {
   Object.assign(ratios, backend.ratios);
 }
 if (!only || only === 'gateway') {
-  const gateway = await benchGateway({ durationSeconds, profile: args.has('--profile') });
+  const gateway = await benchGateway({ durationSeconds });
   runs.push(...gateway.runs);
   Object.assign(ratios, gateway.ratios);
 }

@@ -1,6 +1,0 @@
-return {
-  name = "bench-noop",
-  fields = {
-    { config = { type = "record", fields = {} } },
-  },
-}
