@@ -18,6 +18,10 @@ test('failures, known failures, skips, todos and uncaught exceptions all count a
   t.is(totals(output), '460 6');
 });
 
+test('a run with failures prints no passed line: the passes are its ✔ lines', (t) => {
+  t.is(totals('  ✔ a › one\n  ✔ a › two\n  ✘ [fail]: a › three\n  ─\n\n  1 test failed\n'), '2 1');
+});
+
 test('colours are ignored', (t) => {
   t.is(totals('  \x1b[32m12 tests passed\x1b[39m\n'), '12 0');
 });
