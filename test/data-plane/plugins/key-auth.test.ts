@@ -3,7 +3,7 @@ import { startTestNode, type TestNode } from '../../helpers/data-plane.ts';
 import { httpGet, type HttpResponse } from '../../helpers/http-request.ts';
 import type { SnapshotInput } from '../../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../../helpers/upstream.ts';
-import { BUNDLED_PLUGINS, mockUpstream, plugin, setClock } from './kit.ts';
+import { BUNDLED_PLUGINS, logged, mockUpstream, plugin, setClock } from './kit.ts';
 
 // Kong 3.9.3's spec/03-plugins/09-key-auth/02-access_spec.lua, transcribed, on a data-plane node
 // (SPEC:<line> below). Not here: key_in_body (the control plane refuses it), gRPC (no gRPC
@@ -168,7 +168,7 @@ test(`key in request body: refused (${SPEC}:349-480 and the key_in_body combinat
   });
   t.is(res.status, 500);
   t.is(res.json.message, 'An unexpected error occurred');
-  t.true(node.logsMatching(/config\.key_in_body is not supported by the local gateway/).length > 0);
+  await logged(node, /config\.key_in_body is not supported by the local gateway/);
 });
 
 // --- key in headers --------------------------------------------------------------------------
