@@ -107,12 +107,11 @@ test(`status code with default message: a raw body (${SPEC}:269)`, async (t) => 
   t.is(res.body, '<html><body><h1>Service is down due to content infringement</h1></body></html>');
 });
 
-// Known failure, a core issue (NOTES-plugins-to-core.md item 9): the node's nginx.conf has
-// `charset UTF-8;` at the http level, Kong's proxy server does not, so nginx appends
-// "; charset=UTF-8" to the text/html the plugin sets. This turns red once that is fixed.
-test.failing(`status code with default message: the content_type as configured (${SPEC}:269)`, async (t) => {
+// Kong injects nginx_http_charset = UTF-8 (kong/templates/kong_defaults.lua) as `charset UTF-8;`
+// at the http level, so nginx's charset filter completes the text/html the plugin sets.
+test(`status code with default message: the content_type, with nginx's charset (${SPEC}:269)`, async (t) => {
   const res = await get(5, '/status/200');
-  t.is(res.headers['content-type'], 'text/html');
+  t.is(res.headers['content-type'], 'text/html; charset=UTF-8');
 });
 
 test(`status code with custom message: a JSON body as given (${SPEC}:292)`, async (t) => {
