@@ -3,6 +3,7 @@
 -- snapshot (kong.clustering) instead of Kong's database or declarative cache; the request path
 -- is Kong's: ngx.ctx fields, plugin iteration, delayed exits, error pages, latencies.
 assert(package.loaded["resty.core"], "lua-resty-core must be loaded")
+require("kong.globalpatches").install()
 
 -- The node's settings come first: the test clock must patch ngx.now/ngx.time before any
 -- plugin module captures them.
