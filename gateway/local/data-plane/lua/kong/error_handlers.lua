@@ -2,6 +2,7 @@
 -- (error_page ... /kong_error_handler): the status's message in the template the Accept
 -- header (else Content-Type) asks for; nginx's 494 (header too large) goes out as 400.
 local tools_http = require "kong.tools.http"
+local request_id = require("kong.tools.request_id").get
 
 local find = string.find
 local format = string.format
@@ -52,8 +53,7 @@ return function(ctx)
     message = { message = message }
   else
     local mime_type = tools_http.get_response_type(accept)
-    local rid = ctx.request_id or ngx.var.request_id or ""
-    ctx.request_id = rid
+    local rid = request_id(ctx)
     message = format(tools_http.get_error_template(mime_type), message, rid)
     headers = { ["Content-Type"] = mime_type }
   end

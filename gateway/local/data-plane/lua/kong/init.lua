@@ -43,6 +43,7 @@ local error_handlers = require "kong.error_handlers"
 local resty_ctx = require "kong.resty.ctx"
 local ngx_balancer = require "ngx.balancer"
 local tablepool = require "kong.tools.tablepool"
+local request_id = require("kong.tools.request_id").get
 local get_ctx_table = require("resty.core.ctx").get_ctx_table
 
 local kong = kong
@@ -98,6 +99,10 @@ local function get_start_time_ms()
 end
 
 local loaded_plugins = EMPTY
+
+-- without trusted_ips no client's X-Forwarded-* headers are passed on: the router need not read
+-- the client's address to ask kong.ip.is_trusted
+local trusts_anyone = #(config.trusted_ips or EMPTY) > 0
 
 -- kong/init.lua setup_plugin_context / reset_plugin_context: kong.log and kong.ctx.plugin
 -- follow the running plugin
@@ -203,6 +208,45 @@ end
 -- this route (and the consumer authenticated so far) is collected; access handlers run in a
 -- coroutine so that kong.response.exit can stop one without stopping the others' collection;
 -- after an exit the rest are collected but not run. A failing handler is a 500.
+--
+-- Kong creates a coroutine per handler; here one coroutine runs the handlers in turn, and only
+-- a handler that does not return (it yielded: kong.response.exit, or it failed) costs another:
+-- the collection goes on from the next plugin (ctx.plugins_access_next) outside it, or, after a
+-- plain yield, in a new one. Each handler still runs in a coroutine and is abandoned where it
+-- yields, as in Kong.
+local ACCESS_DONE = {}
+
+local function collect(ctx, entry, cfgs, i)
+  local cfg = config_for(entry, ctx.authenticated_consumer)
+  if cfgs then
+    cfgs[i] = cfg
+  end
+  -- a plugin with a response handler needs the upstream's whole response first
+  if cfg and entry.plugin.handler.response and not ctx.buffered_proxying then
+    ctx.buffered_proxying = true
+  end
+  return cfg
+end
+
+local function run_access_handlers(ctx, plan, cfgs, first)
+  local entries = plan.entries
+  for i = first, plan.n do
+    ctx.plugins_access_next = i + 1
+    local entry = entries[i]
+    local cfg = collect(ctx, entry, cfgs, i)
+    if cfg then
+      local plugin = entry.plugin
+      local access = plugin.handler.access
+      if access and not ctx.delayed_response then
+        setup_plugin_context(ctx, plugin, cfg)
+        access(plugin.handler, cfg)
+        reset_plugin_context(ctx)
+      end
+    end
+  end
+  return ACCESS_DONE
+end
+
 local function execute_collecting_plugins(ctx, rt)
   local plan = rt.plugins:plan(ctx.route, ctx.service)
   ctx.plugins = plan
@@ -219,35 +263,30 @@ local function execute_collecting_plugins(ctx, rt)
 
   ctx.delay_response = true
   local entries = plan.entries
-  for i = 1, n do
-    local entry = entries[i]
-    local cfg = config_for(entry, ctx.authenticated_consumer)
-    if cfgs then
-      cfgs[i] = cfg
-    end
-    if cfg then
-      local plugin = entry.plugin
-      local access = plugin.handler.access
-      -- a plugin with a response handler needs the upstream's whole response first
-      if plugin.handler.response and not ctx.buffered_proxying then
-        ctx.buffered_proxying = true
+  local i = 1
+  while i <= n do
+    if ctx.delayed_response then
+      collect(ctx, entries[i], cfgs, i)
+      i = i + 1
+    else
+      local co = co_create(run_access_handlers)
+      local ok, res = co_resume(co, ctx, plan, cfgs, i)
+      if ok and res == ACCESS_DONE then
+        break
       end
-      if access and not ctx.delayed_response then
-        setup_plugin_context(ctx, plugin, cfg)
-        local co = co_create(access)
-        local ok, err = co_resume(co, plugin.handler, cfg)
-        if not ok then
-          kong.log.err(err)
-          ctx.delayed_response = {
-            status_code = 500,
-            content = { message = "An unexpected error occurred" },
-          }
-          ctx.KONG_UNEXPECTED = true
-        end
-        reset_plugin_context(ctx)
+      if not ok then
+        kong.log.err(res)
+        ctx.delayed_response = {
+          status_code = 500,
+          content = { message = "An unexpected error occurred" },
+        }
+        ctx.KONG_UNEXPECTED = true
       end
+      reset_plugin_context(ctx)
+      i = ctx.plugins_access_next
     end
   end
+  ctx.plugins_access_next = nil
   ctx.delay_response = nil
 end
 
@@ -328,17 +367,19 @@ function Kong.init_worker()
   end
 end
 
-function Kong.rewrite()
-  if var.kong_proxy_mode == "unbuffered" then
-    -- after the internal redirect to an @unbuffered location: the phases already ran
-    resty_ctx.apply_ref()
-    local ctx = ngx.ctx
-    resty_ctx.stash_ref()
-    ctx.KONG_REWRITE_ENDED_AT = get_now_ms()
-    ctx.KONG_REWRITE_TIME = ctx.KONG_REWRITE_ENDED_AT - ctx.KONG_REWRITE_START
-    return
-  end
+--- The rewrite phase of the @unbuffered* locations, after access's internal redirect there:
+-- the request's ctx comes back and the phases already ran (Kong.rewrite with
+-- $kong_proxy_mode "unbuffered").
+function Kong.rewrite_unbuffered()
+  resty_ctx.apply_ref()
+  local ctx = ngx.ctx
+  resty_ctx.stash_ref()
+  ctx.unbuffered_location = true
+  ctx.KONG_REWRITE_ENDED_AT = get_now_ms()
+  ctx.KONG_REWRITE_TIME = ctx.KONG_REWRITE_ENDED_AT - ctx.KONG_REWRITE_START
+end
 
+function Kong.rewrite()
   local ctx = get_ctx_table(tablepool.fetch(CTX_NS, 0, CTX_NREC))
   refresh()
 
@@ -370,7 +411,7 @@ function Kong.access()
   ctx.KONG_PHASE = PHASE_ACCESS
 
   local rt = clustering.current()
-  runloop.access.before(ctx, rt, kong.ip.is_trusted)
+  runloop.access.before(ctx, rt, kong.ip.is_trusted, trusts_anyone)
 
   execute_collecting_plugins(ctx, rt)
 
@@ -665,6 +706,10 @@ function Kong.handle_error()
   resty_ctx.apply_ref()
 
   local ctx = ngx.ctx
+  if not ctx.request_id then
+    -- nginx answered before the rewrite phase
+    var.kong_request_id = request_id(ctx)
+  end
   ctx.KONG_PHASE = PHASE_ERROR
   ctx.KONG_UNEXPECTED = true
 

@@ -3,6 +3,7 @@
 local errlog = require "ngx.errlog"
 local phase_checker = require "kong.pdk.private.phases"
 local constants = require "kong.constants"
+local request_id = require("kong.tools.request_id").get
 
 local ngx = ngx
 local raw_log = errlog.raw_log
@@ -159,7 +160,7 @@ do
 
     local root = {
       request = {
-        id = var.request_id,
+        id = request_id(ctx),
         uri = request_uri,
         url = var.scheme .. "://" .. var.host .. ":" .. host_port .. request_uri,
         querystring = q and ngx.req.get_uri_args() or {},

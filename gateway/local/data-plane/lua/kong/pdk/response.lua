@@ -5,6 +5,7 @@ local checks = require "kong.pdk.private.checks"
 local phase_checker = require "kong.pdk.private.phases"
 local constants = require "kong.constants"
 local tools_http = require "kong.tools.http"
+local request_id = require("kong.tools.request_id").get
 local add_resp_header = require("ngx.resp").add_header
 
 local ngx = ngx
@@ -480,7 +481,7 @@ return {
 
       local body
       if content_type ~= CONTENT_TYPE_GRPC then
-        local rid = ngx.ctx.request_id or ngx.var.request_id or ""
+        local rid = request_id(ngx.ctx)
         local template = tools_http.get_error_template(content_type)
         if template then
           body = format(template, message or http_error_message(status), rid)

@@ -5,15 +5,16 @@ local meta = require "kong.meta"
 local constants = require "kong.constants"
 local router_mod = require "kong.router"
 local uri = require "kong.tools.uri"
-local tools_http = require "kong.tools.http"
 local dns = require "kong.runloop.dns"
 local resty_ctx = require "kong.resty.ctx"
+local request_id = require("kong.tools.request_id").get
 
 local ngx = ngx
 local var = ngx.var
 local header = ngx.header
 local exec = ngx.exec
 local type = type
+local rawget = rawget
 local tonumber = tonumber
 local tostring = tostring
 local byte = string.byte
@@ -26,17 +27,33 @@ local http_version = ngx.req.http_version
 local clear_header = ngx.req.clear_header
 local get_headers = ngx.req.get_headers
 local escape = uri.escape
-local get_header = tools_http.get_header
 local request_path = router_mod.request_path
 
 local SERVER_HEADER = meta._SERVER_TOKENS
 local OPENRESTY = "openresty"
 -- proxy_http_version 1.1 (the template's)
 local OUTBOUND_VIA = "1.1 " .. SERVER_HEADER
--- "<client's HTTP version> kong/3.9.3"
-local INBOUND_VIA = {}
-for _, version in ipairs({ 0.9, 1.0, 1.1, 2.0, 3.0 }) do
-  INBOUND_VIA[version] = version .. " " .. SERVER_HEADER
+-- "<client's HTTP version> kong/3.9.3" (1.0 prints as "1" in LuaJIT)
+local INBOUND_VIA_11 = 1.1 .. " " .. SERVER_HEADER
+local INBOUND_VIA_10 = 1.0 .. " " .. SERVER_HEADER
+local INBOUND_VIA_09 = 0.9 .. " " .. SERVER_HEADER
+local INBOUND_VIA_20 = 2.0 .. " " .. SERVER_HEADER
+local INBOUND_VIA_30 = 3.0 .. " " .. SERVER_HEADER
+
+-- without a table indexed by floats, which LuaJIT does not compile ("mixed sparse/dense table")
+local function inbound_via(version)
+  if version == 1.1 then
+    return INBOUND_VIA_11
+  elseif version == 1.0 then
+    return INBOUND_VIA_10
+  elseif version == 2.0 then
+    return INBOUND_VIA_20
+  elseif version == 0.9 then
+    return INBOUND_VIA_09
+  elseif version == 3.0 then
+    return INBOUND_VIA_30
+  end
+  return SERVER_HEADER
 end
 local HEADERS = constants.HEADERS
 local QUESTION_MARK = byte("?")
@@ -195,18 +212,42 @@ end
 handler.rewrite = {
   before = function(ctx)
     ctx.host_port = tonumber(var.server_port, 10)
+    -- $kong_request_id, as lua-kong-nginx-module has it for nginx and for ngx.var readers
+    var.kong_request_id = request_id(ctx)
   end,
 }
 
+--- kong/tools/http.lua get_header(name, ctx): a request header's first value from
+-- ngx.req.get_headers(), read once per request into ctx.cached_request_headers, as Kong's
+-- runloop reads them. `name` is already lowercase with dashes (the table's own keys), so the
+-- lookup needs none of the table's name-normalizing metamethod.
+local function request_header(ctx, name)
+  local headers = ctx.cached_request_headers
+  if not headers then
+    headers = get_headers()
+    ctx.cached_request_headers = headers
+  end
+  local value = rawget(headers, name)
+  if type(value) == "table" then
+    return value[1]
+  end
+  return value
+end
+handler.request_header = request_header
+
 handler.access = {
   --- Routes the request; answers 404 (no route) or 426 itself; sets the upstream variables.
-  before = function(ctx, runtime, is_trusted)
-    ctx.scheme = var.scheme
+  -- nginx.conf's location sets the values most requests send (Connection: keep-alive,
+  -- X-Forwarded-For: $remote_addr, X-Forwarded-Proto: $scheme, X-Forwarded-Port: $server_port);
+  -- they are written here only when Kong's differ.
+  before = function(ctx, runtime, is_trusted, trusts_anyone)
+    local scheme = var.scheme
+    ctx.scheme = scheme
     local request_uri = var.request_uri
     ctx.request_uri = request_uri
 
     local req_path = request_path(request_uri)
-    local host_header = get_header("host")
+    local host_header = request_header(ctx, "host")
     local router = runtime.router
     local m, matched_path, captures = router:select(get_method(), req_path, host_header, ctx.host_port, get_headers)
     if not m then
@@ -216,18 +257,18 @@ handler.access = {
     local route, service = m.route, m.service
     local upstream_uri, prefix = handler.upstream_uri(route, service, matched_path, req_path)
 
-    local realip_remote_addr = var.realip_remote_addr
+    -- with trusted_ips, a trusted client's X-Forwarded-* headers are passed on
+    local realip_remote_addr
     local forwarded_proto, forwarded_host, forwarded_port, forwarded_path, forwarded_prefix
-    if is_trusted(realip_remote_addr) then
-      forwarded_proto = get_header("x_forwarded_proto") or ctx.scheme
-      forwarded_host = get_header("x_forwarded_host") or var.host
-      forwarded_port = get_header("x_forwarded_port") or ctx.host_port
-      forwarded_path = get_header("x_forwarded_path")
-      forwarded_prefix = get_header("x_forwarded_prefix")
-    else
-      forwarded_proto = ctx.scheme
-      forwarded_host = var.host
-      forwarded_port = ctx.host_port
+    if trusts_anyone then
+      realip_remote_addr = var.realip_remote_addr
+      if is_trusted(realip_remote_addr) then
+        forwarded_proto = request_header(ctx, "x-forwarded-proto")
+        forwarded_host = request_header(ctx, "x-forwarded-host")
+        forwarded_port = request_header(ctx, "x-forwarded-port")
+        forwarded_path = request_header(ctx, "x-forwarded-path")
+        forwarded_prefix = request_header(ctx, "x-forwarded-prefix")
+      end
     end
 
     if not forwarded_path then
@@ -244,7 +285,7 @@ handler.access = {
 
     -- route.protocols is a set (Kong's schema gives sets a lookup by value)
     local protocols = route.protocols
-    if protocols.https and not protocols.http and forwarded_proto ~= "https" then
+    if protocols.https and not protocols.http and (forwarded_proto or scheme) ~= "https" then
       local code = route.https_redirect_status_code or 426
       if code == 426 then
         return kong.response.error(426, "Please use HTTPS protocol", {
@@ -253,7 +294,7 @@ handler.access = {
         })
       end
       if code == 301 or code == 302 or code == 307 or code == 308 then
-        header["Location"] = "https://" .. forwarded_host .. request_uri
+        header["Location"] = "https://" .. (forwarded_host or var.host) .. request_uri
         return kong.response.exit(code)
       end
     end
@@ -275,36 +316,36 @@ handler.access = {
       var.upstream_host = host_header
     end
 
-    local upgrade = get_header("upgrade")
+    local upgrade = request_header(ctx, "upgrade")
     if upgrade and lower(upgrade) == "websocket" then
       var.upstream_connection = "keep-alive, Upgrade"
       var.upstream_upgrade = "websocket"
-    else
-      var.upstream_connection = "keep-alive"
     end
 
-    local x_forwarded_for = get_header("x_forwarded_for")
+    local x_forwarded_for = request_header(ctx, "x-forwarded-for")
     if x_forwarded_for then
-      var.upstream_x_forwarded_for = x_forwarded_for .. ", " .. realip_remote_addr
-    else
-      var.upstream_x_forwarded_for = var.remote_addr
+      var.upstream_x_forwarded_for = x_forwarded_for .. ", " .. (realip_remote_addr or var.realip_remote_addr)
     end
 
-    var.upstream_x_forwarded_proto = forwarded_proto
-    var.upstream_x_forwarded_host = forwarded_host
-    var.upstream_x_forwarded_port = forwarded_port
+    if forwarded_proto then
+      var.upstream_x_forwarded_proto = forwarded_proto
+    end
+    var.upstream_x_forwarded_host = forwarded_host or var.host
+    if forwarded_port then
+      var.upstream_x_forwarded_port = forwarded_port
+    end
     var.upstream_x_forwarded_path = forwarded_path
     if forwarded_prefix then
       var.upstream_x_forwarded_prefix = forwarded_prefix
     end
 
-    local via = get_header("via")
-    local inbound_via = INBOUND_VIA[http_version()] or SERVER_HEADER
-    var.upstream_via = via and (via .. ", " .. inbound_via) or inbound_via
+    local via = request_header(ctx, "via")
+    local inbound = inbound_via(http_version())
+    var.upstream_via = via and (via .. ", " .. inbound) or inbound
 
     -- routes that do not buffer proxy from their own locations: the request continues there
     -- (rewrite and access run again, with this ctx)
-    if service and var.kong_proxy_mode == "http" then
+    if service and not ctx.unbuffered_location then
       local target
       if route.request_buffering == false then
         target = route.response_buffering == false and "@unbuffered" or "@unbuffered_request"
@@ -320,8 +361,9 @@ handler.access = {
 
   --- Resolves the service's address and sets Host; clears hop-by-hop request headers.
   after = function(ctx)
-    if byte(ctx.request_uri, -1) == QUESTION_MARK or var.is_args == "?" then
-      var.upstream_uri = var.upstream_uri .. "?" .. (var.args or "")
+    local args = var.args
+    if byte(ctx.request_uri, -1) == QUESTION_MARK or (args and args ~= "") then
+      var.upstream_uri = var.upstream_uri .. "?" .. (args or "")
     end
 
     local balancer_data = ctx.balancer_data
@@ -339,8 +381,8 @@ handler.access = {
     end
     set_host_header(balancer_data, upstream_scheme)
 
-    local connection = get_header("connection")
-    if connection ~= "keep-alive" and connection ~= "close" and connection ~= "upgrade" then
+    local connection = request_header(ctx, "connection")
+    if connection and connection ~= "keep-alive" and connection ~= "close" and connection ~= "upgrade" then
       for _, name in ipairs(csv_tokens(connection)) do
         if name == "upgrade" then
           if var.upstream_connection == "keep-alive" then
@@ -352,7 +394,7 @@ handler.access = {
       end
     end
 
-    local te = get_header("te")
+    local te = request_header(ctx, "te")
     if te then
       if te == "trailers" then
         var.upstream_te = "trailers"
@@ -366,10 +408,10 @@ handler.access = {
       end
     end
 
-    if get_header("proxy") then
+    if request_header(ctx, "proxy") then
       clear_header("Proxy")
     end
-    if get_header("proxy_connection") then
+    if request_header(ctx, "proxy-connection") then
       clear_header("Proxy-Connection")
     end
   end,
@@ -449,9 +491,7 @@ handler.header_filter = {
     end
 
     if enabled[HEADERS.REQUEST_ID] then
-      local rid = ctx.request_id or var.request_id
-      ctx.request_id = rid
-      header[HEADERS.REQUEST_ID] = rid
+      header[HEADERS.REQUEST_ID] = request_id(ctx)
     end
   end,
 }
