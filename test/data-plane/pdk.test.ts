@@ -89,6 +89,13 @@ test('kong.service.request: a header, the path (escaped) and a query argument re
   t.is(res.json.url, '/new%20path?c=value1&b=value2&a=value3');
 });
 
+test('kong.service.request.clear_query_arg: a plain query stays as it is; the rest is re-serialized as URLSearchParams', async (t) => {
+  t.is((await httpGet(node.url('/changes?b=2&a=1&c=x.y_z-*'))).json.url, '/new%20path?b=2&a=1&c=x.y_z-*');
+  // a second "=" in a value, a pair without one, empty pairs: as resty.ada's search_remove writes them
+  t.is((await httpGet(node.url('/changes?a=b=c&x&&y=1&'))).json.url, '/new%20path?a=b%3Dc&x=&y=1');
+  t.is((await httpGet(node.url('/changes?apikey=k&b=2'))).json.url, '/new%20path?b=2');
+});
+
 test('an error in header_filter aborts the request as nginx does; the log phase still runs', async (t) => {
   const outcome = await new Promise<string>((resolve) => {
     const req = request(node.url('/hf-crash'), (res) => {

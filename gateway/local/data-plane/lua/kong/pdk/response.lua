@@ -135,12 +135,24 @@ return {
       return ngx.resp.get_headers(max_headers)
     end
 
+    -- Kong reads ngx.resp.get_headers()[name]: a table of every response header, for one. The
+    -- same value comes from ngx.header[name] (one lookup; both read the name's "_" as "-"),
+    -- except for the two headers ngx.resp.get_headers() makes up from nginx's state, and past
+    -- its 100 headers (README: where it differs).
+    local FROM_STATE = { connection = true, ["transfer-encoding"] = true, ["transfer_encoding"] = true }
+
     function response.get_header(name)
       check_phase(header_body_log)
       if type(name) ~= "string" then
         error("header name must be a string", 2)
       end
-      local value = ngx.resp.get_headers()[name]
+      local value
+      local n = #name
+      if (n == 10 or n == 17) and FROM_STATE[lower(name)] then
+        value = ngx.resp.get_headers()[name]
+      else
+        value = ngx.header[name]
+      end
       if type(value) == "table" then
         return value[1]
       end

@@ -67,7 +67,7 @@ local function form_encode(s)
   end):gsub(" ", "+"))
 end
 
-local function remove_arg(args, name)
+local function reencode_without(args, name)
   local kept = {}
   for pair in (args .. "&"):gmatch("([^&]*)&") do
     if pair ~= "" then
@@ -79,6 +79,45 @@ local function remove_arg(args, name)
     end
   end
   return concat(kept, "&")
+end
+
+-- bytes that decoding and encoding both leave as they are (form_encode's [%w%*%-%._]), and the
+-- separators
+local PLAIN = {}
+for c = 0, 255 do
+  local ch = string.char(c)
+  PLAIN[c] = ch:find("^[%w%*%-%._]$") ~= nil or ch == "=" or ch == "&"
+end
+local AMPERSAND = byte("&")
+
+--- `args` without the arguments named `name`, as Kong's resty.ada search_remove re-serializes
+--- it. Most queries come out as they went in (plain bytes, every pair one `key=value`, no empty
+--- pair, none named `name`): those are checked by loops LuaJIT compiles and returned as they are.
+local function remove_arg(args, name)
+  local n = #args
+  for i = 1, n do
+    if not PLAIN[byte(args, i)] then
+      return reencode_without(args, name)
+    end
+  end
+  if byte(args, n) == AMPERSAND then
+    return reencode_without(args, name)
+  end
+  local from = 1
+  while from <= n do
+    local amp = find(args, "&", from, true) or n + 1
+    local eq = find(args, "=", from, true)
+    if amp == from or not eq or eq > amp or sub(args, from, eq - 1) == name then
+      return reencode_without(args, name)
+    end
+    -- a second "=" in the value is encoded (%3D)
+    local eq2 = find(args, "=", eq + 1, true)
+    if eq2 and eq2 < amp then
+      return reencode_without(args, name)
+    end
+    from = amp + 1
+  end
+  return args
 end
 
 return {
@@ -151,7 +190,10 @@ return {
       end
       local args = var.args
       if args and args ~= "" then
-        var.args = remove_arg(args, name)
+        local kept = remove_arg(args, name)
+        if kept ~= args then
+          var.args = kept
+        end
       end
     end
 
