@@ -2,6 +2,7 @@ import test from 'ava';
 import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
 import { httpGet } from '../helpers/http-request.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { RawConnection } from '../helpers/raw-http.ts';
 import type { SnapshotInput } from '../helpers/snapshot-builder.ts';
 import { echoRequest, startUpstream, type Upstream } from '../helpers/upstream.ts';
 
@@ -121,6 +122,20 @@ test('a delayed exit: the rest are collected, not run in access; their header_fi
   t.is(upstream.seen.filter((r) => r.url.startsWith('/exit')).length, 0);
   const rid = String(res.headers['x-kong-request-id']);
   await pollUntil('the log phase', async () => node.logsMatching(new RegExp(`probe log after rid=${rid} .*source=exit status=403`)).length === 1);
+});
+
+test('an exit in access with "Expect: 100-continue" pending: no 100 Continue; later phases still see Expect', async (t) => {
+  // nginx's own error responses skip the 100 (ngx_http_special_response_handler); Kong's exits do too
+  const connection = await RawConnection.open(node.url('/'));
+  t.teardown(() => connection.close());
+  await connection.write('POST /exit HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\nExpect: 100-continue\r\n\r\n');
+  const res = await connection.response();
+  t.deepEqual(res.interim, []);
+  t.is(res.status, 403);
+  // nginx waits for the body it is to discard, and logs once the client gives up on it
+  connection.close();
+  const rid = res.headers['x-kong-request-id']!;
+  await pollUntil('the log phase', async () => node.logsMatching(new RegExp(`probe log after rid=${rid} .* expect=100-continue`)).length === 1);
 });
 
 test('an error in an access handler: 500, logged with the plugin\'s name; the response source is "error"', async (t) => {

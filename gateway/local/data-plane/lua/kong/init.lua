@@ -636,6 +636,13 @@ function Kong.body_filter()
 
   ctx.KONG_PHASE = PHASE_BODY_FILTER
 
+  local expect = ctx.expect_set_aside
+  if expect and arg[2] then
+    -- kong.response.exit's (pdk/response.lua): ngx_lua has discarded the request body by now
+    ctx.expect_set_aside = nil
+    ngx.req.set_header("Expect", expect)
+  end
+
   if ctx.response_body then
     arg[1] = ctx.response_body
     arg[2] = true

@@ -7,6 +7,8 @@ local constants = require "kong.constants"
 local tools_http = require "kong.tools.http"
 local request_id = require("kong.tools.request_id").get
 local add_resp_header = require("ngx.resp").add_header
+local get_method = ngx.req.get_method
+local clear_req_header = ngx.req.clear_header
 
 local ngx = ngx
 local arg = ngx.arg
@@ -351,7 +353,22 @@ return {
       end
 
       local ctx = ngx.ctx
-      local in_header_filter = ctx.KONG_PHASE == PHASES.header_filter
+      local phase = ctx.KONG_PHASE
+      local in_header_filter = phase == PHASES.header_filter
+
+      -- After the last buffer of a response made in rewrite or access, ngx_lua discards the
+      -- request body nobody read, and nginx answers a pending "Expect: 100-continue" first: the
+      -- client would be told to send the body this answer refuses. nginx's own error responses
+      -- skip that step (ngx_http_special_response_handler); so does this one, the Expect header
+      -- set aside until the body filter's last call (Kong.body_filter puts it back for the
+      -- phases after). A HEAD response discards nothing.
+      if (phase == PHASES.access or phase == PHASES.rewrite) and get_method() ~= "HEAD" then
+        local expect = ngx.var.http_expect
+        if expect then
+          clear_req_header("Expect")
+          ctx.expect_set_aside = expect
+        end
+      end
 
       if json ~= nil then
         if not has_content_type then
