@@ -1,27 +1,24 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
-import type { FieldSchema } from '../../gateway/local/control-plane/schema/field-schema.ts';
-import { correlationId } from '../../gateway/local/control-plane/schema/plugins/correlation-id.ts';
-import { keyAuth } from '../../gateway/local/control-plane/schema/plugins/key-auth.ts';
-import type { PluginSchema } from '../../gateway/local/control-plane/schema/plugins/plugin-schema.ts';
-import { rateLimiting } from '../../gateway/local/control-plane/schema/plugins/rate-limiting.ts';
-import { requestSizeLimiting } from '../../gateway/local/control-plane/schema/plugins/request-size-limiting.ts';
-import { requestTermination } from '../../gateway/local/control-plane/schema/plugins/request-termination.ts';
-import { responseTransformer } from '../../gateway/local/control-plane/schema/plugins/response-transformer.ts';
+import { request } from '../helpers/backend.ts';
+import { startTestGateway, writeConfig } from '../helpers/gateway.ts';
 
 // The native plugins' schemas are hand-written from Kong's schema.lua files; Kong's published
-// JSON schemas (../shared/kong/plugin-schemas-3.9) keep them honest: same fields, same defaults.
+// JSON schemas (../shared/kong/plugin-schemas-3.9) keep them honest: same fields, same defaults,
+// as the Admin API's /schemas/plugins/{name} serves them.
 const SCHEMAS = new URL('../../../shared/kong/plugin-schemas-3.9/', import.meta.url);
-const FILES: Array<[PluginSchema, string]> = [
-  [keyAuth, 'KeyAuth.json'],
-  [rateLimiting, 'RateLimiting.json'],
-  [requestTermination, 'RequestTermination.json'],
-  [responseTransformer, 'ResponseTransformer.json'],
-  [correlationId, 'CorrelationId.json'],
-  [requestSizeLimiting, 'RequestSizeLimiting.json'],
+const FILES: Array<[string, string]> = [
+  ['key-auth', 'KeyAuth.json'],
+  ['rate-limiting', 'RateLimiting.json'],
+  ['request-termination', 'RequestTermination.json'],
+  ['response-transformer', 'ResponseTransformer.json'],
+  ['correlation-id', 'CorrelationId.json'],
+  ['request-size-limiting', 'RequestSizeLimiting.json'],
 ];
 
 interface JsonSchema {
@@ -29,10 +26,15 @@ interface JsonSchema {
   default?: unknown;
   type?: string;
 }
+interface KongField {
+  type: string;
+  default?: unknown;
+  fields?: Array<Record<string, KongField>>;
+}
 
 const kongSchema = (file: string) => JSON.parse(readFileSync(new URL(file, SCHEMAS), 'utf8')) as JsonSchema;
 
-function compare(ours: FieldSchema['fields'], theirs: Record<string, JsonSchema>, path: string, problems: string[]) {
+function compare(ours: KongField['fields'], theirs: Record<string, JsonSchema>, path: string, problems: string[]) {
   const ourFields = new Map((ours ?? []).flatMap((entry) => Object.entries(entry)));
   for (const name of new Set([...ourFields.keys(), ...Object.keys(theirs)])) {
     const a = ourFields.get(name);
@@ -48,13 +50,22 @@ function compare(ours: FieldSchema['fields'], theirs: Record<string, JsonSchema>
   }
 }
 
-for (const [definition, file] of FILES) {
-  test(`${definition.name}: fields and defaults match Kong's published schema`, (t) => {
-    const problems: string[] = [];
-    compare(definition.configFields, kongSchema(file).properties!.config!.properties!, 'config', problems);
-    t.deepEqual(problems, []);
+test("the bundled plugins' schemas at /schemas/plugins/{name}: fields and defaults match Kong's published ones", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'plugin-schemas-'));
+  const gateway = await startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir });
+  t.teardown(async () => {
+    await gateway.dispose();
+    rmSync(dir, { recursive: true, force: true });
   });
-}
+  for (const [name, file] of FILES) {
+    const served = await request(`${gateway.adminUrl}/schemas/plugins/${name}`);
+    t.is(served.status, 200, name);
+    const config = (served.body.fields as Array<Record<string, KongField>>).find((field) => field.config)?.config;
+    const problems: string[] = [];
+    compare(config?.fields, kongSchema(file).properties!.config!.properties!, 'config', problems);
+    t.deepEqual(problems, [], name);
+  }
+});
 
 test("every plugin config in kong.yml validates against Kong's published schema", (t) => {
   const config = parse(readFileSync(fileURLToPath(new URL('../../gateway/kong.yml', import.meta.url)), 'utf8'));
@@ -63,7 +74,7 @@ test("every plugin config in kong.yml validates against Kong's published schema"
     ...(config.services ?? []).flatMap((s: any) => [...(s.plugins ?? []), ...(s.routes ?? []).flatMap((r: any) => r.plugins ?? [])]),
     ...(config.consumers ?? []).flatMap((c: any) => c.plugins ?? []),
   ];
-  const files: Record<string, string> = Object.fromEntries(FILES.map(([d, f]) => [d.name, f]));
+  const files: Record<string, string> = Object.fromEntries(FILES);
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   let checked = 0;
   for (const plugin of plugins) {

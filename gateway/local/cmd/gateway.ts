@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { startControlPlane, type ControlPlane, type Logger } from '../control-plane/control-plane.ts';
+import { checkDeclarativeFile, startControlPlane, type ControlPlane, type Logger } from '../control-plane/control-plane.ts';
+import type { SyncSummary } from '../control-plane/declarative/sync.ts';
 import { EntityStore } from '../control-plane/db/entity-store.ts';
 import { BUNDLED_SCHEMAS, KONG_BUNDLED_PLUGINS, PluginRegistry } from '../control-plane/schema/plugins/registry.ts';
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node.ts';
@@ -74,6 +75,34 @@ export function customPlugins(pluginsDir: string): string[] {
 }
 
 /**
+ * The plugins a node loads (Kong's bundled ones the data plane implements, then the custom ones),
+ * described by the data plane's own Lua: the control plane learns priorities, versions and custom
+ * schemas from it, so one runtime reads all Lua.
+ */
+async function loadPlugins(pluginsDir: string, custom: string[], nginx = findNginx()) {
+  for (const name of custom) {
+    if (KONG_BUNDLED_PLUGINS.has(name)) throw new Error(`custom plugin ${name} has the name of a bundled Kong plugin`);
+  }
+  const plugins = [...BUNDLED_SCHEMAS.map((schema) => schema.name), ...custom];
+  const described = await describePlugins({ nginx, pluginsDir, plugins });
+  return { plugins, registry: PluginRegistry.fromDescriptions(described.plugins), luaVersion: described.lua_version };
+}
+
+/**
+ * Checks a declarative file without starting anything, as `kong config parse` does: every
+ * problem is named in the DeclarativeConfigError thrown. Answers what it would create.
+ */
+export async function checkDeclarativeConfig(options: {
+  configFile: string;
+  pluginsDir: string;
+  plugins?: string[];
+  env?: NodeJS.ProcessEnv;
+}): Promise<SyncSummary> {
+  const { registry } = await loadPlugins(options.pluginsDir, options.plugins ?? customPlugins(options.pluginsDir));
+  return checkDeclarativeFile(options.configFile, registry, options.env ?? process.env);
+}
+
+/**
  * One gateway on this machine, as `npm start` runs it: the control plane (Admin API, store,
  * kong.yml) and one data-plane node (nginx + ngx_lua) fetching its snapshots over a unix socket
  * in the node's prefix.
@@ -86,16 +115,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     throw new AdminListenRefused(`refusing to bind the Admin API to ${adminHost}: it has no authentication; set KONG_ADMIN_ALLOW_REMOTE=true to force it`);
   }
   const nginx = findNginx();
-  const custom = options.plugins ?? customPlugins(options.pluginsDir);
-  for (const name of custom) {
-    if (KONG_BUNDLED_PLUGINS.has(name)) throw new Error(`custom plugin ${name} has the name of a bundled Kong plugin`);
-  }
-  const plugins = [...BUNDLED_SCHEMAS.map((schema) => schema.name), ...custom];
   mkdirSync(options.prefix, { recursive: true });
-  // The data plane's own Lua reads every handler and schema.lua: the control plane learns
-  // priorities, versions and custom schemas from it, so one runtime reads all Lua.
-  const described = await describePlugins({ nginx, pluginsDir: options.pluginsDir, plugins });
-  const registry = PluginRegistry.fromDescriptions(described.plugins);
+  const custom = options.plugins ?? customPlugins(options.pluginsDir);
+  const { plugins, registry, luaVersion } = await loadPlugins(options.pluginsDir, custom, nginx);
 
   const store = await EntityStore.open(options.dataFile);
   let controlPlane: ControlPlane;
@@ -109,7 +131,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       adminPort: options.adminPort ?? 8001,
       cluster: { path: join(options.prefix, 'cluster.sock') },
       role: 'traditional',
-      luaVersion: described.lua_version,
+      luaVersion,
       now,
       log,
     });
@@ -143,7 +165,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     statusUrl: node.statusUrl,
     controlPlane,
     node,
-    engine: `${nginx.flavor === 'openresty' ? 'OpenResty' : 'nginx'} (${nginx.path}) with ${described.lua_version}`,
+    engine: `${nginx.flavor === 'openresty' ? 'OpenResty' : 'nginx'} (${nginx.path}) with ${luaVersion}`,
     reload: () => controlPlane.reload(),
     async close() {
       await node.stop({ graceful: true, graceMs: 2000 });

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdminApp } from './api/admin-app.ts';
-import { AdminOperations } from './api/operations.ts';
-import type { EntityStore } from './db/entity-store.ts';
-import { loadDeclarativeConfig, type DeclarativeConfig } from './declarative/load-config.ts';
+import { EntityService } from './db/entity-service.ts';
+import { EntityStore } from './db/entity-store.ts';
+import { readDeclarativeConfig, type DeclarativeConfig } from './declarative/load-config.ts';
 import { syncDeclarative, type SyncSummary } from './declarative/sync.ts';
 import type { PluginRegistry } from './schema/plugins/registry.ts';
 import { ClusterListener, type ClusterAddress } from './snapshot/cluster-listener.ts';
@@ -61,16 +61,37 @@ function listen(server: Server, port: number, host: string): Promise<string> {
 }
 
 /**
+ * Checks a declarative file as the control plane would apply it (Kong's `kong config parse`):
+ * read, then synced into an empty store in memory. Throws DeclarativeConfigError naming every
+ * problem; answers what a sync into an empty store would create.
+ */
+export async function checkDeclarativeFile(
+  file: string,
+  registry: PluginRegistry,
+  env: NodeJS.ProcessEnv,
+  now: () => number = Date.now,
+): Promise<SyncSummary> {
+  const config = readDeclarativeConfig(file, env);
+  const store = await EntityStore.open(':memory:');
+  try {
+    const service = new EntityService(store, registry, now);
+    return await store.write((draft) => syncDeclarative(draft, config, service));
+  } finally {
+    await store.close();
+  }
+}
+
+/**
  * The control plane: the store (kong.yml synced into it), the Admin API, and the cluster listener
  * that hands every committed configuration to the data-plane nodes as one compiled snapshot.
  * kong.yml is validated before the store is touched: a bad file refuses to start.
  */
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { store, registry, now, log, env } = options;
-  const load = (): DeclarativeConfig | undefined =>
-    options.configFile ? loadDeclarativeConfig(options.configFile, registry, env) : undefined;
+  const service = new EntityService(store, registry, now);
+  const load = (): DeclarativeConfig | undefined => (options.configFile ? readDeclarativeConfig(options.configFile, env) : undefined);
   const declarative = load();
-  if (declarative) await store.write((draft) => syncDeclarative(draft, declarative, Math.floor(now() / 1000)));
+  if (declarative) await store.write((draft) => syncDeclarative(draft, declarative, service));
 
   // Each state the store would commit is compiled first: what cannot be compiled is refused
   // before it is stored; what is committed is published as it was compiled.
@@ -87,9 +108,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const clusterAddress = await cluster.listen(options.cluster);
 
   const nodeId = options.nodeId ?? randomUUID();
-  const operations = new AdminOperations(store, registry, now);
   const admin = createAdminApp({
-    operations,
+    service,
     registry,
     nodeId,
     role: options.role,
@@ -122,7 +142,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     async reload() {
       const next = load();
       if (!next) return { created: 0, updated: 0, deleted: 0 };
-      const summary = await store.write((draft) => syncDeclarative(draft, next, Math.floor(now() / 1000)));
+      const summary = await store.write((draft) => syncDeclarative(draft, next, service));
       selectTags = next.selectTags;
       return summary;
     },

@@ -1,4 +1,4 @@
-import { KongValidationError } from '../schema/entity-schemas.ts';
+import { InvalidPaging } from '../schema/errors.ts';
 
 /** Kong's list endpoints: `size` (1..1000, default 100), opaque `offset`, `tags` (a,b AND / a/b OR). */
 export interface Page<T> {
@@ -7,8 +7,8 @@ export interface Page<T> {
   next: string | null;
 }
 
-function invalid(name: string, message: string): never {
-  throw new KongValidationError({ code: name === 'invalid offset' ? 7 : 9, name, message, fields: {} });
+function invalid(name: 'invalid offset' | 'invalid size' | 'invalid filter', message: string): never {
+  throw new InvalidPaging(name, message);
 }
 
 export function parseTags(tags: unknown): ((entityTags: string[] | null) => boolean) | undefined {

@@ -2,11 +2,23 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { sqliteConfig } from '../../../../backend/src/db/sqlite.ts';
-import { ENTITY_TYPES, type EntityType, type EntityTypes } from './entities.ts';
-import { upgradeStored } from './entity-rules.ts';
+import { ENTITY_NAMES, definitionOf, type AnyEntity, type EntityName as EntityType, type EntityTypes } from '../schema/entities/index.ts';
+import { kongField } from '../schema/typedefs.ts';
 
-type AnyEntity = EntityTypes[EntityType];
 const CONFIG_VERSION = 'config_version';
+
+/**
+ * A row as the current schema reads it: fields added since it was written read as null, fields
+ * since dropped are left behind (an older key-auth row's `ttl`, now `expires_at`).
+ */
+function upgradeStored(type: EntityType, row: Record<string, unknown>): AnyEntity {
+  const entity: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(definitionOf(type).schema.properties)) {
+    entity[name] = row[name] ?? (kongField(schema).attributes.required ? row[name] : null);
+  }
+  // A row of the current schema: the store wrote it from a validated entity.
+  return entity as unknown as AnyEntity;
+}
 export type EntityMaps = { [T in EntityType]: ReadonlyMap<string, EntityTypes[T]> };
 
 /** An immutable view of every entity; replaced as a whole on each committed write. */
@@ -29,7 +41,7 @@ export class Draft {
 
   constructor(base: Snapshot) {
     this.maps = Object.fromEntries(
-      ENTITY_TYPES.map((type) => [type, new Map(base.entities[type] as ReadonlyMap<string, AnyEntity>)]),
+      ENTITY_NAMES.map((type) => [type, new Map(base.entities[type] as ReadonlyMap<string, AnyEntity>)]),
     ) as unknown as Draft['maps'];
   }
 
@@ -86,9 +98,9 @@ export class EntityStore {
         table.text('value').notNullable();
       });
     }
-    const maps = Object.fromEntries(ENTITY_TYPES.map((type) => [type, new Map()])) as { [T in EntityType]: Map<string, AnyEntity> };
+    const maps = Object.fromEntries(ENTITY_NAMES.map((type) => [type, new Map()])) as { [T in EntityType]: Map<string, AnyEntity> };
     for (const row of await db<{ type: EntityType; id: string; body: string }>('entities').select()) {
-      maps[row.type]?.set(row.id, upgradeStored(row.type, JSON.parse(row.body) as AnyEntity));
+      maps[row.type]?.set(row.id, upgradeStored(row.type, JSON.parse(row.body) as Record<string, unknown>));
     }
     const version = await db<{ key: string; value: string }>('meta').where({ key: CONFIG_VERSION }).first();
     return new EntityStore(db, new Snapshot(maps as unknown as EntityMaps, version ? Number(version.value) : 0));
