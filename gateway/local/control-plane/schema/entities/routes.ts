@@ -1,6 +1,6 @@
 import { defineEntity, type EntityOf } from '../entity.ts';
 import { wildcardHostError } from '../hosts.ts';
-import { pathRegexError } from '../path-regex.ts';
+import { pathRegexError, regexError } from '../path-regex.ts';
 import * as T from '../typedefs.ts';
 
 const endpoint = () => T.record({ ip: T.string(), port: T.integer() }, { required: true });
@@ -43,10 +43,10 @@ export const routes = defineEntity({
     for (const [name, values] of Object.entries(route.headers ?? {})) {
       // The headers' keys match_none ^[Hh][Oo][Ss][Tt]$.
       if (/^host$/i.test(name)) errors.headers = "cannot contain 'host' header, which must be specified in the 'hosts' attribute";
-      // kong/router/transform.lua: a value starting with "~*" is a regex; the data plane compares
-      // header values literally, so such a value would silently never match.
+      // kong/router/transform.lua: a value starting with "~*" is a case-insensitive regex.
       values.forEach((value, i) => {
-        if (value.startsWith('~*')) errors[`headers.${name}.${i + 1}`] = `regex header values ('~*…') are not supported by the local gateway`;
+        const problem = value.startsWith('~*') ? regexError(value.slice(2)) : undefined;
+        if (problem) errors[`headers.${name}.${i + 1}`] = problem;
       });
     }
     // traditional_compatible validates every route with the ATC router (routes.lua validate_route).

@@ -70,27 +70,52 @@ end
 
 local shm = ngx.shared.kong_rate_limiting_counters
 
+
+-- Periods 1 to 6 written out, not looped, for LuaJIT (see the handler's fill_keys).
+
+local function read_count(keys, counts, i)
+  local value, err = shm:get(keys[i])
+  counts[i] = value or 0
+  return err
+end
+
+
+local function count_request(periods, keys, i, value)
+  local period = periods[i].name
+  local newval, err = shm:incr(keys[i], value, 0, EXPIRATION[period])
+  if not newval then
+    kong.log.err("could not increment counter for period '", period, "': ", err)
+  end
+  return err
+end
+
+
 _M["local"] = {
   usage = function(conf, derived, keys, starts, counts)
-    for i = 1, derived.n do
-      local value, err = shm:get(keys[i])
-      if err then
-        return nil, err
-      end
-      counts[i] = value or 0
+    local n = derived.n
+    local err = read_count(keys, counts, 1)
+    if not err and n > 1 then err = read_count(keys, counts, 2) end
+    if not err and n > 2 then err = read_count(keys, counts, 3) end
+    if not err and n > 3 then err = read_count(keys, counts, 4) end
+    if not err and n > 4 then err = read_count(keys, counts, 5) end
+    if not err and n > 5 then err = read_count(keys, counts, 6) end
+    if err then
+      return nil, err
     end
     return true
   end,
 
   increment = function(conf, derived, keys, starts, value)
     local periods = derived.periods
-    for i = 1, derived.n do
-      local period = periods[i].name
-      local newval, err = shm:incr(keys[i], value, 0, EXPIRATION[period])
-      if not newval then
-        kong.log.err("could not increment counter for period '", period, "': ", err)
-        return nil, err
-      end
+    local n = derived.n
+    local err = count_request(periods, keys, 1, value)
+    if not err and n > 1 then err = count_request(periods, keys, 2, value) end
+    if not err and n > 2 then err = count_request(periods, keys, 3, value) end
+    if not err and n > 3 then err = count_request(periods, keys, 4, value) end
+    if not err and n > 4 then err = count_request(periods, keys, 5, value) end
+    if not err and n > 5 then err = count_request(periods, keys, 6, value) end
+    if err then
+      return nil, err
     end
     return true
   end,
@@ -209,6 +234,12 @@ local function clear_local_counter(db_key)
 end
 
 
+--- Sends this worker's deltas to Redis. Kong reads the shared delta table while the pipeline is
+--- built and clears it once the commit returned: two plugins' timers syncing one Redis at once
+--- send the same deltas twice, and what requests count while a commit waits on Redis is lost.
+--- Here a sync takes the table it sends and leaves a new one for the requests meanwhile; once
+--- Redis has the counts, a key with nothing pending forgets its cached count, so the next request
+--- reads Redis (and the other nodes' counts), as Kong's clearing intends.
 local function sync_to_redis(conf, derived)
   local db_key = derived.db_key
   local red, err = get_redis_connection(conf, derived)
@@ -218,16 +249,19 @@ local function sync_to_redis(conf, derived)
     return
   end
 
-  local _, expire_at, delta = init_tables(db_key)
+  local usage, expire_at, sending = init_tables(db_key)
+  cur_delta[db_key] = {}
 
   red:init_pipeline()
-  for cache_key, value in pairs(delta) do
-    red:eval(SYNC_SCRIPT, 1, cache_key, value, expire_at[cache_key])
+  for cache_key, value in pairs(sending) do
+    if value ~= 0 then
+      red:eval(SYNC_SCRIPT, 1, cache_key, value, expire_at[cache_key])
+    end
   end
 
-  _, err = red:commit_pipeline()
-  if err then
-    kong.log.err("[rate-limiting] failed to commit increment pipeline in Redis: ", err)
+  local _, commit_err = red:commit_pipeline()
+  if commit_err then
+    kong.log.err("[rate-limiting] failed to commit increment pipeline in Redis: ", commit_err)
     clear_local_counter(db_key)
     return
   end
@@ -238,7 +272,15 @@ local function sync_to_redis(conf, derived)
     kong.log.err("[rate-limiting] failed to set Redis keepalive: ", err)
   end
 
-  clear_local_counter(db_key)
+  local pending = cur_delta[db_key]
+  for cache_key, value in pairs(sending) do
+    if pending[cache_key] == nil then
+      usage[cache_key] = nil
+      expire_at[cache_key] = nil
+    else
+      usage[cache_key] = (usage[cache_key] or 0) + value
+    end
+  end
 end
 
 
@@ -343,8 +385,9 @@ _M.redis = {
         if batched then
           usage[cache_key] = current_metric or 0
           expire_at[cache_key] = starts[i] + expiration
-          -- INCR counted this request already; increment() will count it again locally.
-          delta[cache_key] = -1
+          -- INCR counted this request already; increment() will count it again locally. What
+          -- this worker counted and has not sent yet stays pending.
+          delta[cache_key] = (delta[cache_key] or 0) - 1
         end
 
         counts[i] = current_metric or 0
