@@ -1,0 +1,84 @@
+import anyTest, { type TestFn } from 'ava';
+import { startFixture, type Fixture } from '../helpers/fixture.ts';
+import { kongAdminProblems } from '../helpers/kong-admin-contract.ts';
+
+// What go-kong (the client of decK and the Kong Ingress Controller) found the local Admin API
+// doing otherwise than Kong 3.9 (issue 23), each case as Kong's source decides it.
+const test = anyTest as TestFn<{ f: Fixture }>;
+
+test.before(async (t) => {
+  t.context.f = await startFixture('_format_version: "3.0"\n');
+});
+test.after.always(async (t) => {
+  await t.context.f?.dispose();
+});
+
+test("GET /routes/{route}/service is the route's service (kong/api/endpoints.lua generate_entity_endpoints)", async (t) => {
+  const { f } = t.context;
+  const service = await f.admin('/services', { method: 'POST', json: { name: 'fk-owner', url: 'http://127.0.0.1:9' } });
+  const route = await f.admin('/services/fk-owner/routes', { method: 'POST', json: { name: 'fk-child', paths: ['/fk-child'] } });
+  const read = await f.admin('/routes/fk-child/service');
+  t.is(read.status, 200);
+  t.deepEqual(read.body, service.body);
+  // Kong's OpenAPI does not list this endpoint: the body is a service, as GET /services/{service} answers it.
+  t.deepEqual(kongAdminProblems('GET', '/services/{service_id_or_name}', 200, read.body), []);
+  // PATCH through the route writes the service; DELETE through it is not allowed (method_not_allowed).
+  const patched = await f.admin(`/routes/${route.body.id}/service`, { method: 'PATCH', json: { retries: 2 } });
+  t.is(patched.body.retries, 2);
+  t.is((await f.admin('/routes/fk-child/service', { method: 'DELETE' })).status, 405);
+  // A route without a service has none to show (get_entity_endpoint: `not pk or pk == null`).
+  await f.admin('/routes', { method: 'POST', json: { name: 'fk-orphan', paths: ['/orphan'] } });
+  t.is((await f.admin('/routes/fk-orphan/service')).status, 404);
+});
+
+test('a foreign key sent as the whole entity is its primary key (kong/db/schema/init.lua:963-976, validate_primary_key(pk, true))', async (t) => {
+  const { f } = t.context;
+  const service = await f.admin('/services', { method: 'POST', json: { name: 'whole', url: 'http://127.0.0.1:9' } });
+  // go-kong sends the Service object it got back, every field included.
+  const route = await f.admin('/routes', { method: 'POST', json: { name: 'by-whole', paths: ['/whole'], service: service.body } });
+  t.is(route.status, 201, JSON.stringify(route.body));
+  t.deepEqual(route.body.service, { id: service.body.id });
+  const plugin = await f.admin('/plugins', { method: 'POST', json: { name: 'correlation-id', route: route.body } });
+  t.is(plugin.status, 201, JSON.stringify(plugin.body));
+  t.deepEqual(plugin.body.route, { id: route.body.id });
+});
+
+test("a foreign key's id must be a UUID; a name goes in the endpoint key's field (kong/db/dao/init.lua resolve_foreign)", async (t) => {
+  const { f } = t.context;
+  await f.admin('/services', { method: 'POST', json: { name: 'named', url: 'http://127.0.0.1:9' } });
+  const byIdName = await f.admin('/routes', { method: 'POST', json: { name: 'id-is-a-name', paths: ['/n'], service: { id: 'named' } } });
+  t.is(byIdName.status, 400);
+  t.like(byIdName.body, { code: 2, name: 'schema violation', fields: { service: { id: 'expected a valid UUID' } } });
+  t.is((await f.admin('/routes/id-is-a-name')).status, 404);
+  // resolve_foreign looks a key without a valid primary key up by the referenced type's unique fields.
+  const byName = await f.admin('/routes', { method: 'POST', json: { name: 'by-name', paths: ['/by-name'], service: { name: 'named' } } });
+  t.is(byName.status, 201, JSON.stringify(byName.body));
+  const missing = await f.admin('/routes', { method: 'POST', json: { name: 'no-such', paths: ['/x'], service: { id: '00000000-0000-4000-8000-000000000000' } } });
+  t.is(missing.status, 400);
+  t.is(missing.body.name, 'foreign key violation');
+});
+
+test('POST /schemas/routes/validate runs the route checks: a regex with unmatched parentheses is refused (routes.lua validate_route)', async (t) => {
+  // traditional_compatible validates each route with the ATC router (kong/db/schema/entities/routes.lua).
+  const { f } = t.context;
+  const validate = (paths: string[]) => f.admin('/schemas/routes/validate', { method: 'POST', json: { paths } });
+  t.is((await validate(['/prefix/', '~/payment/(docs|health)$'])).status, 200);
+  const one = await validate(['~/payment/(docs|health))']);
+  t.is(one.status, 400);
+  t.true(one.body.message.startsWith('schema violation (paths.1: invalid regex:'), one.body.message);
+  const second = await validate(['/prefix/', '~/payment/(docs|health))', '/foo']);
+  t.true(second.body.message.startsWith('schema violation (paths.2: invalid regex:'), second.body.message);
+});
+
+test("a key-auth credential's ttl reads back as the whole seconds left (kong/db/strategies/postgres/init.lua:1064-1068)", async (t) => {
+  // Kong stores created_at + ttl (get_ttl_value) and selects FLOOR(ttl - CURRENT_TIMESTAMP).
+  const { f } = t.context;
+  await f.admin('/consumers', { method: 'POST', json: { username: 'ttl-reader' } });
+  await f.gateway.clock.advance(400); // created_at is whole seconds: 0.4 s of the first second is gone
+  const created = await f.admin('/consumers/ttl-reader/key-auth', { method: 'POST', json: { key: 'ttl-read', ttl: 10 } });
+  t.is(created.body.ttl, 9, 'already counting down when it is created');
+  await f.gateway.clock.advance(3_000);
+  t.is((await f.admin('/key-auths/ttl-read')).body.ttl, 6);
+  await f.gateway.clock.advance(6_600);
+  t.is((await f.admin('/key-auths/ttl-read')).status, 404, 'gone when the time is up');
+});
