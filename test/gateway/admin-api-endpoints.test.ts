@@ -82,3 +82,16 @@ test("a key-auth credential's ttl reads back as the whole seconds left (kong/db/
   await f.gateway.clock.advance(6_600);
   t.is((await f.admin('/key-auths/ttl-read')).status, 404, 'gone when the time is up');
 });
+
+test('GET /consumers?custom_id= selects by custom_id (kong/api/routes/consumers.lua:9-36)', async (t) => {
+  const { f } = t.context;
+  const consumer = await f.admin('/consumers', { method: 'POST', json: { username: 'by-custom', custom_id: 'ext-42' } });
+  await f.admin('/consumers', { method: 'POST', json: { username: 'other-custom', custom_id: 'ext-43' } });
+  const found = await f.admin('/consumers?custom_id=ext-42');
+  t.is(found.status, 200);
+  t.deepEqual(found.body, { data: [consumer.body], next: null });
+  t.deepEqual(kongAdminProblems('GET', '/consumers', 200, found.body), []);
+  t.deepEqual((await f.admin('/consumers?custom_id=nobody')).body, { data: [], next: null });
+  const empty = await f.admin('/consumers?custom_id=');
+  t.deepEqual([empty.status, empty.body], [400, { message: 'custom_id must be an unempty string' }]);
+});

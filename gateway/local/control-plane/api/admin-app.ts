@@ -7,6 +7,7 @@ import { KONG_VERSION } from '../kong-version.ts';
 import { KongError, MethodNotAllowed, NotFound } from '../schema/errors.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import type { DataPlaneNode } from '../snapshot/cluster-listener.ts';
+import { mountConsumerRoutes } from './consumers.ts';
 import { mountEntityEndpoints } from './endpoints.ts';
 import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
 import { mountSchemaRoutes } from './schemas.ts';
@@ -106,6 +107,8 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     configurationHash: options.configurationHash,
   });
   mountSchemaRoutes(router, registry, service);
+  // Kong's custom routes (kong/api/routes/*.lua) before the generic ones they extend.
+  mountConsumerRoutes(router, service);
   mountEntityEndpoints(router, service);
   mountUnsupportedRoutes(router);
   // kong/api/routes/clustering.lua: the data planes this control plane serves.
