@@ -11,6 +11,7 @@ import { mountConsumerRoutes } from './consumers.ts';
 import { mountEntityEndpoints } from './endpoints.ts';
 import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
 import { mountSchemaRoutes } from './schemas.ts';
+import { mountTagRoutes } from './tags.ts';
 import { mountUnsupportedRoutes } from './unsupported-routes.ts';
 
 /** Kong's Admin API takes bodies up to nginx_admin_client_max_body_size (kong/templates/kong_defaults.lua). */
@@ -109,6 +110,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   mountSchemaRoutes(router, registry, service);
   // Kong's custom routes (kong/api/routes/*.lua) before the generic ones they extend.
   mountConsumerRoutes(router, service);
+  mountTagRoutes(router, service);
   mountEntityEndpoints(router, service);
   mountUnsupportedRoutes(router);
   // kong/api/routes/clustering.lua: the data planes this control plane serves.
