@@ -125,3 +125,24 @@ test('/tags lists every tag of every entity, /tags/{tag} the entities with one (
   }
   t.deepEqual(seen, all.body.data.map((row: { entity_id: string; tag: string }) => `${row.entity_id}:${row.tag}`));
 });
+
+test('/schemas/{entity} describes every entity type Kong has, run here or not (kong/api/routes/kong.lua /schemas/:db_entity_name)', async (t) => {
+  const { f } = t.context;
+  // go-kong's TestSchemaService reads these; describing a type is not running it.
+  for (const name of ['services', 'routes', 'consumers', 'plugins', 'keyauth_credentials', 'upstreams', 'targets', 'certificates', 'ca_certificates', 'snis', 'tags', 'vaults', 'keys', 'key_sets']) {
+    const schema = await f.admin(`/schemas/${name}`);
+    t.is(schema.status, 200, name);
+    t.true(Array.isArray(schema.body.fields) && schema.body.fields.length > 0, name);
+  }
+  // kong/db/schema/entities/upstreams.lua: slots default 10000, healthchecks' defaults from gen_fields.
+  const upstreams = (await f.admin('/schemas/upstreams')).body.fields as Array<Record<string, any>>;
+  t.like(upstreams.find((field) => field.slots)?.slots, { type: 'integer', default: 10000, between: [10, 65536] });
+  const healthchecks = upstreams.find((field) => field.healthchecks)?.healthchecks;
+  const active = healthchecks.fields.find((field: Record<string, unknown>) => field.active).active;
+  t.like(active.fields.find((field: Record<string, unknown>) => field.concurrency).concurrency, { default: 10 });
+  // Still not run: a write is refused, naming the type.
+  const write = await f.admin('/upstreams', { method: 'POST', json: { name: 'u' } });
+  t.is(write.status, 400);
+  t.regex(write.body.message, /upstreams: not supported by the local gateway/);
+  t.is((await f.admin('/schemas/nope')).status, 404);
+});

@@ -1,6 +1,11 @@
 import type Router from '@koa/router';
 import type { EntityService } from '../db/entity-service.ts';
-import { definitionOf, isEntityName, type EntityName } from '../schema/entities/index.ts';
+import type { TProperties } from '@sinclair/typebox';
+import type { EntityDefinition } from '../schema/entity.ts';
+import { definitionOf, isEntityName } from '../schema/entities/index.ts';
+import { REFUSED_ENTITIES } from '../schema/entities/refused.ts';
+import { validateEntityInput } from '../schema/entity-validation.ts';
+import { refuseInvalid } from '../schema/errors.ts';
 import { kongSchemaField, kongSchemaFields } from '../schema/kong-format.ts';
 import { PLUGIN_PROTOCOLS } from '../schema/entities/plugins.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
@@ -9,9 +14,13 @@ import * as T from '../schema/typedefs.ts';
 // Kong's schema endpoints (kong/api/routes/kong.lua): decK reads entity and plugin schemas from
 // them to fill defaults before it diffs, and the validate endpoints check an entity unstored.
 
-/** An entity type's schema as `/schemas/{name}` prints it. */
-export function entitySchema(name: EntityName): Record<string, unknown> {
-  const definition = definitionOf(name);
+/** Any entity type Kong has: the ones the gateway runs, then the ones it refuses. */
+function definitionNamed(name: string): EntityDefinition<TProperties> | undefined {
+  return isEntityName(name) ? definitionOf(name) : Object.hasOwn(REFUSED_ENTITIES, name) ? REFUSED_ENTITIES[name] : undefined;
+}
+
+/** An entity type's schema as `/schemas/{name}` prints it (kong/api/routes/kong.lua, api_helpers schema_to_jsonable). */
+function entitySchema(definition: EntityDefinition<TProperties>): Record<string, unknown> {
   return {
     name: definition.name,
     primary_key: [...definition.primary_key],
@@ -57,17 +66,20 @@ export function mountSchemaRoutes(router: Router, registry: PluginRegistry, serv
   });
   router.get('/schemas/:name', (ctx) => {
     const name = ctx.params.name ?? '';
-    ctx.status = isEntityName(name) ? 200 : 404;
-    ctx.body = isEntityName(name) ? entitySchema(name) : noEntity(name);
+    const definition = definitionNamed(name);
+    ctx.status = definition ? 200 : 404;
+    ctx.body = definition ? entitySchema(definition) : noEntity(name);
   });
   router.post('/schemas/:name/validate', (ctx) => {
     const name = ctx.params.name ?? '';
-    if (!isEntityName(name)) {
+    const definition = definitionNamed(name);
+    if (!definition) {
       ctx.status = 404;
       ctx.body = noEntity(name);
       return;
     }
-    service.validate(name, ctx.request.body);
+    if (isEntityName(name)) service.validate(name, ctx.request.body);
+    else refuseInvalid(validateEntityInput(definition, ctx.request.body, registry).errors);
     ctx.body = { message: 'schema validation successful' };
   });
 }

@@ -9,7 +9,7 @@ import type { FieldErrors } from './validate.ts';
 export interface EntityDefinition<P extends TProperties = TProperties> {
   name: string;
   schema: TObject<P>;
-  primary_key: readonly ['id'];
+  primary_key: readonly string[];
   /** What `/{entities}/{key}` looks up when the key is not a UUID. */
   endpoint_key?: keyof P & string;
   /** Fields whose values together are unique (Kong's cache_key, checked on write). */
