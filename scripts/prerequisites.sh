@@ -113,4 +113,6 @@ fi
 if [[ $purpose == test ]]; then
   # decK, built once into ~/.cache/animal-store (a few minutes the first time; then instant).
   npm run --silent deck -- version >/dev/null
+  # go-kong's integration tests (test/go-kong/), built once the same way; the build says its time.
+  npm run --silent go-kong >/dev/null
 fi
