@@ -28,10 +28,19 @@ function Dict:incr(key, by, init, init_ttl)
   return e.value
 end
 
+function Dict:add(key, value, ttl)
+  if alive(self, key) then return false, "exists" end
+  return self:set(key, value, ttl)
+end
+
 ngx = {
   shared = { animal_store_edge = setmetatable({ data = {} }, Dict) },
   now = function() return now end,
   time = function() return math.floor(now) end,
+  null = setmetatable({}, { __tostring = function() return "null" end }),
+  -- resty.redis's upvalues; the cases keep bans in the dict (policy local), so no socket opens
+  socket = { tcp = function() error("the unit stub has no sockets") end },
+  timer = { at = function() error("the unit stub has no timers") end },
 }
 
 local function lower_keys(t)
@@ -96,6 +105,8 @@ kong = {
   log = {
     err = function(...) table.insert(cur().logs, table.concat({ ... })) end,
     notice = function(...) table.insert(cur().logs, table.concat({ ... })) end,
+    warn = function(...) table.insert(cur().logs, table.concat({ ... })) end,
+    debug = function() end,
   },
 }
 

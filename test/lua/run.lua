@@ -1,7 +1,12 @@
 -- Runs edge_cases.lua (the edge plugin's handler against a small PDK stub) and prints
 -- "N passed, M failed". Usage (from the repository root):  luajit test/lua/run.lua
 -- cjson is Debian's lua-cjson, as OpenResty bundles it.
-package.path = "test/lua/?.lua;gateway/plugins/animal-store-edge/?.lua;" .. package.path
+-- resty.* from the data plane (OpenResty bundles them on Kong); the plugin's own modules by their
+-- Kong names.
+package.path = "test/lua/?.lua;gateway/plugins/animal-store-edge/?.lua;gateway/local/data-plane/lua/?.lua;" .. package.path
+package.preload["kong.plugins.animal-store-edge.bans"] = function()
+  return dofile("gateway/plugins/animal-store-edge/bans.lua")
+end
 local cases = require "edge_cases"
 local names = {}
 for name in pairs(cases) do names[#names + 1] = name end

@@ -1,13 +1,17 @@
 -- animal-store-edge: what Kong's bundled plugins do not do for the Animal Store API.
---   access        Authorization: Bearer <key> -> the key-auth header; bans.
---   header_filter X-RateLimit-* from rate-limiting's RateLimit-*; Error-shaped gateway errors.
+--   access        Authorization: Bearer <key> -> the key-auth header; a banned key's 429.
+--   header_filter X-RateLimit-* from rate-limiting's RateLimit-*; strikes (429s) towards a ban;
+--                 Error-shaped gateway errors.
+-- Strikes and bans are kept by bans.lua (this node's shared dict, or Redis for every node).
 --   body_filter   the Error body for responses Kong itself produced.
 -- Kong 3.9 PDK only: the same file runs on Kong and on the local data plane (ngx_lua).
 local cjson = require "cjson.safe"
+local sha256 = require "resty.sha256"
+local to_hex = require("resty.string").to_hex
+local bans = require "kong.plugins.animal-store-edge.bans"
 
 local kong = kong
 local ngx = ngx
-local floor = math.floor
 local ceil = math.ceil
 local fmt = string.format
 local lower = string.lower
@@ -75,8 +79,11 @@ local function bearer_token(authorization)
   return sub(authorization, first, last)
 end
 
+--- What bans know a key by: its SHA-256 (hex), so that neither the dict nor Redis holds keys.
 local function ban_key(token)
-  return "ban:" .. token
+  local digest = sha256:new()
+  digest:update(token)
+  return to_hex(digest:final())
 end
 
 function Edge:access(conf)
@@ -93,64 +100,25 @@ function Edge:access(conf)
     kong.service.request.clear_header(conf.key_header)
     return
   end
-  state.token = token
+  state.ban_key = ban_key(token)
 
-  local dict = ngx.shared[conf.dict_name]
-  local ban = dict and dict:get(ban_key(token))
+  local ban = bans.check(conf, state.ban_key)
   if ban then
-    local until_s, limit = ban:match("^(%d+):(%d+)$")
-    local left = tonumber(until_s) - ngx.now()
-    if left > 0 then
-      kong.service.request.clear_header(conf.key_header)
-      state.banned = { until_s = tonumber(until_s), limit = tonumber(limit), left = ceil(left) }
-      return kong.response.exit(429, nil, { ["Retry-After"] = int(ceil(left)) })
-    end
+    kong.service.request.clear_header(conf.key_header)
+    state.banned = ban
+    return kong.response.exit(429, nil, { ["Retry-After"] = int(ceil(ban.until_s - ngx.now())) })
   end
 
   kong.service.request.set_header(conf.key_header, token)
 end
 
---- Counts a 429 in the key's window: ban_window seconds from its first 429. The window is
---- measured with ngx.now(), so it moves with the clock the plugins see; the dict's TTLs only bound
---- memory.
-local function count_strike(dict, token, window)
-  local key, since_key = "strikes:" .. token, "since:" .. token
-  local now = ngx.now()
-  local since = dict:get(since_key)
-  if not since or now - since >= window then
-    dict:set(since_key, now, window)
-    local ok, err = dict:set(key, 1, window)
-    if not ok then
-      return nil, err
-    end
-    return 1
-  end
-  return dict:incr(key, 1, 0, window)
-end
-
---- Counts a 429 against the key; past the threshold the key is banned.
-local function strike(conf, token, limit)
-  local dict = ngx.shared[conf.dict_name]
-  if not dict then
-    kong.log.err("lua_shared_dict '", conf.dict_name, "' is not declared; bans are disabled")
-    return
-  end
-  local strikes, err = count_strike(dict, token, conf.ban_window)
-  if not strikes then
-    kong.log.err("could not count a 429: ", err)
-    return
-  end
-  if strikes > conf.ban_threshold then
-    local until_s = floor(ngx.now()) + conf.ban_duration
-    dict:set(ban_key(token), int(until_s) .. ":" .. int(limit or 0), conf.ban_duration)
-    dict:delete("strikes:" .. token)
-    dict:delete("since:" .. token)
-    -- Names whose key it is (consumer and credential ids), never the key itself.
-    local consumer = kong.client.get_consumer() or {}
-    local credential = kong.client.get_credential() or {}
-    kong.log.notice("API key banned for ", conf.ban_duration, " s after repeated 429s: consumer ",
-                    consumer.username or "-", " (id ", consumer.id or "-", "), credential ", credential.id or "-")
-  end
+--- Counts a 429 against the key (bans.lua): past the threshold the key is banned.
+local function strike(conf, key, limit)
+  local consumer = kong.client.get_consumer() or {}
+  local credential = kong.client.get_credential() or {}
+  bans.strike(conf, key, limit,
+              { username = consumer.username, consumer_id = consumer.id, credential_id = credential.id },
+              ngx.now())
 end
 
 local function error_for(conf, status, state)
@@ -194,8 +162,8 @@ function Edge:header_filter(conf)
   end
 
   local status = kong.response.get_status()
-  if status == 429 and state.token and not state.banned and kong.client.get_credential() then
-    strike(conf, state.token, limit)
+  if status == 429 and state.ban_key and not state.banned and kong.client.get_credential() then
+    strike(conf, state.ban_key, limit)
   end
 
   if status < 400 or kong.response.get_source() == "service" then

@@ -1,5 +1,6 @@
 -- Configuration of the animal-store-edge plugin (Kong 3.9 schema DSL).
 local typedefs = require "kong.db.schema.typedefs"
+local redis_schema = require "kong.tools.redis.schema"
 
 return {
   name = "animal-store-edge",
@@ -19,6 +20,11 @@ return {
           { ban_duration = { type = "integer", required = true, default = 900, gt = 0 } },
           -- lua_shared_dict holding strikes and bans (KONG_NGINX_HTTP_LUA_SHARED_DICT).
           { dict_name = { type = "string", required = true, default = "animal_store_edge" } },
+          -- Where strikes and bans are kept: "local", this node's dict; "redis", shared by every
+          -- node through `redis` (rate-limiting's record), the dict standing in while Redis is
+          -- unreachable. kong.yml gives it rate-limiting's policy (DECK_RATE_LIMIT_POLICY).
+          { policy = { type = "string", required = true, default = "local", one_of = { "local", "redis" } } },
+          { redis = redis_schema.config_schema },
         },
     } },
   },
