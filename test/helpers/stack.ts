@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
 import { ManualClock } from './clock.ts';
+import { LOCAL_RATE_LIMIT_ENV } from '../../gateway/local/cmd/settings.ts';
 import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
 import { request, type JsonResponse } from './backend.ts';
 
@@ -18,8 +19,10 @@ export interface TestStack {
   dispose(): Promise<void>;
 }
 
-/** Backend + local gateway running the real gateway/kong.yml, with a manual clock. */
-export async function startStack(options: { clock?: ManualClock; upstreamUrl?: string } = {}): Promise<TestStack> {
+/** Backend + local gateway running the real gateway/kong.yml, with a manual clock; `env` adds to kong.yml's DECK_ variables. */
+export async function startStack(
+  options: { clock?: ManualClock; upstreamUrl?: string; env?: Record<string, string> } = {},
+): Promise<TestStack> {
   const dir = mkdtempSync(join(tmpdir(), 'stack-'));
   const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'backend') });
   const clock = options.clock ?? new ManualClock(Date.UTC(2030, 0, 1, 12, 0, 0));
@@ -27,7 +30,7 @@ export async function startStack(options: { clock?: ManualClock; upstreamUrl?: s
     configFile: KONG_YML,
     dir,
     clock,
-    env: { DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url },
+    env: { ...LOCAL_RATE_LIMIT_ENV, DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url, ...options.env },
   });
   const stack: TestStack = {
     backend,

@@ -7,6 +7,17 @@ export const GATEWAY_DIR = fileURLToPath(new URL('../../', import.meta.url));
 
 export class SettingError extends Error {}
 
+/**
+ * kong.yml's counter settings (gateway/kong.yml, decK's env templating) when none are given: one
+ * node on its own, rate limits and bans in its memory, as `npm start` runs it. `npm run
+ * start:cluster` sets policy redis and the Redis it starts.
+ */
+export const LOCAL_RATE_LIMIT_ENV: Readonly<Record<string, string>> = {
+  DECK_RATE_LIMIT_POLICY: 'local',
+  DECK_RATE_LIMIT_REDIS_HOST: '127.0.0.1',
+  DECK_RATE_LIMIT_REDIS_PORT: '6379',
+};
+
 export interface GatewaySettings extends Omit<GatewayOptions, 'env' | 'now' | 'log'> {
   /** The proxy listener as configured (the node's own setting, for messages). */
   proxyListen: string;
