@@ -258,7 +258,7 @@ local function connect(target)
       end
     end
   end
-  return red
+  return red, nil, times
 end
 
 
@@ -275,6 +275,33 @@ local function redis_answered(dict, target, red)
 end
 
 
+--- One round trip, `command(red, ...)`: its reply (false and the message for an error reply), or
+--- nil when Redis could not be reached, which holds the node off Redis for REDIS_RETRY_AFTER. A
+--- pooled connection to a Redis that has restarted since fails once and is closed: such a failure
+--- is tried again on the next connection, and counts as Redis failing only on a fresh one.
+local function round_trip(dict, target, what, command, ...)
+  for _ = 1, 2 do
+    local red, err, reused = connect(target)
+    if not red then
+      redis_failed(dict, target, "connect", err)
+      return nil
+    end
+    local reply
+    reply, err = command(red, ...)
+    if reply ~= nil then
+      redis_answered(dict, target, red)
+      return reply, err
+    end
+    if reused == 0 then
+      redis_failed(dict, target, what, err)
+      return nil
+    end
+  end
+  redis_failed(dict, target, what, "pooled connections failed twice")
+  return nil
+end
+
+
 local function run_strike_script(red, keys_and_args)
   if not strike_script_sha then
     strike_script_sha = to_hex(ngx.sha1_bin(STRIKE_SCRIPT))
@@ -288,6 +315,11 @@ local function run_strike_script(red, keys_and_args)
 end
 
 
+local function get_ban(red, key)
+  return red:get(REDIS_PREFIX .. ban_key(key))
+end
+
+
 local function strike_in_redis(premature, conf, target, key, limit, who, now)
   if premature then
     return
@@ -297,23 +329,15 @@ local function strike_in_redis(premature, conf, target, key, limit, who, now)
     return strike_in_dict(conf, dict, key, limit, who, now)
   end
 
-  local red, err = connect(target)
-  if not red then
-    redis_failed(dict, target, "connect", err)
-    return strike_in_dict(conf, dict, key, limit, who, now)
-  end
   local until_s = floor(now) + conf.ban_duration
   local record = encode_ban(until_s, limit, who.username)
-  local banned
-  banned, err = run_strike_script(red, {
+  local banned, err = round_trip(dict, target, "strike", run_strike_script, {
     REDIS_PREFIX .. strikes_key(key), REDIS_PREFIX .. ban_key(key),
     fmt("%d", floor(now * 1000)), conf.ban_window, conf.ban_threshold, conf.ban_duration, record,
   })
   if banned == nil then
-    redis_failed(dict, target, "strike", err)
     return strike_in_dict(conf, dict, key, limit, who, now)
   end
-  redis_answered(dict, target, red)
   if banned == false then
     -- an error reply (a read-only replica, a script Redis refuses): a configuration problem
     kong.log.err("Redis ", target.name, " refused the strike script: ", err)
@@ -346,18 +370,10 @@ function bans.check(conf, key)
   if not target or not redis_usable(dict, target) then
     return nil
   end
-  local red, err = connect(target)
-  if not red then
-    redis_failed(dict, target, "connect", err)
-    return nil
-  end
-  local record
-  record, err = red:get(REDIS_PREFIX .. ban_key(key))
+  local record, err = round_trip(dict, target, "check", get_ban, key)
   if record == nil then
-    redis_failed(dict, target, "check", err)
     return nil
   end
-  redis_answered(dict, target, red)
   if record == false then
     kong.log.err("Redis ", target.name, " refused GET: ", err)
     return nil
