@@ -74,6 +74,7 @@ ${servers}
             proxy_bind ${BALANCER_SOURCE_ADDRESS};
             proxy_request_buffering off;
             proxy_buffering off;
+            proxy_pass_header Server;
             proxy_set_header Host              $http_host;
             proxy_set_header Upgrade           $http_upgrade;
             proxy_set_header Connection        $upstream_connection;

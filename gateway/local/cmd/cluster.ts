@@ -102,7 +102,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         pluginsDir: options.pluginsDir,
         clusterControlPlane: controlPlane.clusterAddress,
         snapshot: controlPlane.snapshot().json,
-        trustedIps: [BALANCER_SOURCE_ADDRESS],
+        trustedIps: [BALANCER_SOURCE_ADDRESS, ...(options.node?.trustedIps ?? []).filter((ip) => ip !== BALANCER_SOURCE_ADDRESS)],
         realIpHeader: 'X-Forwarded-For',
         realIpRecursive: true,
         log: (line) => log(nginxLevel(line), `[${name}] ${line}`),
