@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { request, type JsonResponse } from './backend.ts';
 import { startStack } from './stack.ts';
 
@@ -7,7 +8,10 @@ export interface Target {
   description: string;
   call(path: string, init?: RequestInit & { json?: unknown; key?: string }): Promise<JsonResponse>;
   admin(path: string, init?: RequestInit & { json?: unknown }): Promise<JsonResponse>;
-  /** A consumer with a key (and limits): created through the Admin API, removed by dispose(). */
+  /**
+   * A consumer with a key (and limits): created through the Admin API as the CLI creates them (the
+   * key's digest stored, tagged key-hash:sha256), removed by dispose(). Returns the key.
+   */
   provision(username: string, limits?: { minute?: number; day?: number }): Promise<string>;
   dispose(): Promise<void>;
 }
@@ -41,8 +45,10 @@ export async function startTarget(): Promise<Target> {
       const consumer = await target.admin('/consumers', { method: 'POST', json: { username: name, tags: ['petstore-consumer', 'e2e'] } });
       if (consumer.status !== 201) throw new Error(`cannot create ${name}: ${JSON.stringify(consumer.body)}`);
       created.push(name);
-      const key = `ask_e2e_${randomBytes(24).toString('base64url')}`;
-      await target.admin(`/consumers/${name}/key-auth`, { method: 'POST', json: { key } });
+      // as the CLI does (scripts/lib/api-keys.ts): Kong holds only the key's digest, tagged hashed
+      const key = generateApiKey();
+      const credential = await target.admin(`/consumers/${name}/key-auth`, { method: 'POST', json: storedCredential(key, ['petstore-consumer', 'e2e']) });
+      if (credential.status !== 201) throw new Error(`cannot create a key for ${name}: ${JSON.stringify(credential.body)}`);
       if (limits) await target.admin(`/consumers/${name}/plugins`, { method: 'POST', json: { name: 'rate-limiting', config: { ...limits, limit_by: 'consumer' } } });
       return key;
     },
