@@ -6,6 +6,8 @@ import { startStack } from './stack.ts';
 /** What the portable end-to-end suite needs from a deployment: the proxy and the Admin API. */
 export interface Target {
   description: string;
+  /** The Admin API's base URL, for the provisioning CLI (KONG_ADMIN_URL). */
+  adminUrl: string;
   call(path: string, init?: RequestInit & { json?: unknown; key?: string }): Promise<JsonResponse>;
   admin(path: string, init?: RequestInit & { json?: unknown }): Promise<JsonResponse>;
   /**
@@ -24,13 +26,14 @@ export async function startTarget(): Promise<Target> {
   const gatewayUrl = process.env.GATEWAY_URL;
   if (!gatewayUrl) {
     const stack = await startStack();
-    return { ...stack, description: 'local stack' };
+    return { ...stack, description: 'local stack', adminUrl: stack.gateway.adminUrl };
   }
   const adminUrl = process.env.KONG_ADMIN_URL ?? 'http://127.0.0.1:8001';
   const run = randomBytes(4).toString('hex');
   const created: string[] = [];
   const target: Target = {
     description: `${gatewayUrl} (admin ${adminUrl})`,
+    adminUrl,
     call(path, init = {}) {
       const { key, ...rest } = init;
       const headers = new Headers(rest.headers);

@@ -421,9 +421,9 @@ test.serial("the README's admin walkthrough runs as written", async (t) => {
   t.is((await stack.call('/v1/pets', { key })).status, 401, "revoke-key: alice's keys answer 401");
 });
 
-// Keys stored as their SHA-256 digest (issue 22), on the local gateway's Admin API. Until the edge
-// plugin hashes bearer tokens, a hashed key does not authenticate through the gateway: these
-// tests look at what the Admin API holds, not at the proxy.
+// Keys stored as their SHA-256 digest (issue 22), on the local gateway's Admin API; the edge plugin
+// hashes the bearer token, so the key authenticates and the stored digest does not
+// (test/deck/hashed-keys.test.ts, test/e2e/local/hashed-keys.test.ts go further).
 test('create stores only the digest of the key it prints, tagged as hashed', async (t) => {
   const { stack } = t.context;
   const issued = await create(t, 'cli-hashed', '--plan', 'free');
@@ -434,6 +434,8 @@ test('create stores only the digest of the key it prints, tagged as hashed', asy
     [[digestApiKey(issued.key), [KEY_HASH_TAG, 'petstore-consumer'], null]],
   );
   t.is((await stack.admin(`/consumers/cli-hashed/key-auth/${issued.key}`)).status, 404, 'Kong holds no credential with the key itself');
+  t.is((await stack.call('/v1/pets', { key: issued.key })).status, 200, 'the key authenticates');
+  t.is((await stack.call('/v1/pets', { key: digestApiKey(issued.key) })).status, 401, 'what Kong holds does not');
 });
 
 test.serial('hash-keys: a dry run, then each plaintext key becomes its digest with its ttl; expiry and a second run', async (t) => {
