@@ -6,6 +6,7 @@ import { KEY_HASH_TAG, digestApiKey } from '../../scripts/lib/api-keys.ts';
 import { request } from '../helpers/backend.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { deck, startDeckStack, type DeckStack } from '../helpers/deck.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 // Issue 22: what Kong stores is no key. Every `key` the Admin API returns and every key in
 // `deck gateway dump` (with and without a select tag), sent as a bearer token, answers 401; the
@@ -37,6 +38,10 @@ async function adminKeys(stack: DeckStack): Promise<string[]> {
 }
 
 async function status(stack: DeckStack, key: string): Promise<number> {
+  // the data plane runs the store's configuration (a write answers after 1 s at the latest, and a
+  // loaded machine can take longer): these tests are about what it does, not how fast it arrives
+  await pollUntil('the data plane to run the current configuration', async () =>
+    ((await stack.admin('/clustering/data-planes')).body.data as Array<{ sync_status: string }>).every((n) => n.sync_status === 'normal'));
   return (await request(`${stack.gateway.proxyUrl}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })).status;
 }
 

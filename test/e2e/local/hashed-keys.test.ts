@@ -41,8 +41,19 @@ function refusals(stack: TestStack): string[] {
   return stack.gateway.logs.filter((line) => line.includes(REFUSAL));
 }
 
+/**
+ * Waits until the data plane runs the store's configuration (GET /clustering/data-planes). An
+ * Admin API write answers once the node runs it, or after 1 s: on a loaded machine the node can
+ * take longer, and these tests are about what the configuration does, not how fast it arrives.
+ */
+async function synced(stack: TestStack): Promise<void> {
+  await pollUntil('the data plane to run the current configuration', async () =>
+    ((await stack.admin('/clustering/data-planes')).body.data as Array<{ sync_status: string }>).every((n) => n.sync_status === 'normal'));
+}
+
 /** The request's status and, when it reached the upstream, the credential key-auth found. */
 async function authenticate(t: { context: { stack: TestStack; upstream: EchoUpstream } }, key: string) {
+  await synced(t.context.stack);
   const before = t.context.upstream.last();
   const response = await t.context.stack.call('/v1/pets', { key });
   const last = t.context.upstream.last();
