@@ -58,7 +58,8 @@ async function authenticate(t: { context: { stack: TestStack; upstream: EchoUpst
   const response = await t.context.stack.call('/v1/pets', { key });
   const last = t.context.upstream.last();
   const credential = last !== before ? (last?.headers['x-credential-identifier'] as string | undefined) : undefined;
-  if (last !== before && last?.headers.authorization) throw new Error('the upstream saw Authorization');
+  if (last !== before && JSON.stringify(last?.headers).includes(key)) throw new Error('the upstream saw the key');
+  if (last !== before && (last?.headers.authorization || last?.headers.apikey)) throw new Error("the upstream saw Authorization or key-auth's header");
   return { status: response.status, code: response.body?.code as string | undefined, credential };
 }
 
