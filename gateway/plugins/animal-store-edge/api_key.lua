@@ -48,8 +48,8 @@ local function checksum_matches(token)
   return encode_base64url(bytes) == sub(token, BODY_LENGTH + 1)
 end
 
---- What a bearer token is: one of the classes above. Reads the token's bytes only: no hash, no
---- look-up, no allocation but for a checksum to compare.
+--- What a bearer token is: one of the classes above. No hash and no look-up: byte checks, and
+--- for a token of the key's length a CRC-32 and its base64url to compare.
 function api_key.classify(token)
   local b1, b2, b3, b4 = byte(token, 1, 4)
   if b1 ~= A or b2 ~= S or b3 ~= K or b4 ~= UNDERSCORE then
