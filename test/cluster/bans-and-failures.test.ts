@@ -62,7 +62,7 @@ test.serial('a ban earned on node 1 is answered on node 2 and through the balanc
   t.true(cluster.logs.some((line) => /\[node-1\].*API key banned for 900 s .* consumer ban-mallory/.test(line)));
 });
 
-test.serial('a revoke through the Admin API: both nodes answer 401 once the Admin API has answered', async (t) => {
+test.serial('a revoke through the Admin API: both nodes answer 401 as soon as the Admin API has answered', async (t) => {
   const { cluster } = t.context;
   await freshMinute(cluster);
   const { key, credentialId } = await cluster.provision('revoke-trudy');
@@ -71,8 +71,11 @@ test.serial('a revoke through the Admin API: both nodes answer 401 once the Admi
   const revoked = await cluster.admin(`/consumers/revoke-trudy/key-auth/${credentialId}`, { method: 'DELETE' });
   const elapsedMs = Date.now() - startedAt;
   t.is(revoked.status, 204);
-  // the control plane answers a write once every node runs it, or after 1 s (gateway/local/README.md)
-  t.true(elapsedMs < 1_000, `the write waited for both nodes, not the 1 s bound (${elapsedMs} ms)`);
+  // The control plane answers a write once every live node runs it (gateway/local/README.md; in
+  // production it stops waiting after 1 s, here after 15 s, so that a loaded machine cannot make
+  // this test lie): when the DELETE returns, both nodes report the configuration without the key.
+  const nodes = (await cluster.admin('/clustering/data-planes')).body.data as Array<{ sync_status: string }>;
+  t.deepEqual(nodes.map((node) => node.sync_status), ['normal', 'normal']);
   for (const node of [1, 2] as const) {
     const res = await cluster.call(node, '/v1/pets', { key });
     t.is(res.status, 401, `node ${node}`);

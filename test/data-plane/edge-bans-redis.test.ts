@@ -44,7 +44,8 @@ function snapshot(redisPort: number): SnapshotInput {
     services: [{ name: 'upstream', url: upstream.url }],
     routes: [{ name: 'all', service: 'upstream', paths: ['/'] }],
     consumers: USERS.map((username) => ({ username })),
-    keyauth_credentials: USERS.map((username) => ({ consumer: username, key: keyOf(username) })),
+    // Kong holds digests: the edge plugin hands key-auth the key's SHA-256
+    keyauth_credentials: USERS.map((username) => ({ consumer: username, key: digest(keyOf(username)) })),
     plugins: [
       { name: 'animal-store-edge', config: edgeConfig(redisPort) },
       plugin('key-auth', {}, { key_names: ['apikey'], hide_credentials: true }),

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type RunningCluster } from '../../gateway/local/cmd/cluster.ts';
 import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
+import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { ManualClock } from './clock.ts';
 import { request, type JsonResponse } from './backend.ts';
 import { KONG_YML, PLUGINS_DIR, setDataPlaneClock } from './gateway.ts';
@@ -31,7 +32,7 @@ export interface TestCluster extends RunningCluster {
   /** A request through the balancer (`target` 'balancer') or to node 1 or 2 directly. */
   call(target: 'balancer' | 1 | 2, path: string, options?: CallOptions): Promise<ClusterResponse>;
   admin(path: string, init?: RequestInit & { json?: unknown }): Promise<JsonResponse>;
-  /** A consumer with a plaintext key-auth key (and a plan plugin when `limits`), through the Admin API. */
+  /** A consumer with a key (Kong holds its digest) and a plan plugin when `limits`, through the Admin API. */
   provision(username: string, limits?: Record<string, unknown>): Promise<{ key: string; consumerId: string; credentialId: string }>;
   /** One command on the cluster's Redis (a fresh connection). */
   redisCommand(...args: (string | number)[]): Promise<RespValue>;
@@ -104,6 +105,8 @@ export async function startTestCluster(options: { env?: Record<string, string>; 
       nodes: [loopback, loopback],
       redis: loopback,
       env: { DECK_ANIMAL_STORE_BACKEND_URL: backend.url, ...options.env },
+      // a write answers once both nodes run it; on a loaded machine that can take over 1 s
+      writeSettleMs: 15_000,
       now: clock.now,
       log: (level, message) => {
         logs.push(`${level}: ${message}`);
@@ -131,12 +134,15 @@ export async function startTestCluster(options: { env?: Record<string, string>; 
     async provision(username: string, limits?: Record<string, unknown>) {
       const consumer = await admin('/consumers', { method: 'POST', json: { username } });
       if (consumer.status !== 201) throw new Error(`cannot create ${username}: ${JSON.stringify(consumer.body)}`);
-      const credential = await admin(`/consumers/${username}/key-auth`, { method: 'POST', json: {} });
+      // as the CLI does: the key is generated here, Kong stores its digest (tagged hashed)
+      const key = generateApiKey();
+      const credential = await admin(`/consumers/${username}/key-auth`, { method: 'POST', json: storedCredential(key, ['petstore-consumer']) });
+      if (credential.status !== 201) throw new Error(`cannot create a key for ${username}: ${JSON.stringify(credential.body)}`);
       if (limits) {
         const plugin = await admin(`/consumers/${username}/plugins`, { method: 'POST', json: { name: 'rate-limiting', config: limits } });
         if (plugin.status !== 201) throw new Error(`cannot set limits: ${JSON.stringify(plugin.body)}`);
       }
-      return { key: credential.body.key as string, consumerId: consumer.body.id as string, credentialId: credential.body.id as string };
+      return { key, consumerId: consumer.body.id as string, credentialId: credential.body.id as string };
     },
     redisCommand: async (...args: (string | number)[]) => (await redisCommands(cluster.redis.port, [args]))[0]!,
     async dispose() {

@@ -29,6 +29,7 @@ test.serial('create: the plan plugin counts in the Redis kong.yml names, and the
   const { stack, redis } = t.context;
   const created = await cli(t, ['create', '--username', 'shared-alice', '--plan', 'free', '--json']);
   t.is(created.code, 0, created.stderr);
+  const { key } = JSON.parse(created.stdout.trim().split('\n').pop()!) as { key: string };
 
   const [plan] = (await stack.admin('/consumers/shared-alice/plugins')).body.data;
   const [fallback] = (await stack.admin('/plugins?tags=animal-store')).body.data.filter(
@@ -39,8 +40,6 @@ test.serial('create: the plan plugin counts in the Redis kong.yml names, and the
   t.like(plan.config.redis, { host: '127.0.0.1', port: redis.port });
   t.is(plan.config.sync_rate, fallback.config.sync_rate);
 
-  // a key of the consumer's through the Admin API: what is tested is where the plan counts
-  const { key } = (await stack.admin('/consumers/shared-alice/key-auth', { method: 'POST', json: {} })).body as { key: string };
   const response = await stack.call('/v1/pets', { key });
   t.is(response.status, 200);
   t.is(response.headers.get('x-ratelimit-limit'), '60');
