@@ -2,11 +2,12 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkDeclarativeFile, startControlPlane, type ControlPlane, type Logger } from '../control-plane/control-plane.ts';
 import type { SyncSummary } from '../control-plane/declarative/sync.ts';
+import type { ClusterAddress } from '../control-plane/snapshot/cluster-listener.ts';
 import { EntityStore } from '../control-plane/db/entity-store.ts';
 import { BUNDLED_SCHEMAS, KONG_BUNDLED_PLUGINS, PluginRegistry } from '../control-plane/schema/plugins/registry.ts';
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node.ts';
 import { describePlugins } from './describe-plugins.ts';
-import { findNginx } from './nginx-binary.ts';
+import { findNginx, type NginxBinary } from './nginx-binary.ts';
 import type { NodeSettings } from './nginx-prefix.ts';
 
 /** Kong's settings for one node, as `KONG_*` variables name them (cmd/settings.ts reads them). */
@@ -31,6 +32,8 @@ export interface GatewayOptions {
   /** Bind the Admin API to a non-loopback address (Kong's Admin API has no authentication). */
   allowRemoteAdmin?: boolean;
   node?: NodeOptions;
+  /** How long an Admin API write waits for the data plane to run it (default 1 s). */
+  writeSettleMs?: number;
   /** Environment for decK's ${{ env "DECK_*" }} substitution. */
   env?: NodeJS.ProcessEnv;
   now?: () => number;
@@ -74,6 +77,18 @@ export function customPlugins(pluginsDir: string): string[] {
     .sort();
 }
 
+/** The control plane as one role of a deployment runs it, with what its nodes need to start. */
+export interface StartedControlPlane {
+  controlPlane: ControlPlane;
+  nginx: NginxBinary;
+  /** Every plugin the nodes load: the bundled ones and the custom ones. */
+  plugins: string[];
+  /** What runs the data plane, for a start banner: the nginx binary and its LuaJIT. */
+  engine: string;
+  /** Stops the control plane and closes its store. */
+  close(): Promise<void>;
+}
+
 /**
  * The plugins a node loads (Kong's bundled ones the data plane implements, then the custom ones),
  * described by the data plane's own Lua: the control plane learns priorities, versions and custom
@@ -103,11 +118,13 @@ export async function checkDeclarativeConfig(options: {
 }
 
 /**
- * One gateway on this machine, as `npm start` runs it: the control plane (Admin API, store,
- * kong.yml) and one data-plane node (nginx + ngx_lua) fetching its snapshots over a unix socket
- * in the node's prefix.
+ * The control plane: the custom plugins described by the data plane's Lua, the store, kong.yml,
+ * the Admin API and the cluster listener at `cluster`. What startGateway (one embedded node) and
+ * startCluster (nodes behind a balancer) share.
  */
-export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+export async function startControlPlaneFor(
+  options: Omit<GatewayOptions, 'prefix' | 'node'> & { cluster: ClusterAddress; role: 'traditional' | 'control_plane' },
+): Promise<StartedControlPlane> {
   const now = options.now ?? Date.now;
   const log: Logger = options.log ?? ((level, message) => (level === 'warn' || level === 'err' ? console.error(`[gateway] ${level}: ${message}`) : undefined));
   const adminHost = options.adminHost ?? '127.0.0.1';
@@ -115,7 +132,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     throw new AdminListenRefused(`refusing to bind the Admin API to ${adminHost}: it has no authentication; set KONG_ADMIN_ALLOW_REMOTE=true to force it`);
   }
   const nginx = findNginx();
-  mkdirSync(options.prefix, { recursive: true });
   const custom = options.plugins ?? customPlugins(options.pluginsDir);
   const { plugins, registry, luaVersion } = await loadPlugins(options.pluginsDir, custom, nginx);
 
@@ -129,9 +145,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       env: options.env ?? process.env,
       adminHost,
       adminPort: options.adminPort ?? 8001,
-      cluster: { path: join(options.prefix, 'cluster.sock') },
-      role: 'traditional',
+      cluster: options.cluster,
+      role: options.role,
       luaVersion,
+      writeSettleMs: options.writeSettleMs,
       now,
       log,
     });
@@ -139,6 +156,28 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await store.close();
     throw error;
   }
+  return {
+    controlPlane,
+    nginx,
+    plugins,
+    engine: `${nginx.flavor === 'openresty' ? 'OpenResty' : 'nginx'} (${nginx.path}) with ${luaVersion}`,
+    async close() {
+      await controlPlane.close();
+      await store.close();
+    },
+  };
+}
+
+/**
+ * One gateway on this machine, as `npm start` runs it: the control plane (Admin API, store,
+ * kong.yml) and one data-plane node (nginx + ngx_lua) fetching its snapshots over a unix socket
+ * in the node's prefix.
+ */
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const log: Logger = options.log ?? ((level, message) => (level === 'warn' || level === 'err' ? console.error(`[gateway] ${level}: ${message}`) : undefined));
+  mkdirSync(options.prefix, { recursive: true });
+  const started = await startControlPlaneFor({ ...options, log, cluster: { path: join(options.prefix, 'cluster.sock') }, role: 'traditional' });
+  const { controlPlane, nginx, plugins } = started;
 
   let node: DataPlaneNode;
   try {
@@ -154,8 +193,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       log: (line) => log(nginxLevel(line), `[data plane] ${line}`),
     });
   } catch (error) {
-    await controlPlane.close();
-    await store.close();
+    await started.close();
     throw error;
   }
 
@@ -165,12 +203,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     statusUrl: node.statusUrl,
     controlPlane,
     node,
-    engine: `${nginx.flavor === 'openresty' ? 'OpenResty' : 'nginx'} (${nginx.path}) with ${luaVersion}`,
+    engine: started.engine,
     reload: () => controlPlane.reload(),
     async close() {
       await node.stop({ graceful: true, graceMs: 2000 });
-      await controlPlane.close();
-      await store.close();
+      await started.close();
     },
   };
 }
