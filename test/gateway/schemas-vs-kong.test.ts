@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
+import { LOCAL_RATE_LIMIT_ENV } from '../../gateway/local/index.ts';
 import { request } from '../helpers/backend.ts';
 import { startTestGateway, writeConfig } from '../helpers/gateway.ts';
 
@@ -68,7 +69,10 @@ test("the bundled plugins' schemas at /schemas/plugins/{name}: fields and defaul
 });
 
 test("every plugin config in kong.yml validates against Kong's published schema", (t) => {
-  const config = parse(readFileSync(fileURLToPath(new URL('../../gateway/kong.yml', import.meta.url)), 'utf8'));
+  // kong.yml as decK reads it: its ${{ env "DECK_…" }} values substituted (npm start's defaults).
+  const env: Record<string, string> = { ...LOCAL_RATE_LIMIT_ENV, DECK_ANIMAL_STORE_BACKEND_URL: 'http://127.0.0.1:3000' };
+  const text = readFileSync(fileURLToPath(new URL('../../gateway/kong.yml', import.meta.url)), 'utf8');
+  const config = parse(text.replace(/\$\{\{\s*env\s+"([^"]+)"\s*\}\}/g, (_whole, name: string) => env[name] ?? ''));
   const plugins: Array<{ name: string; config?: unknown }> = [
     ...(config.plugins ?? []),
     ...(config.services ?? []).flatMap((s: any) => [...(s.plugins ?? []), ...(s.routes ?? []).flatMap((r: any) => r.plugins ?? [])]),
