@@ -1,6 +1,6 @@
 import { accessSync, constants, createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { isListenError, listenAddress, systemReason } from '../../../backend/src/startup-error.ts';
+import { isListenError, listenAddress, systemReason } from '../../../packages/node-runtime/startup-error.js';
 import type { Logger } from '../control-plane/control-plane.ts';
 import { DeclarativeConfigError } from '../control-plane/declarative/load-config.ts';
 import { startCluster, type RunningCluster } from './cluster.ts';

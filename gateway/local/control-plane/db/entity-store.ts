@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import knex, { type Knex } from 'knex';
-import { sqliteConfig } from '../../../../backend/src/db/sqlite.ts';
+import { sqliteConfig } from '../../../../packages/node-runtime/sqlite.js';
 import { ENTITY_NAMES, definitionOf, type AnyEntity, type EntityName as EntityType, type EntityTypes } from '../schema/entities/index.ts';
 import { kongField } from '../schema/typedefs.ts';
 
