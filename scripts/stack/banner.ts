@@ -1,5 +1,5 @@
-import type { ClusterReady } from '../../gateway/local/cmd/cluster-start.ts';
-import type { GatewayReady } from '../../gateway/local/cmd/start.ts';
+import type { ClusterReady } from '../../gateway/local/index.ts';
+import type { GatewayReady } from '../../gateway/local/index.ts';
 import type { RunningChild } from './supervisor.ts';
 
 /** What `npm start` prints once both processes serve; every command in it uses the addresses in use. */

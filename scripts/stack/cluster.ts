@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { readBackendConfigOrExit } from '../../backend/src/config.ts';
-import type { ClusterReady } from '../../gateway/local/cmd/cluster-start.ts';
-import { readClusterSettings } from '../../gateway/local/cmd/settings.ts';
+import type { ClusterReady } from '../../gateway/local/index.ts';
+import { readClusterSettings } from '../../gateway/local/index.ts';
 import { clusterBanner } from './banner.ts';
 import { StartFailed, Supervisor, describeExit } from './supervisor.ts';
 

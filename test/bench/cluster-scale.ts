@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { startBackend } from '../../backend/src/server.ts';
-import { startCluster, type RunningCluster } from '../../gateway/local/cmd/cluster.ts';
-import { GATEWAY_DIR } from '../../gateway/local/cmd/settings.ts';
+import { startCluster, type RunningCluster } from '../../gateway/local/index.ts';
+import { GATEWAY_DIR } from '../../gateway/local/index.ts';
 import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 
 /**

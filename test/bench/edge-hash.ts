@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findNginx } from '../../gateway/local/cmd/nginx-binary.ts';
-import { DATA_PLANE_DIR } from '../../gateway/local/cmd/nginx-prefix.ts';
-import { GATEWAY_DIR } from '../../gateway/local/cmd/settings.ts';
+import { findNginx } from '../../gateway/local/index.ts';
+import { DATA_PLANE_DIR } from '../../gateway/local/index.ts';
+import { GATEWAY_DIR } from '../../gateway/local/index.ts';
 
 /**
  * What hashing and the checksum add to the edge plugin's access per request (issue 22; target

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBackend } from '../../backend/src/server.ts';
-import { startCluster } from '../../gateway/local/cmd/cluster.ts';
-import { GATEWAY_DIR } from '../../gateway/local/cmd/settings.ts';
+import { startCluster } from '../../gateway/local/index.ts';
+import { GATEWAY_DIR } from '../../gateway/local/index.ts';
 import { digestApiKey, generateApiKey, KEY_HASH_TAG } from '../../scripts/lib/api-keys.ts';
 import { redisCommands, type RespValue } from '../helpers/redis.ts';
 

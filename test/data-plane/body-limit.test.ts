@@ -1,5 +1,5 @@
 import test from 'ava';
-import { describePlugins } from '../../gateway/local/cmd/describe-plugins.ts';
+import { describePlugins } from '../../gateway/local/index.ts';
 import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
 import { PLUGINS_DIR } from '../helpers/gateway.ts';
 import { httpGet, type HttpResponse } from '../helpers/http-request.ts';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startCluster, type RunningCluster } from '../../gateway/local/cmd/cluster.ts';
+import { startCluster, type RunningCluster } from '../../gateway/local/index.ts';
 import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
 import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { ManualClock } from './clock.ts';

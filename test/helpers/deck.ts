@@ -6,7 +6,7 @@ import { request, type JsonResponse } from './backend.ts';
 import { startTestBackend, type TestBackend } from './backend.ts';
 import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
 import { runToEnd, type ProcessResult } from './process.ts';
-import { LOCAL_RATE_LIMIT_ENV } from '../../gateway/local/cmd/settings.ts';
+import { LOCAL_RATE_LIMIT_ENV } from '../../gateway/local/index.ts';
 
 export { KONG_YML };
 

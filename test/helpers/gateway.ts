@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../../gateway/local/index.ts';
-import { GATEWAY_DIR } from '../../gateway/local/cmd/settings.ts';
+import { GATEWAY_DIR } from '../../gateway/local/index.ts';
 import { ManualClock } from './clock.ts';
 
 export const KONG_YML = join(GATEWAY_DIR, 'kong.yml');

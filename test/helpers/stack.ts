@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
 import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { ManualClock } from './clock.ts';
-import { LOCAL_RATE_LIMIT_ENV } from '../../gateway/local/cmd/settings.ts';
+import { LOCAL_RATE_LIMIT_ENV } from '../../gateway/local/index.ts';
 import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
 import { request, type JsonResponse } from './backend.ts';
 
