@@ -53,7 +53,7 @@ function describeStartupError(error: unknown, s: ClusterSettings): string {
     return error.message;
   }
   if (error instanceof DataPlaneStartError) {
-    const busy = /bind\(\) to (\S+) failed \(98: Address already in use\)/.exec(error.message)?.[1];
+    const busy = error.addressInUse;
     if (busy) return `cannot listen on ${busy} (CLUSTER_NODE_LISTEN): address already in use`;
     return error.message.split('\n')[0]!;
   }

@@ -38,7 +38,15 @@ export interface DataPlaneNode {
 
 const MAX_LOG_LINES = 2000;
 
-export class DataPlaneStartError extends Error {}
+export class DataPlaneStartError extends Error {
+  /** The address nginx could not bind because another process holds it (`127.0.0.1:8000`), if that is why. */
+  readonly addressInUse: string | undefined;
+
+  constructor(message: string, nginxOutput: readonly string[] = []) {
+    super(message);
+    this.addressInUse = nginxOutput.map((line) => BIND_FAILED.exec(line)?.[1]).find((address) => address !== undefined);
+  }
+}
 
 function freeLoopbackPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -129,7 +137,8 @@ function startFailure(lines: string[]): string | undefined {
   return fatal?.replace(/^.*?\[(emerg|alert|crit)\] \d+#\d+: /, '') ?? lines.at(-1);
 }
 
-const BIND_FAILED = /bind\(\) to .* failed \(98: Address already in use\)/;
+/** nginx's line when a listen address is taken; the address is the first group. */
+const BIND_FAILED = /bind\(\) to (\S+) failed \(98: Address already in use\)/;
 
 /**
  * Starts one data-plane node, as `kong start` does for a data plane: prepares the prefix, runs
@@ -193,7 +202,7 @@ async function startIn(
     if (exitedEarly) {
       const output = logs.slice(firstLine);
       if (proxy.port === 0 && attempt < 5 && output.some((line) => BIND_FAILED.test(line))) continue;
-      throw new DataPlaneStartError(`the data-plane node did not start: ${startFailure(output) ?? `exit code ${exitedEarly.code}`}`);
+      throw new DataPlaneStartError(`the data-plane node did not start: ${startFailure(output) ?? `exit code ${exitedEarly.code}`}`, output);
     }
     return makeNode(spawned, settings, prefix, port, host, logs);
   }

@@ -45,7 +45,7 @@ function describeStartupError(error: unknown, s: GatewaySettings): string {
   if (error instanceof AdminListenRefused) return `KONG_ADMIN_LISTEN: ${error.message}`;
   if (error instanceof NginxNotFoundError) return error.message;
   if (error instanceof DataPlaneStartError) {
-    const busy = /bind\(\) to (\S+) failed \(98: Address already in use\)/.exec(error.message)?.[1];
+    const busy = error.addressInUse;
     if (busy) {
       const variable = busy === s.node?.statusListen ? 'KONG_STATUS_LISTEN' : 'KONG_PROXY_LISTEN';
       return `cannot listen on ${busy} (${variable}): address already in use`;
