@@ -33,9 +33,8 @@ function typeError(a: KongAttributes, value: unknown): string | undefined {
   }
 }
 
-function clone<T>(value: T): T {
-  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
-}
+/** A default's own copy (defaults are JSON data). */
+const clone = (value: unknown): unknown => (value === undefined ? value : JSON.parse(JSON.stringify(value)));
 
 export interface RecordOptions {
   /** Fields with `auto` (ids, timestamps) are left as given: the entity service fills them. */
@@ -97,19 +96,13 @@ export function validateField(schema: TSchema, value: unknown, path: string, err
     errors[path] = problem;
     return value;
   }
-  switch (a.type) {
-    case 'record':
-      return validateFields(a.fields ?? {}, value, path, errors);
-    case 'foreign':
-      return foreignKey(value as Record<string, unknown>, path, errors);
-    case 'array':
-    case 'set':
-      return validateElements(a, value as unknown[], path, errors);
-    case 'map':
-      return validateMap(a, value as Record<string, unknown>, path, errors);
-    default:
-      return validateScalar(a, value, path, errors);
+  if (Array.isArray(value)) return validateElements(a, value, path, errors);
+  if (isPlainObject(value)) {
+    if (a.type === 'record') return validateFields(a.fields ?? {}, value, path, errors);
+    if (a.type === 'foreign') return foreignKey(value, path, errors);
+    return validateMap(a, value, path, errors);
   }
+  return validateScalar(a, value, path, errors);
 }
 
 /**
@@ -160,19 +153,21 @@ function validateRequired(schema: TSchema, value: unknown, path: string, errors:
 }
 
 function validateScalar(a: KongAttributes, value: unknown, path: string, errors: FieldErrors): unknown {
-  if (a.one_of && !a.one_of.includes(value as string | number)) {
+  const number = typeof value === 'number' ? value : undefined;
+  const text = typeof value === 'string' ? value : undefined;
+  if (a.one_of && (typeof value === 'string' || typeof value === 'number') && !a.one_of.includes(value)) {
     errors[path] = `expected one of: ${a.one_of.join(', ')}`;
-  } else if (a.between && ((value as number) < a.between[0] || (value as number) > a.between[1])) {
+  } else if (a.between && number !== undefined && (number < a.between[0] || number > a.between[1])) {
     errors[path] = `value should be between ${a.between[0]} and ${a.between[1]}`;
-  } else if (a.gt !== undefined && (value as number) <= a.gt) {
+  } else if (a.gt !== undefined && number !== undefined && number <= a.gt) {
     errors[path] = `value must be greater than ${a.gt}`;
-  } else if (typeof value === 'string' && value.length < (a.len_min ?? 1)) {
+  } else if (text !== undefined && text.length < (a.len_min ?? 1)) {
     // Empty strings are refused unless a field says len_min = 0 (validate_field).
     errors[path] = `length must be at least ${a.len_min ?? 1}`;
-  } else if (a.match && !a.match.test(value as string)) {
-    errors[path] = `invalid value: ${String(value)}`;
-  } else if (a.custom && typeof value === 'string') {
-    const error = a.custom(value);
+  } else if (a.match && text !== undefined && !a.match.test(text)) {
+    errors[path] = `invalid value: ${text}`;
+  } else if (a.custom && text !== undefined) {
+    const error = a.custom(text);
     if (error) errors[path] = error;
   }
   return value;
