@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { EntityService, Parent } from '../db/entity-service.ts';
-import { ENTITY_NAMES, definitionOf, type AnyEntity, type EntityName } from '../schema/entities/index.ts';
+import { ENTITY_NAMES, definitionOf, isEntityName, type AnyEntity, type EntityName } from '../schema/entities/index.ts';
 import { MethodNotAllowed, NotFound } from '../schema/errors.ts';
 import { kongField } from '../schema/typedefs.ts';
 import { isPlainObject } from '../schema/validate.ts';
@@ -38,7 +38,7 @@ function body(ctx: Koa.Context): Record<string, unknown> {
 function foreignKeys(name: EntityName): Array<{ field: string; reference: EntityName }> {
   return Object.entries(definitionOf(name).schema.properties).flatMap(([field, schema]) => {
     const reference = kongField(schema).attributes.reference;
-    return reference && (ENTITY_NAMES as string[]).includes(reference) ? [{ field, reference: reference as EntityName }] : [];
+    return reference !== undefined && isEntityName(reference) ? [{ field, reference }] : [];
   });
 }
 
