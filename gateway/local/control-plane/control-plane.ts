@@ -80,7 +80,7 @@ export async function checkDeclarativeFile(
   const store = await EntityStore.open(':memory:');
   try {
     const service = new EntityService(store, registry, now);
-    return await store.write((draft) => syncDeclarative(draft, config, service));
+    return await service.transaction((draft) => syncDeclarative(draft, config, service));
   } finally {
     await store.close();
   }
@@ -93,20 +93,20 @@ export async function checkDeclarativeFile(
  */
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { store, registry, now, log, env } = options;
-  const service = new EntityService(store, registry, now);
+  // Each state a write would commit is compiled first, inside the entity service's write: what
+  // cannot be compiled is refused before it is stored; what is committed is published as compiled.
+  let prepared: CompiledSnapshot | undefined;
+  const service = new EntityService(store, registry, now, (draft) => {
+    prepared = compileSnapshot(draft);
+  });
   const load = (): DeclarativeConfig | undefined => (options.configFile ? readDeclarativeConfig(options.configFile, env) : undefined);
   const declarative = load();
-  if (declarative) await store.write((draft) => syncDeclarative(draft, declarative, service));
+  if (declarative) await service.transaction((draft) => syncDeclarative(draft, declarative, service));
 
-  // Each state the store would commit is compiled first: what cannot be compiled is refused
-  // before it is stored; what is committed is published as it was compiled.
-  let prepared: { view: EntityStore['snapshot']; compiled: CompiledSnapshot } | undefined;
-  store.beforeCommit((view) => {
-    prepared = { view, compiled: compileSnapshot(view) };
-  });
-  const cluster = new ClusterListener(compileSnapshot(store.snapshot), (level, message) => log(level, message), now);
+  const cluster = new ClusterListener(prepared ?? compileSnapshot(store.snapshot), (level, message) => log(level, message), now);
+  prepared = undefined;
   store.onChange((view) => {
-    const compiled = prepared?.view === view ? prepared.compiled : compileSnapshot(view);
+    const compiled = prepared?.version === view.version ? prepared : compileSnapshot(view);
     prepared = undefined;
     cluster.publish(compiled);
   });
@@ -147,7 +147,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     async reload() {
       const next = load();
       if (!next) return { created: 0, updated: 0, deleted: 0 };
-      const summary = await store.write((draft) => syncDeclarative(draft, next, service));
+      const summary = await service.transaction((draft) => syncDeclarative(draft, next, service));
       selectTags = next.selectTags;
       return summary;
     },

@@ -49,11 +49,25 @@ const idOf = (value: unknown): string | undefined => (isPlainObject(value) && ty
  * the store commits it.
  */
 export class EntityService {
+  /**
+   * `admit` sees the state every write would commit, after the service's own checks: a throw
+   * refuses the write before anything is stored (the control plane compiles the snapshot there).
+   */
   constructor(
     private readonly store: EntityStore,
     readonly subschemas: Subschemas,
     private readonly now: () => number,
+    private readonly admit: (draft: Draft) => void = () => undefined,
   ) {}
+
+  /** One store write through the service: `change` on a draft, admitted whole or not at all. */
+  transaction<R>(change: (draft: Draft) => R): Promise<R> {
+    return this.store.write((draft) => {
+      const result = change(draft);
+      if (draft.changed.size > 0) this.admit(draft);
+      return result;
+    });
+  }
 
   get view(): Snapshot {
     return this.store.snapshot;
@@ -134,7 +148,7 @@ export class EntityService {
 
   /** POST /{entities} and /{parents}/{key}/{entities}. */
   insert<N extends EntityName>(name: N, input: Input, options: WriteOptions = {}): Promise<EntityTypes[N]> {
-    return this.store.write((draft) => {
+    return this.transaction((draft) => {
       const given = this.scoped(draft, name, input, options.parent, 'insert');
       if (isUuid(given.id) && draft.get(name, given.id)) throw new UniqueViolation({ id: given.id });
       return this.write(draft, name, given, undefined, { ...options, mode: 'insert' });
@@ -143,7 +157,7 @@ export class EntityService {
 
   /** PATCH: the stored fields with the given ones over them; records (a plugin's config) merged. */
   update<N extends EntityName>(name: N, key: string, input: Input, options: WriteOptions = {}): Promise<EntityTypes[N]> {
-    return this.store.write((draft) => {
+    return this.transaction((draft) => {
       const existing = this.find(name, key, options.parent, draft);
       const given = this.scoped(draft, name, input, options.parent, 'update');
       const merged = this.stored(name, existing);
@@ -163,7 +177,7 @@ export class EntityService {
    * endpoint key (kong/db/dao/init.lua upsert, upsert_by_<endpoint_key>).
    */
   upsert<N extends EntityName>(name: N, key: string, input: Input, options: WriteOptions = {}): Promise<EntityTypes[N]> {
-    return this.store.write((draft) => {
+    return this.transaction((draft) => {
       const endpointKey = definitionOf(name).endpoint_key;
       if (!isUuid(key) && !endpointKey) throw new NotFound();
       const existing = this.select(name, key, draft);
@@ -182,7 +196,7 @@ export class EntityService {
 
   /** DELETE: a missing entity is not an error at the top level; a nested one is NotFound. */
   delete(name: EntityName, key: string, options: { parent?: Parent } = {}): Promise<void> {
-    return this.store.write((draft) => {
+    return this.transaction((draft) => {
       const existing = options.parent ? this.find(name, key, options.parent, draft) : this.select(name, key, draft);
       if (existing) this.remove(draft, name, existing.id);
     });

@@ -38,8 +38,11 @@ export class Snapshot {
 export class Draft {
   readonly maps: { [T in EntityType]: Map<string, EntityTypes[T]> };
   readonly changed = new Map<string, { type: EntityType; id: string; entity?: AnyEntity }>();
+  /** The configuration version this draft becomes when committed. */
+  readonly version: number;
 
   constructor(base: Snapshot) {
+    this.version = base.version + 1;
     this.maps = Object.fromEntries(
       ENTITY_NAMES.map((type) => [type, new Map(base.entities[type] as ReadonlyMap<string, AnyEntity>)]),
     ) as unknown as Draft['maps'];
@@ -73,7 +76,6 @@ export class EntityStore {
   private current: Snapshot;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<(snapshot: Snapshot) => void>();
-  private readonly checks = new Set<(snapshot: Snapshot) => void>();
 
   private constructor(private readonly db: Knex, initial: Snapshot) {
     this.current = initial;
@@ -116,27 +118,15 @@ export class EntityStore {
   }
 
   /**
-   * `check` sees every state a write would produce before it is persisted; if it throws, the
-   * write is refused and nothing is stored. Listeners (onChange) then never get a state that
-   * fails what the check builds from it (e.g. the router).
-   */
-  beforeCommit(check: (snapshot: Snapshot) => void): () => void {
-    this.checks.add(check);
-    return () => this.checks.delete(check);
-  }
-
-  /**
-   * Runs `change` on a draft of the current state; if it returns without throwing and every
-   * beforeCommit check accepts the result, persists what it changed atomically and publishes it.
-   * Writes run one at a time.
+   * Runs `change` on a draft of the current state; if it returns without throwing, persists what
+   * it changed atomically and publishes it. Writes run one at a time.
    */
   write<R>(change: (draft: Draft) => R): Promise<R> {
     const run = async () => {
       const draft = new Draft(this.current);
       const result = change(draft);
       if (draft.changed.size > 0) {
-        const next = new Snapshot(draft.maps, this.current.version + 1);
-        for (const check of this.checks) check(next);
+        const next = new Snapshot(draft.maps, draft.version);
         await this.db.transaction(async (trx) => {
           await trx('meta').insert({ key: CONFIG_VERSION, value: String(next.version) }).onConflict('key').merge();
           for (const { type, id, entity } of draft.changed.values()) {

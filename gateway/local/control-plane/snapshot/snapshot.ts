@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Snapshot as StoreView } from '../db/entity-store.ts';
+import type { Snapshot } from '../db/entity-store.ts';
+
+/** The store's state, committed or about to be (a draft compiles to what it would commit). */
+type StoreView = Pick<Snapshot, 'list' | 'version'>;
 import type { Consumer, ForeignKey as Reference, Plugin, Route, Service } from '../schema/entities/index.ts';
 
 // The document every data-plane node runs: gateway/local/snapshot.schema.json, whose shapes these
