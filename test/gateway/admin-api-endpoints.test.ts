@@ -26,9 +26,16 @@ test("GET /routes/{route}/service is the route's service (kong/api/endpoints.lua
   const patched = await f.admin(`/routes/${route.body.id}/service`, { method: 'PATCH', json: { retries: 2 } });
   t.is(patched.body.retries, 2);
   t.is((await f.admin('/routes/fk-child/service', { method: 'DELETE' })).status, 405);
-  // A route without a service has none to show (get_entity_endpoint: `not pk or pk == null`).
+  // A route without a service has none to show (get_entity_endpoint: `not pk or pk == null`)...
   await f.admin('/routes', { method: 'POST', json: { name: 'fk-orphan', paths: ['/orphan'] } });
   t.is((await f.admin('/routes/fk-orphan/service')).status, 404);
+  // ...and a PUT creates one and points the route at it (put_entity_endpoint's `associate`).
+  const created = await f.admin('/routes/fk-orphan/service', { method: 'PUT', json: { url: 'http://127.0.0.1:9/made' } });
+  t.is(created.status, 200, JSON.stringify(created.body));
+  t.is(created.body.path, '/made');
+  t.deepEqual((await f.admin('/routes/fk-orphan')).body.service, { id: created.body.id });
+  const replaced = await f.admin('/routes/fk-orphan/service', { method: 'PUT', json: { url: 'http://127.0.0.1:9/again' } });
+  t.deepEqual([replaced.body.id, replaced.body.path], [created.body.id, '/again']);
 });
 
 test('a foreign key sent as the whole entity is its primary key (kong/db/schema/init.lua:963-976, validate_primary_key(pk, true))', async (t) => {

@@ -95,7 +95,7 @@ export function mountEntityEndpoints(router: Router, service: EntityService): vo
       ctx.body = service.present(reference, await service.update(reference, target(ctx), body(ctx)));
     });
     router.put(path, async (ctx) => {
-      ctx.body = service.present(reference, await service.upsert(reference, target(ctx), body(ctx)));
+      ctx.body = service.present(reference, await service.upsertReferenced(name, param(ctx, 'key'), field, body(ctx)));
     });
     router.delete(path, (ctx) => {
       target(ctx);

@@ -194,6 +194,24 @@ export class EntityService {
     });
   }
 
+  /**
+   * PUT /{entities}/{key}/{field} (`/routes/{route}/service`): upserts the entity the foreign key
+   * references; when there is none yet, creates it and points the foreign key at it
+   * (kong/api/endpoints.lua put_entity_endpoint, `associate`).
+   */
+  upsertReferenced(name: EntityName, key: string, field: string, input: Input): Promise<AnyEntity> {
+    return this.transaction((draft) => {
+      const entity = this.find(name, key, undefined, draft);
+      const reference = foreignFields(definitionOf(name)).find((f) => f.field === field)?.reference;
+      if (!reference) throw new NotFound();
+      const current = idOf(fieldsOf(entity)[field]);
+      const existing = current === undefined ? undefined : draft.get(reference, current);
+      const referenced = this.write(draft, reference, { ...input, id: current ?? randomUUID() }, existing, { mode: 'upsert' });
+      if (current === undefined) this.write(draft, name, { ...this.stored(name, entity), [field]: { id: referenced.id } }, entity, { mode: 'update' });
+      return referenced;
+    });
+  }
+
   /** DELETE: a missing entity is not an error at the top level; a nested one is NotFound. */
   delete(name: EntityName, key: string, options: { parent?: Parent } = {}): Promise<void> {
     return this.transaction((draft) => {
