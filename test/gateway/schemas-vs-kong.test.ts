@@ -7,6 +7,7 @@ import type { FieldSchema } from '../../gateway/local/control-plane/schema/field
 import { correlationId } from '../../gateway/local/control-plane/schema/plugins/correlation-id.ts';
 import { keyAuth } from '../../gateway/local/control-plane/schema/plugins/key-auth.ts';
 import type { PluginSchema } from '../../gateway/local/control-plane/schema/plugins/plugin-schema.ts';
+import { prometheus } from '../../gateway/local/control-plane/schema/plugins/prometheus.ts';
 import { rateLimiting } from '../../gateway/local/control-plane/schema/plugins/rate-limiting.ts';
 import { requestSizeLimiting } from '../../gateway/local/control-plane/schema/plugins/request-size-limiting.ts';
 import { requestTermination } from '../../gateway/local/control-plane/schema/plugins/request-termination.ts';
@@ -22,6 +23,7 @@ const FILES: Array<[PluginSchema, string]> = [
   [responseTransformer, 'ResponseTransformer.json'],
   [correlationId, 'CorrelationId.json'],
   [requestSizeLimiting, 'RequestSizeLimiting.json'],
+  [prometheus, 'Prometheus.json'],
 ];
 
 interface JsonSchema {
