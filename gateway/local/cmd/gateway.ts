@@ -6,7 +6,8 @@ import { BUNDLED_SCHEMAS, KONG_BUNDLED_PLUGINS, PluginRegistry } from '../contro
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node.ts';
 import { describePlugins } from './describe-plugins.ts';
 import { findNginx } from './nginx-binary.ts';
-import type { NodeSettings } from './nginx-prefix.ts';
+import { prefixPaths, type NodeSettings } from './nginx-prefix.ts';
+import { statusSocketClient } from './node-status.ts';
 
 /** Kong's settings for one node, as `KONG_*` variables name them (cmd/settings.ts reads them). */
 export type NodeOptions = Partial<Omit<NodeSettings, 'clusterControlPlane' | 'plugins' | 'pluginsDir' | 'nodeId'>>;
@@ -97,6 +98,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const described = await describePlugins({ nginx, pluginsDir: options.pluginsDir, plugins });
   const registry = PluginRegistry.fromDescriptions(described.plugins);
 
+  const nodePrefix = join(options.prefix, 'node');
   const store = await EntityStore.open(options.dataFile);
   let controlPlane: ControlPlane;
   try {
@@ -110,6 +112,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       cluster: { path: join(options.prefix, 'cluster.sock') },
       role: 'traditional',
       luaVersion: described.lua_version,
+      nodeStatus: statusSocketClient(prefixPaths(nodePrefix).statusSocket),
       now,
       log,
     });
@@ -122,7 +125,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   try {
     node = await startDataPlaneNode({
       ...options.node,
-      prefix: join(options.prefix, 'node'),
+      prefix: nodePrefix,
       nginx,
       plugins,
       pluginsDir: options.pluginsDir,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdminApp } from './api/admin-app.ts';
+import { serverStatusOf, type NodeStatusApi } from './api/metrics-route.ts';
 import { AdminOperations } from './api/operations.ts';
 import type { EntityStore } from './db/entity-store.ts';
 import { loadDeclarativeConfig, type DeclarativeConfig } from './declarative/load-config.ts';
@@ -31,6 +32,8 @@ export interface ControlPlaneOptions {
   /** What the data plane's LuaJIT reports (GET / lua_version). */
   luaVersion: string;
   nodeId?: string;
+  /** The embedded data-plane node's Status API: the Admin API's /metrics and /status read it. */
+  nodeStatus?: NodeStatusApi;
   now: () => number;
   log: Logger;
 }
@@ -99,6 +102,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     settled: () => cluster.settled(WRITE_SETTLE_MS),
     dataPlanes: () => cluster.dataPlanes(),
     configurationHash: () => cluster.snapshot.hash,
+    nodeStatus: options.nodeStatus,
+    serverStatus: options.nodeStatus ? serverStatusOf(options.nodeStatus) : undefined,
   });
   const adminServer = createServer(admin.callback());
   let adminUrl: string;
