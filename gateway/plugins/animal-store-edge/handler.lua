@@ -4,6 +4,7 @@
 --   body_filter   the Error body for responses Kong itself produced.
 -- Kong 3.9 PDK only: the same file runs on Kong and on the local data plane (ngx_lua).
 local cjson = require "cjson.safe"
+local metrics = require "kong.plugins.animal-store-edge.metrics"
 
 local kong = kong
 local ngx = ngx
@@ -14,6 +15,7 @@ local lower = string.lower
 local byte = string.byte
 local sub = string.sub
 local tonumber = tonumber
+local type = type
 
 local Edge = {
   PRIORITY = 1300, -- above key-auth (1250): the key must be in place before it runs
@@ -79,6 +81,10 @@ local function ban_key(token)
   return "ban:" .. token
 end
 
+function Edge:init_worker()
+  metrics.init()
+end
+
 function Edge:access(conf)
   local authorization = kong.request.get_header("authorization")
   local token = bearer_token(authorization)
@@ -91,6 +97,10 @@ function Edge:access(conf)
   state.auth = token and "bearer" or (authorization and "malformed" or "missing")
   if not token then
     kong.service.request.clear_header(conf.key_header)
+    if authorization then
+      -- not a key key-auth could look up (until keys carry a checksum, a malformed Authorization)
+      metrics.checksum_failure()
+    end
     return
   end
   state.token = token
@@ -98,11 +108,13 @@ function Edge:access(conf)
   local dict = ngx.shared[conf.dict_name]
   local ban = dict and dict:get(ban_key(token))
   if ban then
-    local until_s, limit = ban:match("^(%d+):(%d+)$")
+    -- "<until>:<limit>:<username>": the ban is checked before key-auth names the consumer
+    local until_s, limit, username = ban:match("^(%d+):(%d+):?(.*)$")
     local left = tonumber(until_s) - ngx.now()
     if left > 0 then
       kong.service.request.clear_header(conf.key_header)
       state.banned = { until_s = tonumber(until_s), limit = tonumber(limit), left = ceil(left) }
+      metrics.banned_request(username)
       return kong.response.exit(429, nil, { ["Retry-After"] = int(ceil(left)) })
     end
   end
@@ -141,12 +153,14 @@ local function strike(conf, token, limit)
     return
   end
   if strikes > conf.ban_threshold then
+    local consumer = kong.client.get_consumer() or {}
+    local username = type(consumer.username) == "string" and consumer.username or ""
     local until_s = floor(ngx.now()) + conf.ban_duration
-    dict:set(ban_key(token), int(until_s) .. ":" .. int(limit or 0), conf.ban_duration)
+    dict:set(ban_key(token), int(until_s) .. ":" .. int(limit or 0) .. ":" .. username, conf.ban_duration)
     dict:delete("strikes:" .. token)
     dict:delete("since:" .. token)
+    metrics.ban_started(username)
     -- Names whose key it is (consumer and credential ids), never the key itself.
-    local consumer = kong.client.get_consumer() or {}
     local credential = kong.client.get_credential() or {}
     kong.log.notice("API key banned for ", conf.ban_duration, " s after repeated 429s: consumer ",
                     consumer.username or "-", " (id ", consumer.id or "-", "), credential ", credential.id or "-")
