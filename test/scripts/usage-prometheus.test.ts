@@ -43,11 +43,11 @@ test('the queries usage sends: increase() over exactly the window, evaluated at 
   const window = { from: new Date('2026-03-01T00:00:00Z'), to: new Date('2026-03-04T00:00:00Z') };
   t.deepEqual(usageQueries(window), {
     requests: 'sum by (consumer, code) (increase(kong_http_requests_total[259200000ms]))',
-    banned: 'sum by (consumer) (increase(animal_store_edge_banned_requests_total[259200000ms]))',
+    banned: 'sum by (consumer) (increase(kong_animal_store_edge_banned_requests_total[259200000ms]))',
   });
   t.deepEqual(usageQueries(window, 'o"brien\\x'), {
     requests: 'sum by (consumer, code) (increase(kong_http_requests_total{consumer="o\\"brien\\\\x"}[259200000ms]))',
-    banned: 'sum by (consumer) (increase(animal_store_edge_banned_requests_total{consumer="o\\"brien\\\\x"}[259200000ms]))',
+    banned: 'sum by (consumer) (increase(kong_animal_store_edge_banned_requests_total{consumer="o\\"brien\\\\x"}[259200000ms]))',
   });
 });
 
