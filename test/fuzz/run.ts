@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { REPO_ROOT, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
+import { REPO_ROOT, spawnTs, treeRssMb, type SpawnedProcess } from '../helpers/process.ts';
 import { ensureSchemathesis, SCHEMATHESIS_VERSION, stateDir } from './schemathesis.ts';
 
 /**
@@ -19,9 +19,6 @@ const { values } = parseArgs({
   },
 });
 
-function rssMb(pid: number): number {
-  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024);
-}
 
 const log = (line: string) => console.error(`[fuzz] ${line}`);
 const st = await ensureSchemathesis(log);
@@ -32,15 +29,17 @@ try {
   const backend = spawnTs('backend/src/main.ts', [], { BACKEND_PORT: '0', DATA_DIR: join(dir, 'backend') });
   processes.push(backend);
   const [, backendUrl] = await backend.waitFor(/listening on (\S+)/);
-  const gateway = spawnTs('test/bench/gateway-only.ts', [], {
+  const gateway = spawnTs('gateway/local/cmd/start.ts', [], {
     KONG_PROXY_LISTEN: '127.0.0.1:0',
     KONG_ADMIN_LISTEN: '127.0.0.1:0',
+    KONG_STATUS_LISTEN: 'off',
+    KONG_PREFIX: join(dir, 'gateway'),
     GATEWAY_DATA_FILE: join(dir, 'gateway.sqlite'),
     DECK_ANIMAL_STORE_BACKEND_URL: backendUrl!,
     NODE_OPTIONS: '--max-semi-space-size=4', // as `npm start` runs it
   });
   processes.push(gateway);
-  const [, proxyUrl, adminUrl] = await gateway.waitFor(/gateway ready (\S+) (\S+)/, 60_000);
+  const [, proxyUrl, adminUrl] = await gateway.waitFor(/proxy (\S+), Admin API (\S+);/, 60_000);
 
   // Provisioned as an admin would: the consumers CLI, enterprise plan, limits the run never reaches.
   const cli = spawnTs('scripts/consumers.ts', ['create', '--username', 'fuzz', '--plan', 'enterprise', '--minute', '10000000', '--day', '1000000000', '--json'], { KONG_ADMIN_URL: adminUrl! });
@@ -48,8 +47,9 @@ try {
   if (created.code !== 0) throw new Error(`provisioning failed: ${cli.output()}`);
   const { key } = JSON.parse(cli.output().trim().split('\n').at(-1)!) as { key: string };
 
+  // The gateway's memory: its control plane and every nginx process of its data plane.
   const gatewayPid = gateway.child.pid!;
-  const idleRss = rssMb(gatewayPid);
+  const idleRss = treeRssMb(gatewayPid);
   log(`schemathesis ${SCHEMATHESIS_VERSION}, ${values['max-examples']} examples per operation, against ${proxyUrl}/v1; gateway RSS at idle ${idleRss} MB`);
   const args = [
     'run', join(REPO_ROOT, 'gateway/openapi.yaml'),
@@ -65,7 +65,7 @@ try {
   // working directory: outside the repository, beside the venv.
   const fuzz = spawn(st, args, { stdio: 'inherit', cwd: stateDir(), env: { ...process.env, ...hooks } });
   exitCode = await new Promise<number>((resolve) => fuzz.once('exit', (code) => resolve(code ?? 1)));
-  log(`gateway RSS: ${idleRss} MB at idle, ${rssMb(gatewayPid)} MB after the run`);
+  log(`gateway RSS: ${idleRss} MB at idle, ${treeRssMb(gatewayPid)} MB after the run`);
   const serverLogs = processes.map((p) => p.output()).join('').split('\n').filter((line) => /error|Error/.test(line));
   if (serverLogs.length) log(`backend/gateway logged ${serverLogs.length} error line(s), first: ${serverLogs.slice(0, 5).join(' | ')}`);
 } finally {

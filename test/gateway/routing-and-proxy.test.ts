@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import anyTest, { type TestFn } from 'ava';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 
-// Router: Kong 3.9.1 traditional_compatible (kong/router/transform.lua get_priority,
+// Router: Kong 3.9.3 traditional_compatible (kong/router/transform.lua get_priority,
 // kong/router/utils.lua get_upstream_uri_v0). Proxy headers: kong/runloop/handler.lua and the
 // nginx template (proxy_set_header ...). Errors: kong/tools/http.lua error templates.
 const test = anyTest as TestFn<{ f: Fixture }>;
@@ -22,6 +22,8 @@ services:
       - { name: keep, paths: [/keep], strip_path: false }
       - { name: preserve, paths: [/preserve], strip_path: false, preserve_host: true }
       - { name: host, paths: [/h], hosts: [api.example.com], strip_path: false }
+      - { name: version-2, paths: [/v], headers: { x-version: ["~*^v2"] }, strip_path: false }
+      - { name: version-any, paths: [/v], strip_path: false, preserve_host: true }
       - { name: https-only, paths: [/secure], protocols: [https] }
   - name: based
     url: \${UPSTREAM}/base
@@ -134,4 +136,14 @@ test.serial('the upstream gets the X-Forwarded-* set, X-Real-IP, Via and the req
   t.is(response.headers.get('via'), '1.1 kong/3.9.3');
   t.regex(response.headers.get('x-kong-upstream-latency')!, /^\d+$/);
   t.regex(response.headers.get('x-kong-proxy-latency')!, /^\d+$/);
+});
+
+// kong/router/transform.lua: a header value written "~*…" is a case-insensitive regex; a route
+// with headers outranks one without (get_priority's header count).
+test.serial('a header value written as a regex (~*) matches case-insensitively', async (t) => {
+  const { f } = t.context;
+  await f.call('/v', { headers: { 'x-version': 'V2-beta' } });
+  t.not(f.upstream.last()!.headers.host, new URL(f.gateway.proxyUrl).host, 'the regex route (no preserve_host) matched');
+  await f.call('/v', { headers: { 'x-version': 'v1' } });
+  t.is(f.upstream.last()!.headers.host, new URL(f.gateway.proxyUrl).host, 'the route without headers matched');
 });

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -83,4 +84,39 @@ export function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv
     child.on('error', reject);
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** A process and all its descendants (from /proc): the gateway is its control plane and nginx's processes. */
+export function processTree(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const tree: number[] = [];
+  const visit = (p: number) => {
+    tree.push(p);
+    for (const child of children.get(p) ?? []) visit(child);
+  };
+  visit(pid);
+  return tree;
+}
+
+/** Resident memory of a process and its descendants, in MB (VmRSS summed; shared pages count per process). */
+export function treeRssMb(pid: number): number {
+  let kb = 0;
+  for (const p of processTree(pid)) {
+    try {
+      kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // gone
+    }
+  }
+  return Math.round(kb / 1024);
 }

@@ -3,7 +3,7 @@ import { startTestNode, type TestNode } from '../../helpers/data-plane.ts';
 import { httpGet, type HttpResponse } from '../../helpers/http-request.ts';
 import type { SnapshotInput } from '../../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../../helpers/upstream.ts';
-import { BUNDLED_PLUGINS, mockUpstream, plugin, setClock } from './kit.ts';
+import { BUNDLED_PLUGINS, logged, mockUpstream, plugin, setClock } from './kit.ts';
 
 // Kong 3.9.3's spec/03-plugins/09-key-auth/02-access_spec.lua, transcribed, on a data-plane node
 // (SPEC:<line> below). Not here: key_in_body (the control plane refuses it), gRPC (no gRPC
@@ -22,7 +22,7 @@ const T0 = Date.UTC(2030, 0, 1, 12, 0, 0);
 const TTL = 10;
 
 function snapshot(): SnapshotInput {
-  const hosts = ['key-auth1', 'key-auth2', 'key-auth3', 'key-auth4', 'key-auth7', 'key-auth8', 'key-auth9', 'key-auth10', 'key-ttl', 'logical-and', 'logical-or', 'custom-id'];
+  const hosts = ['key-auth1', 'key-auth2', 'key-auth3', 'key-auth4', 'key-auth5', 'key-auth7', 'key-auth8', 'key-auth9', 'key-auth10', 'key-ttl', 'logical-and', 'logical-or', 'custom-id'];
   const combos = ['ttf', 'tff', 'fff', 'ftf'];
   return {
     services: [{ name: 'mock', url: upstream.url }, { name: 'status', url: `${upstream.url}/status/200` }],
@@ -50,6 +50,7 @@ function snapshot(): SnapshotInput {
       plugin('key-auth', { route: 'key-auth2' }, { hide_credentials: true, realm: 'test-realm' }),
       plugin('key-auth', { route: 'key-auth3' }, { anonymous: ANONYMOUS_ID }),
       plugin('key-auth', { route: 'key-auth4' }, { anonymous: '00000000-0000-4000-8000-0000000dead0' }),
+      plugin('key-auth', { route: 'key-auth5' }, { key_in_body: true }),
       plugin('key-auth', { route: 'key-auth7' }, { run_on_preflight: false }),
       plugin('key-auth', { route: 'key-auth8' }, { key_names: ['api_key'] }),
       plugin('key-auth', { route: 'key-auth9' }, { key_names: ['api-key'] }),
@@ -153,6 +154,21 @@ test(`querystring: handles duplicated key (${SPEC}:333)`, async (t) => {
   t.is(res.status, 401);
   t.is(res.json.message, 'Duplicate API key found');
   t.is(res.headers['www-authenticate'], 'Key');
+});
+
+// --- key in request body ----------------------------------------------------------------------
+
+test(`key in request body: refused (${SPEC}:349-480 and the key_in_body combinations)`, async (t) => {
+  // The control plane refuses config.key_in_body; a node given one anyway fails the request
+  // loudly rather than authenticate without it.
+  const res = await httpGet(node.url('/request'), {
+    method: 'POST',
+    headers: { host: 'key-auth5.test', 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: 'apikey=kong',
+  });
+  t.is(res.status, 500);
+  t.is(res.json.message, 'An unexpected error occurred');
+  await logged(node, /config\.key_in_body is not supported by the local gateway/);
 });
 
 // --- key in headers --------------------------------------------------------------------------

@@ -2,6 +2,7 @@ import { request, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestNode } from '../../helpers/data-plane.ts';
+import { pollUntil } from '../../helpers/poll.ts';
 import type { SeenRequest } from '../../helpers/upstream.ts';
 
 // What the bundled plugins' tests share: Kong 3.9.3's config defaults (each plugin's schema.lua;
@@ -108,6 +109,11 @@ export function configOf(name: string, config: Config = {}): Config {
 /** A plugin instance for the snapshot builder, config completed. */
 export function plugin(name: string, scope: { route?: string; service?: string; consumer?: string }, config: Config = {}) {
   return { name, ...scope, config: configOf(name, config) };
+}
+
+/** Waits for nginx's error log (read from its stderr as it comes) to have a line matching `pattern`. */
+export function logged(node: TestNode, pattern: RegExp): Promise<void> {
+  return pollUntil(`a log line matching ${pattern}`, async () => node.logsMatching(pattern).length > 0, { timeoutMs: 5000 });
 }
 
 /** PUT /clock?ms= on the node's test-clock socket: ngx.now()/ngx.time() answer `ms` from then on. */

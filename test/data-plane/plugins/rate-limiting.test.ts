@@ -11,7 +11,7 @@ import { pollUntil } from '../../helpers/poll.ts';
 import { startRedis, type RedisServer } from '../../helpers/redis.ts';
 import type { SnapshotInput } from '../../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../../helpers/upstream.ts';
-import { BUNDLED_PLUGINS, PLUGIN_FIXTURES_DIR, mockUpstream, plugin, setClock } from './kit.ts';
+import { BUNDLED_PLUGINS, PLUGIN_FIXTURES_DIR, logged, mockUpstream, plugin, setClock } from './kit.ts';
 
 // Kong 3.9.3's spec/03-plugins/23-rate-limiting/04-access_spec.lua (ACCESS:<line>) and
 // 02-policies_spec.lua (POLICIES:<line>), transcribed, on data-plane nodes with the test clock
@@ -404,17 +404,24 @@ for (const variant of VARIANTS) {
   // the clock moves: serial tests run before the others, and put it back
   test.serial(`[${variant}] expire counter (${ACCESS}:722)`, async (t) => {
     const path = `/${caseName(variant, 'expire-counter')}`;
-    const headers = { 'X-Real-IP': '127.0.0.3' };
+    // A second's counter lives one second of nginx's (or Redis's) own clock, which the test clock
+    // does not hold: a slow machine can lose it between the two requests. Kong's spec retries the
+    // case (.eventually); here up to three times, each from a fresh client address.
+    let headers = { 'X-Real-IP': '127.0.0.3' };
     try {
-      const res1 = await get(node, path, headers);
+      let res1 = await get(node, path, headers);
+      let res2 = await get(node, path, headers);
+      for (let attempt = 4; res2.status !== 429 && attempt <= 5; attempt++) {
+        headers = { 'X-Real-IP': `127.0.0.${attempt}` };
+        res1 = await get(node, path, headers);
+        res2 = await get(node, path, headers);
+      }
       t.is(res1.status, 200);
       t.is(res1.headers['ratelimit-limit'], '1');
       t.is(res1.headers['ratelimit-remaining'], '0');
       t.is(res1.headers['ratelimit-reset'], '1');
       t.is(res1.headers['x-ratelimit-limit-second'], '1');
       t.is(res1.headers['x-ratelimit-remaining-second'], '0');
-
-      const res2 = await get(node, path, headers);
       t.is(res2.status, 429);
       t.is(res2.json.message, 'API rate limit exceeded');
 
@@ -461,7 +468,7 @@ test(`redis: keeps working if an error occurs, fault_tolerant true (${ACCESS}:12
   const res = await get(node, '/redis-unreachable-tolerant');
   t.is(res.status, 200);
   noRateLimitHeaders(t, res);
-  t.true(node.logsMatching(/failed to get usage: connection refused/).length > 0);
+  await logged(node, /failed to get usage: connection refused/);
 });
 
 test.serial('redis: a Redis that dies and restarts, fault_tolerant false then true (policies/init.lua, handler.lua:136)', async (t) => {
@@ -490,7 +497,7 @@ test('redis: ssl_verify true refuses a certificate no trusted CA signed (policie
   const res = await get(node, '/redis-ssl-verify');
   t.is(res.status, 200);
   noRateLimitHeaders(t, res);
-  t.true(node.logsMatching(/failed to do ssl handshake/).length > 0);
+  await logged(node, /failed to do ssl handshake/);
 });
 
 test('redis: AUTH with the password, or the username and the password (policies/init.lua:120-133)', async (t) => {

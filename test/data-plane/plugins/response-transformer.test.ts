@@ -4,7 +4,7 @@ import { startTestNode, type TestNode } from '../../helpers/data-plane.ts';
 import { httpGet } from '../../helpers/http-request.ts';
 import type { SnapshotInput } from '../../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../../helpers/upstream.ts';
-import { BUNDLED_PLUGINS, mockUpstream, plugin } from './kit.ts';
+import { BUNDLED_PLUGINS, logged, mockUpstream, plugin } from './kit.ts';
 
 // Kong 3.9.3's response-transformer specs, transcribed, on a data-plane node:
 //   HEADERS:<line>  spec/03-plugins/15-response-transformer/01-header_transformer_spec.lua
@@ -401,7 +401,7 @@ test(`handle unexpected body type: gracefully fails transforming invalid json bo
   const res = await httpGet(node.url(`/json-response?body=${encodeURIComponent('not a json value')}`), { headers: { host: 'bt-invalid.test' } });
   t.is(res.status, 200);
   t.is(res.body, 'not a json value');
-  t.true(node.logsMatching(/body transform failed: failed parsing json body/).length > 0);
+  await logged(node, /body transform failed: failed parsing json body/);
 });
 
 // --- filter ---------------------------------------------------------------------------------------

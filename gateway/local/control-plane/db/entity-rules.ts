@@ -1,5 +1,5 @@
 import type { FieldErrors } from '../schema/field-schema.ts';
-import { pathRegexError } from '../schema/path-regex.ts';
+import { pathRegexError, regexError } from '../schema/path-regex.ts';
 import type { Consumer, EntityType, EntityTypes, KeyAuthCredential, Plugin, Reference, Route, Service } from './entities.ts';
 
 // One place for what each stored entity looks like: the declarative loader and the Admin API
@@ -77,10 +77,10 @@ export function checkRoute(route: Route, errors: FieldErrors): void {
   for (const [name, values] of Object.entries(route.headers ?? {})) {
     // kong/db/schema/entities/routes.lua: the headers' keys match_none ^[Hh][Oo][Ss][Tt]$.
     if (/^host$/i.test(name)) errors.headers = "cannot contain 'host' header, which must be specified in the 'hosts' attribute";
-    // kong/router/transform.lua: a value starting with "~*" is a regex; the local router
-    // compares header values literally, so such a value would silently never match.
+    // kong/router/transform.lua: a value starting with "~*" is a case-insensitive regex.
     values.forEach((value, i) => {
-      if (value.startsWith('~*')) errors[`headers.${name}.${i + 1}`] = `regex header values ('~*…') are not supported by the local gateway`;
+      const problem = value.startsWith('~*') ? regexError(value.slice(2)) : undefined;
+      if (problem) errors[`headers.${name}.${i + 1}`] = problem;
     });
   }
   route.paths?.forEach((path, i) => {

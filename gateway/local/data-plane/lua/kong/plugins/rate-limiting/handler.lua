@@ -108,6 +108,90 @@ local SCRATCH_STARTS = {}
 local SCRATCH_COUNTS = {}
 
 
+-- The per-period steps below are written out for periods 1 to 6 rather than looped: a loop of
+-- one or two turns (the usual configurations) makes LuaJIT abort its traces ("leaving loop in
+-- root trace") until it blacklists the handler, which then runs interpreted on every request.
+
+local function fill_key(period, i, key_base, keys, starts)
+  local name = period.name
+  keys[i] = key_base .. start_texts[name] .. period.key_suffix
+  starts[i] = starts_by_period[name]
+end
+
+
+-- keys[i]: the counter key of period i (policies/init.lua get_local_key); starts[i]: its start.
+local function fill_keys(periods, n, key_base, keys, starts)
+  fill_key(periods[1], 1, key_base, keys, starts)
+  if n > 1 then fill_key(periods[2], 2, key_base, keys, starts) end
+  if n > 2 then fill_key(periods[3], 3, key_base, keys, starts) end
+  if n > 3 then fill_key(periods[4], 4, key_base, keys, starts) end
+  if n > 4 then fill_key(periods[5], 5, key_base, keys, starts) end
+  if n > 5 then fill_key(periods[6], 6, key_base, keys, starts) end
+end
+
+
+-- The last exhausted period in Kong's iteration order, or 0; which one it is changes no header.
+local function find_stop(periods, n, counts)
+  local stop = 0
+  if periods[1].limit - counts[1] <= 0 then stop = 1 end
+  if n > 1 and periods[2].limit - counts[2] <= 0 then stop = 2 end
+  if n > 2 and periods[3].limit - counts[3] <= 0 then stop = 3 end
+  if n > 3 and periods[4].limit - counts[4] <= 0 then stop = 4 end
+  if n > 4 and periods[5].limit - counts[5] <= 0 then stop = 5 end
+  if n > 5 and periods[6].limit - counts[6] <= 0 then stop = 6 end
+  return stop
+end
+
+
+-- Sets X-RateLimit-Limit-<P> and X-RateLimit-Remaining-<P> of period i; returns what remains (this
+-- request counted unless another period stops it), and whether period i constrains more than
+-- period `best` did: less remaining, or as much over a longer window.
+local function period_headers(periods, i, counts, stop, best, best_remaining)
+  local period = periods[i]
+  local remaining = period.limit - counts[i]
+  if stop == 0 or stop == i then
+    remaining = remaining - 1
+  end
+  if remaining < 0 then
+    remaining = 0
+  end
+
+  resp_header[period.limit_header] = period.limit_text
+  resp_header[period.remaining_header] = remaining
+
+  if best == 0 or remaining < best_remaining
+     or (remaining == best_remaining and period.window > periods[best].window)
+  then
+    return i, remaining
+  end
+  return best, best_remaining
+end
+
+
+-- Kong's client headers: every period's, then RateLimit-* of the most constraining one.
+local function set_headers(periods, n, counts, starts, stop, current_timestamp)
+  local best, remaining = period_headers(periods, 1, counts, stop, 0, 0)
+  if n > 1 then best, remaining = period_headers(periods, 2, counts, stop, best, remaining) end
+  if n > 2 then best, remaining = period_headers(periods, 3, counts, stop, best, remaining) end
+  if n > 3 then best, remaining = period_headers(periods, 4, counts, stop, best, remaining) end
+  if n > 4 then best, remaining = period_headers(periods, 5, counts, stop, best, remaining) end
+  if n > 5 then best, remaining = period_headers(periods, 6, counts, stop, best, remaining) end
+
+  local period = periods[best]
+  local reset = period.window - floor((current_timestamp - starts[best]) / 1000)
+  if reset < 1 then
+    reset = 1
+  end
+
+  resp_header[RATELIMIT_LIMIT] = period.limit_text
+  resp_header[RATELIMIT_REMAINING] = remaining
+  resp_header[RATELIMIT_RESET] = reset
+  if stop ~= 0 then
+    resp_header[RETRY_AFTER] = reset
+  end
+end
+
+
 local function get_identifier(conf)
   local limit_by = conf.limit_by
   local identifier
@@ -158,7 +242,6 @@ function RateLimitingHandler:access(conf)
   local identifier = get_identifier(conf)
   local n = derived.n
   local periods = derived.periods
-  local key_prefix = derived.key_prefix
 
   local keys, starts, counts
   if derived.yields then
@@ -167,12 +250,7 @@ function RateLimitingHandler:access(conf)
     keys, starts, counts = SCRATCH_KEYS, SCRATCH_STARTS, SCRATCH_COUNTS
   end
 
-  for i = 1, n do
-    local period = periods[i]
-    local name = period.name
-    keys[i] = key_prefix .. identifier .. ":" .. start_texts[name] .. period.key_suffix
-    starts[i] = starts_by_period[name]
-  end
+  fill_keys(periods, n, derived.key_prefix .. identifier .. ":", keys, starts)
 
   local policy = derived.policy
   local ok, err = policy.usage(conf, derived, keys, starts, counts)
@@ -184,53 +262,13 @@ function RateLimitingHandler:access(conf)
     kong.log.err("failed to get usage: ", tostring(err))
 
   else
-    -- the last exhausted period in Kong's iteration; which one it is changes no header
-    local stop
-    for i = 1, n do
-      if periods[i].limit - counts[i] <= 0 then
-        stop = i
-      end
-    end
+    local stop = find_stop(periods, n, counts)
 
     if not conf.hide_client_headers then
-      local limit, window, remaining, reset
-      for i = 1, n do
-        local period = periods[i]
-        local current_remaining = period.limit - counts[i]
-        if stop == nil or stop == i then
-          current_remaining = current_remaining - 1
-        end
-        if current_remaining < 0 then
-          current_remaining = 0
-        end
-
-        local current_window = period.window
-        if not limit or current_remaining < remaining
-           or (current_remaining == remaining and current_window > window)
-        then
-          limit = period.limit
-          window = current_window
-          remaining = current_remaining
-          reset = window - floor((current_timestamp - starts[i]) / 1000)
-          if reset < 1 then
-            reset = 1
-          end
-        end
-
-        resp_header[period.limit_header] = period.limit_text
-        resp_header[period.remaining_header] = current_remaining
-      end
-
-      resp_header[RATELIMIT_LIMIT] = limit
-      resp_header[RATELIMIT_REMAINING] = remaining
-      resp_header[RATELIMIT_RESET] = reset
-
-      if stop then
-        resp_header[RETRY_AFTER] = reset
-      end
+      set_headers(periods, n, counts, starts, stop, current_timestamp)
     end
 
-    if stop then
+    if stop ~= 0 then
       return kong.response.error(conf.error_code, conf.error_message)
     end
   end

@@ -8,7 +8,7 @@ local kong_meta = require "kong.meta"
 local kong = kong
 local transform_headers = header_transformer.transform_headers
 local transform_json_body = body_transformer.transform_json_body
-local is_body_transform_set = header_transformer.is_body_transform_set
+local transforms_body = header_transformer.transforms_body
 local is_json_body = header_transformer.is_json_body
 
 
@@ -24,7 +24,7 @@ end
 
 
 function ResponseTransformerHandler:body_filter(conf)
-  if not is_body_transform_set(conf)
+  if not transforms_body(conf)
     or not is_json_body(kong.response.get_header("Content-Type"))
   then
     return

@@ -8,6 +8,7 @@ local mime_type = require "kong.tools.mime_type"
 local kong = kong
 local type = type
 local next = next
+local setmetatable = setmetatable
 local match = string.match
 local find = string.find
 local sub = string.sub
@@ -100,18 +101,59 @@ _M.is_json_body = is_json_body
 _M.is_body_transform_set = is_body_transform_set
 
 
+-- "name:value" entries split once per configuration (Kong splits them on every response):
+-- { names = { ... }, values = { ... } }, a value nil when empty.
+local function split_pairs(config_array)
+  local names, values = {}, {}
+  local n = 0
+  for i, name, value in iter(config_array) do
+    names[i], values[i] = name, value
+    n = i
+  end
+  return { n = n, names = names, values = values }
+end
+
+
+local derived_by_conf = setmetatable({}, { __mode = "k" })
+
+
+local function derive(conf)
+  local derived = {
+    remove = split_pairs(conf.remove.headers),
+    rename = split_pairs(conf.rename.headers),
+    replace = split_pairs(conf.replace.headers),
+    add = split_pairs(conf.add.headers),
+    append = split_pairs(conf.append.headers),
+    body_transform = is_body_transform_set(conf),
+  }
+  derived_by_conf[conf] = derived
+  return derived
+end
+
+
+--- Whether the configuration transforms JSON bodies (computed once per configuration).
+function _M.transforms_body(conf)
+  return (derived_by_conf[conf] or derive(conf)).body_transform
+end
+
+
 --- Transforms the response headers: `headers` is kong.response.get_headers() as the upstream
 --- sent them, so renames and replacements test what came, not what an earlier step did.
 function _M.transform_headers(conf, headers)
+  local derived = derived_by_conf[conf] or derive(conf)
   local clear_header = kong.response.clear_header
   local set_header   = kong.response.set_header
   local add_header   = kong.response.add_header
 
-  for _, header_name in iter(conf.remove.headers) do
-    clear_header(header_name)
+  local names = derived.remove.names
+  for i = 1, derived.remove.n do
+    clear_header(names[i])
   end
 
-  for _, old_name, new_name in iter(conf.rename.headers) do
+  local values
+  names, values = derived.rename.names, derived.rename.values
+  for i = 1, derived.rename.n do
+    local old_name, new_name = names[i], values[i]
     local value = headers[old_name]
     if value ~= nil and new_name then
       set_header(new_name, value)
@@ -119,23 +161,28 @@ function _M.transform_headers(conf, headers)
     end
   end
 
-  for _, header_name, header_value in iter(conf.replace.headers) do
-    if headers[header_name] ~= nil and header_value then
-      set_header(header_name, header_value)
+  names, values = derived.replace.names, derived.replace.values
+  for i = 1, derived.replace.n do
+    local value = values[i]
+    if headers[names[i]] ~= nil and value then
+      set_header(names[i], value)
     end
   end
 
-  for _, header_name, header_value in iter(conf.add.headers) do
-    if headers[header_name] == nil and header_value then
-      set_header(header_name, header_value)
+  names, values = derived.add.names, derived.add.values
+  for i = 1, derived.add.n do
+    local value = values[i]
+    if headers[names[i]] == nil and value then
+      set_header(names[i], value)
     end
   end
 
-  for _, header_name, header_value in iter(conf.append.headers) do
-    add_header(header_name, header_value)
+  names, values = derived.append.names, derived.append.values
+  for i = 1, derived.append.n do
+    add_header(names[i], values[i])
   end
 
-  if is_body_transform_set(conf) and is_json_body(headers["Content-Type"]) then
+  if derived.body_transform and is_json_body(headers["Content-Type"]) then
     clear_header("Content-Length")
   end
 end
