@@ -151,19 +151,27 @@ local function configure_plugins(rt)
   end
 end
 
+-- The runtime whose configs the plugins' configure handlers were last given: worker 0's poller
+-- installs what it receives itself, so a change is noticed here, not only in refresh().
+local configured_rt
+
+local function configure_if_changed()
+  local rt = clustering.current()
+  if rt ~= configured_rt then
+    configured_rt = rt
+    configure_plugins(rt)
+  end
+end
+
 --- Runs a runtime this worker built (and the plugins' configure with it).
 local function install(rt)
   clustering.install(rt)
-  configure_plugins(rt)
+  configure_if_changed()
 end
 
 local function refresh()
-  local before = clustering.current()
   clustering.refresh()
-  local after = clustering.current()
-  if after ~= before then
-    configure_plugins(after)
-  end
+  configure_if_changed()
 end
 
 --- Global instances' handlers for a phase (no route collected).
@@ -741,6 +749,8 @@ end
 function Kong.status_content()
   local ctx = ngx.ctx
   ctx.KONG_PHASE = PHASES.admin_api
+  -- what the status routes report (the hash, the plugins' configure state) is the node's latest
+  refresh()
 
   local methods = status_route(var.uri)
   if not methods then
