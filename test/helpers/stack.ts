@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
 import { ManualClock } from './clock.ts';
+import type { GatewayOptions } from '../../gateway/local/index.ts';
 import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
 import { request, type JsonResponse } from './backend.ts';
 
@@ -19,7 +20,7 @@ export interface TestStack {
 }
 
 /** Backend + local gateway running the real gateway/kong.yml, with a manual clock. */
-export async function startStack(options: { clock?: ManualClock; upstreamUrl?: string } = {}): Promise<TestStack> {
+export async function startStack(options: { clock?: ManualClock; upstreamUrl?: string; node?: GatewayOptions['node'] } = {}): Promise<TestStack> {
   const dir = mkdtempSync(join(tmpdir(), 'stack-'));
   const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'backend') });
   const clock = options.clock ?? new ManualClock(Date.UTC(2030, 0, 1, 12, 0, 0));
@@ -28,6 +29,7 @@ export async function startStack(options: { clock?: ManualClock; upstreamUrl?: s
     dir,
     clock,
     env: { DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url },
+    ...(options.node ? { node: options.node } : {}),
   });
   const stack: TestStack = {
     backend,
