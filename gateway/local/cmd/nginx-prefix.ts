@@ -48,10 +48,12 @@ export interface NodeSettings {
 }
 
 /**
- * The prometheus plugin's dict. Kong injects 5m; with per_consumer every consumer that sends a
- * request adds its series (README "Usage you can see": measured with 10,000 consumers).
+ * The prometheus plugin's dict. Kong injects 5m; with per_consumer each consumer that sends
+ * requests adds a series per status code and two for bandwidth, ~256 bytes each: 10,000 consumers
+ * with one request each fill 7.4 MiB (test/bench/prometheus-cardinality.ts), and 5m evicts series
+ * from ~6,700 on. 16m holds 10,000 with two status codes each, or ~20,000 with one.
  */
-export const PROMETHEUS_DICT_SIZE = '5m';
+export const PROMETHEUS_DICT_SIZE = '16m';
 
 export const DEFAULT_NODE_SETTINGS: Omit<NodeSettings, 'nodeId'> = {
   proxyListen: '127.0.0.1:0',

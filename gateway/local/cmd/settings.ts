@@ -81,9 +81,11 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
       proxyListen: listenAddress(proxy.host, proxy.port),
       statusListen: status ? listenAddress(status.host, status.port) : null,
       workerProcesses: parseWorkers(env.KONG_NGINX_WORKER_PROCESSES),
+      // Kong renders the value after `lua_shared_dict`: a second dict is written
+      // "a 10m; lua_shared_dict b 16m", which is how a prometheus_metrics size is given to Kong
       sharedDicts: (env.KONG_NGINX_HTTP_LUA_SHARED_DICT ?? 'animal_store_edge 10m')
         .split(';')
-        .map((entry) => entry.trim())
+        .map((entry) => entry.trim().replace(/^lua_shared_dict\s+/, ''))
         .filter((entry) => entry !== ''),
       trustedIps: list(env.KONG_TRUSTED_IPS) ?? [],
       realIpHeader: env.KONG_REAL_IP_HEADER ?? 'X-Real-IP',

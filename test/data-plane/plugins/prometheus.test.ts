@@ -122,7 +122,7 @@ test(`scrape response has metrics and comments only, and the node's gauges (${AC
   for (const line of body.trimEnd().split('\n')) t.regex(line, /^(# (HELP|TYPE) kong_|kong_)/);
   t.true(body.includes('kong_datastore_reachable 1\n'));
   t.regex(body, new RegExp(`^kong_memory_workers_lua_vms_bytes\\{node_id="${UUID}",pid="\\d+",kong_subsystem="http"\\} \\d+$`, 'm'));
-  t.regex(body, new RegExp(`^kong_memory_lua_shared_dict_total_bytes\\{node_id="${UUID}",shared_dict="prometheus_metrics",kong_subsystem="http"\\} 5242880$`, 'm'));
+  t.regex(body, new RegExp(`^kong_memory_lua_shared_dict_total_bytes\\{node_id="${UUID}",shared_dict="prometheus_metrics",kong_subsystem="http"\\} 16777216$`, 'm'));
   t.regex(body, new RegExp(`^kong_memory_lua_shared_dict_bytes\\{node_id="${UUID}",shared_dict="prometheus_metrics",kong_subsystem="http"\\} \\d+$`, 'm'));
   for (const state of ['accepted', 'active', 'handled', 'reading', 'total', 'waiting', 'writing']) {
     t.regex(body, new RegExp(`^kong_nginx_connections_total\\{node_id="${UUID}",subsystem="http",state="${state}"\\} \\d+$`, 'm'), state);
@@ -208,7 +208,7 @@ test(`/metrics on the Status API: Kong's routes, trailing slash, 404 and 405 (ko
   t.deepEqual((await httpGet(`${node.statusUrl!}/nothing`)).json, { message: 'Not found' });
   const status = await httpGet(`${node.statusUrl!}/status?unit=k&scale=1`);
   t.is(status.status, 200);
-  t.regex(status.json.memory.lua_shared_dicts.prometheus_metrics.capacity, /^5120\.0 KiB$/);
+  t.regex(status.json.memory.lua_shared_dicts.prometheus_metrics.capacity, /^16384\.0 KiB$/);
   t.true(status.json.server.total_requests > 0);
   t.is(status.json.database, undefined, 'a data plane has no database (kong/api/routes/health.lua)');
   t.is((await httpGet(`${node.statusUrl!}/status?unit=x`)).status, 400);
