@@ -15,6 +15,7 @@ local ERR = ngx.ERR
 local INFO = ngx.INFO
 local get_phase = ngx.get_phase
 local sleep = ngx.sleep
+local timer_every = ngx.timer.every
 local type = type
 local error = error
 local pairs = pairs
@@ -240,8 +241,11 @@ local function set(self, value, label_values)
   end
 end
 
---- histogram:observe(value, label_values): _count, _sum, and every bucket whose bound the value
--- does not exceed (from the top down, as Kong's), then +Inf.
+--- histogram:observe(value, label_values): Kong's library adds 1 to _count, the value to _sum
+-- and 1 to every bucket whose bound the value does not exceed, then +Inf, ~20 counter additions
+-- per observation. Here the observation lands in its one bucket of a per-worker array, and the
+-- sync (flush_histograms) adds the cumulative counts: the same series and values reach the dict,
+-- a bucket's series still appearing only once a value fits in it.
 local function observe(self, value, label_values)
   if not value then
     return self.parent:log_error("No value passed for " .. self.name)
@@ -250,21 +254,51 @@ local function observe(self, value, label_values)
   if not keys then
     return self.parent:log_error(err)
   end
-  local c = counter_of(self)
-  if not c then
-    return
-  end
-  c:incr(keys[1], 1)
-  c:incr(keys[2], value)
   local buckets = self.buckets
-  local n = #buckets
-  for i = n, 1, -1 do
-    if value > buckets[i] then
+  local n = self.bucket_count
+  local pending = self.parent._pending_histograms
+  local counts = pending[keys]
+  if not counts then
+    counts = new_tab(n + 2, 0)
+    for i = 1, n + 2 do
+      counts[i] = 0
+    end
+    pending[keys] = counts
+  end
+  local slot = n + 1
+  for i = 1, n do
+    if value <= buckets[i] then
+      slot = i
       break
     end
-    c:incr(keys[i + 2], 1)
   end
-  c:incr(keys[n + 3], 1)
+  counts[slot] = counts[slot] + 1
+  counts[n + 2] = counts[n + 2] + value
+end
+
+--- Adds this worker's pending observations to its counter: each bucket gets every observation
+-- at or below its bound, +Inf and _count all of them, _sum their total.
+local function flush_histograms(self)
+  local c = self._counter
+  for keys, counts in pairs(self._pending_histograms) do
+    local n = #keys - 3
+    local running = 0
+    for i = 1, n do
+      running = running + counts[i]
+      if running > 0 then
+        c:incr(keys[i + 2], running)
+      end
+    end
+    running = running + counts[n + 1]
+    if running > 0 then
+      c:incr(keys[n + 3], running)
+      c:incr(keys[1], running)
+      c:incr(keys[2], counts[n + 2])
+      for i = 1, n + 2 do
+        counts[i] = 0
+      end
+    end
+  end
 end
 
 --- Removes one series. Counters wait a sync interval first, so that no worker syncs it back.
@@ -406,6 +440,7 @@ local function register(self, name, help, label_names, buckets, typ, local_stora
   else
     metric.observe = observe
     metric.buckets = buckets or DEFAULT_BUCKETS
+    metric.bucket_count = #metric.buckets
     metric.bucket_format = bucket_format(metric.buckets)
   end
   registry[name] = metric
@@ -433,6 +468,8 @@ function Prometheus.init(dict_name, options_or_prefix)
     sync_interval = options.sync_interval or DEFAULT_SYNC_INTERVAL,
     registry = {},
     local_metrics = {},
+    -- this worker's observations not yet synced: series' key list -> counts per bucket, +Inf, sum
+    _pending_histograms = {},
     initialized = true,
   }, mt)
   self:counter(self.error_metric_name, "Number of nginx-lua-prometheus errors")
@@ -443,7 +480,8 @@ function Prometheus.init(dict_name, options_or_prefix)
   return self
 end
 
---- Starts this worker's counter (init_worker), synced every `sync_interval` seconds.
+--- Starts this worker's counter (init_worker), synced every `sync_interval` seconds, and once
+-- more when the worker exits.
 function Prometheus:init_worker(sync_interval)
   if get_phase() ~= "init_worker" then
     error("Prometheus:init_worker can only be called in init_worker_by_lua_block", 2)
@@ -455,13 +493,28 @@ function Prometheus:init_worker(sync_interval)
   end
   self.sync_interval = sync_interval or DEFAULT_SYNC_INTERVAL
   local dict, error_metric = self.dict, self.error_metric_name
-  local counter, err = resty_counter.new(self.dict_name, self.sync_interval, function(failures)
+  local counter, err = resty_counter.new(self.dict_name, nil, function(failures)
     dict:incr(error_metric, failures, 0)
   end)
   if not counter then
     error(err, 2)
   end
   self._counter = counter
+  local ok, timer_err = timer_every(self.sync_interval, function()
+    self:sync()
+  end)
+  if not ok then
+    error("could not start the metrics sync timer: " .. tostring(timer_err), 2)
+  end
+end
+
+--- Adds what this worker counted to the shared dict.
+function Prometheus:sync()
+  local c = self._counter
+  if c then
+    flush_histograms(self)
+    c:sync()
+  end
 end
 
 function Prometheus:counter(name, help, label_names)
@@ -517,9 +570,7 @@ function Prometheus:metric_data(write_fn, local_only)
   write_fn = write_fn or ngx.print
 
   -- what this worker counted is in the output at once; other workers' within a sync interval
-  if self._counter then
-    self._counter:sync()
-  end
+  self:sync()
 
   local keys = local_only and {} or self.dict:get_keys(0)
   local count = #keys
