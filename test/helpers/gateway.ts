@@ -47,6 +47,9 @@ export async function startTestGateway(
     dataFile: join(dir, 'gateway.sqlite'),
     prefix: join(dir, 'gateway'),
     adminPort: 0,
+    // A write answers once the node runs it: on a loaded 2-core machine that can take over the
+    // production bound of 1 s, and the test's next request must see the write.
+    writeSettleMs: 15_000,
     now: clock.now,
     log: (level, message) => logs.push(`${level}: ${message}`),
     ...rest,

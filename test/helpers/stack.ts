@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
+import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { ManualClock } from './clock.ts';
 import type { GatewayOptions } from '../../gateway/local/index.ts';
 import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
@@ -14,7 +15,10 @@ export interface TestStack {
   /** A request to the gateway's proxy: `path` starts with /v1 for the public API. */
   call(path: string, init?: RequestInit & { json?: unknown; key?: string }): Promise<JsonResponse>;
   admin(path: string, init?: RequestInit & { json?: unknown }): Promise<JsonResponse>;
-  /** Creates a consumer with a key and, optionally, a plan's limits, through the Admin API. */
+  /**
+   * Creates a consumer with a key and, optionally, a plan's limits, through the Admin API, as the
+   * CLI does (scripts/lib/api-keys.ts): returns the key; Kong holds only its digest.
+   */
   provision(username: string, limits?: { minute?: number; day?: number; second?: number }): Promise<string>;
   dispose(): Promise<void>;
 }
@@ -47,12 +51,15 @@ export async function startStack(options: { clock?: ManualClock; upstreamUrl?: s
     async provision(username, limits) {
       const consumer = await stack.admin('/consumers', { method: 'POST', json: { username, tags: ['petstore-consumer'] } });
       if (consumer.status !== 201) throw new Error(`cannot create ${username}: ${JSON.stringify(consumer.body)}`);
-      const credential = await stack.admin(`/consumers/${username}/key-auth`, { method: 'POST', json: {} });
+      // as the CLI does: the key is generated here, Kong stores its digest (tagged hashed)
+      const key = generateApiKey();
+      const credential = await stack.admin(`/consumers/${username}/key-auth`, { method: 'POST', json: storedCredential(key, ['petstore-consumer']) });
+      if (credential.status !== 201) throw new Error(`cannot create a key for ${username}: ${JSON.stringify(credential.body)}`);
       if (limits) {
         const plugin = await stack.admin(`/consumers/${username}/plugins`, { method: 'POST', json: { name: 'rate-limiting', config: limits } });
         if (plugin.status !== 201) throw new Error(`cannot set limits: ${JSON.stringify(plugin.body)}`);
       }
-      return credential.body.key as string;
+      return key;
     },
     async dispose() {
       await gateway.dispose();

@@ -11,8 +11,8 @@ export const ROUND = {
   alice: { '2xx': 7, '4xx': 2, '429': 3 },
   // bob's plan allows 4 a minute; his 21st 429 bans the key, then 5 requests are refused banned
   bob: { '2xx': 4, '429': 21, banned: 5 },
-  // keyless requests, and (until keys carry a checksum) requests whose Authorization is not a
-  // bearer token: both become kong.yml's anonymous consumer, answered 401
+  // keyless requests, and ask_ keys with a wrong checksum (refused before any look-up): both
+  // become kong.yml's anonymous consumer, answered 401
   'animal-store-anonymous': { '4xx': 8 },
 } as const;
 export const ROUND_CHECKSUM_FAILURES = 2;
@@ -28,19 +28,13 @@ export interface UsageGateway {
   dispose(): Promise<void>;
 }
 
-/**
- * `consumers create` (plan tag and plan plugin as the CLI makes them), then a key the gateway
- * reads as sent: the CLI stores keys hashed, which the edge plugin does not look up yet.
- */
+/** `consumers create`: the plan's tag and plugin, and a key (stored hashed) as the CLI makes them. */
 async function create(stack: TestStack, username: string, minute: number): Promise<string> {
   const created = await runCliInProcess(['create', '--username', username, '--plan', 'enterprise', '--minute', String(minute), '--day', '100000', '--json'], {
     KONG_ADMIN_URL: stack.gateway.adminUrl,
   });
   if (created.code !== 0) throw new Error(`consumers create ${username}: ${created.stderr}`);
-  const key = `${username}-usage-key`;
-  const credential = await stack.admin(`/consumers/${username}/key-auth`, { method: 'POST', json: { key } });
-  if (credential.status !== 201) throw new Error(`a key for ${username}: ${JSON.stringify(credential.body)}`);
-  return key;
+  return (JSON.parse(created.stdout) as { key: string }).key;
 }
 
 /**
@@ -87,7 +81,7 @@ export async function startUsageGateway(options: { upstreamUrl?: string; petId?:
         await send(429, ROUND.bob['429'], `/v1/pets/${petId}`, `Bearer ${bob}`);
         await send(429, ROUND.bob.banned, `/v1/pets/${petId}`, `Bearer ${bob}`);
         await send(401, ROUND['animal-store-anonymous']['4xx'] - ROUND_CHECKSUM_FAILURES, '/v1/pets');
-        await send(401, ROUND_CHECKSUM_FAILURES, '/v1/pets', 'Basic YWxpY2U6c2VjcmV0');
+        await send(401, ROUND_CHECKSUM_FAILURES, '/v1/pets', `Bearer ask_${'A'.repeat(49)}`);
       },
       dispose: () => stack.dispose(),
     };

@@ -3,7 +3,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import anyTest, { type TestFn } from 'ava';
 import { parse as parseYaml } from 'yaml';
-import { API_KEY_PATTERN, KEY_HASH_TAG, classifyApiKey, digestApiKey } from '../../scripts/lib/api-keys.ts';
+import { API_KEY_PATTERN, KEY_HASH_TAG, classifyApiKey, digestApiKey, generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { KONG_YML_SELECT_TAG } from '../../scripts/lib/provisioning.ts';
 import { runCli, runCliInProcess } from '../helpers/cli.ts';
 import { KONG_YML } from '../helpers/gateway.ts';
@@ -365,13 +365,15 @@ test("another team's consumer is out of the CLI's reach, and not listed", async 
   const { stack, cli } = t.context;
   const created = await stack.admin('/consumers', { method: 'POST', json: { username: 'cli-other-team', tags: ['other-team'] } });
   t.is(created.status, 201);
-  const credential = await stack.admin('/consumers/cli-other-team/key-auth', { method: 'POST', json: {} });
+  // stored as the gateway expects, hashed (another team's keys go through the same edge plugin)
+  const key = generateApiKey();
+  t.is((await stack.admin('/consumers/cli-other-team/key-auth', { method: 'POST', json: storedCredential(key, []) })).status, 201);
   for (const [command, ...options] of ACTIONS) {
     const result = await cli([command!, 'cli-other-team', ...options]);
     t.is(result.code, 1, command);
     t.is(result.stderr, 'error: consumer cli-other-team is not managed by this CLI (it lacks the tag petstore-consumer)\n', command);
   }
-  t.is((await stack.call('/v1/pets', { key: credential.body.key })).status, 200, 'its key still works');
+  t.is((await stack.call('/v1/pets', { key })).status, 200, 'its key still works');
   t.deepEqual((await stack.admin('/consumers/cli-other-team')).body.tags, ['other-team']);
   t.is((await stack.admin('/consumers/cli-other-team/plugins')).body.data.length, 0, 'no plan was applied');
   const listed = JSON.parse((await cli(['list', '--json'])).stdout) as Array<{ username: string }>;
@@ -419,9 +421,9 @@ test.serial("the README's admin walkthrough runs as written", async (t) => {
   t.is((await stack.call('/v1/pets', { key })).status, 401, "revoke-key: alice's keys answer 401");
 });
 
-// Keys stored as their SHA-256 digest (issue 22), on the local gateway's Admin API. Until the edge
-// plugin hashes bearer tokens, a hashed key does not authenticate through the gateway: these
-// tests look at what the Admin API holds, not at the proxy.
+// Keys stored as their SHA-256 digest (issue 22), on the local gateway's Admin API; the edge plugin
+// hashes the bearer token, so the key authenticates and the stored digest does not
+// (test/deck/hashed-keys.test.ts, test/e2e/local/hashed-keys.test.ts go further).
 test('create stores only the digest of the key it prints, tagged as hashed', async (t) => {
   const { stack } = t.context;
   const issued = await create(t, 'cli-hashed', '--plan', 'free');
@@ -432,6 +434,8 @@ test('create stores only the digest of the key it prints, tagged as hashed', asy
     [[digestApiKey(issued.key), [KEY_HASH_TAG, 'petstore-consumer'], null]],
   );
   t.is((await stack.admin(`/consumers/cli-hashed/key-auth/${issued.key}`)).status, 404, 'Kong holds no credential with the key itself');
+  t.is((await stack.call('/v1/pets', { key: issued.key })).status, 200, 'the key authenticates');
+  t.is((await stack.call('/v1/pets', { key: digestApiKey(issued.key) })).status, 401, 'what Kong holds does not');
 });
 
 test.serial('hash-keys: a dry run, then each plaintext key becomes its digest with its ttl; expiry and a second run', async (t) => {

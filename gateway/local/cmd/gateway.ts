@@ -31,6 +31,8 @@ export interface GatewayOptions {
   /** Bind the Admin API to a non-loopback address (Kong's Admin API has no authentication). */
   allowRemoteAdmin?: boolean;
   node?: NodeOptions;
+  /** How long an Admin API write waits for the data plane to run it (default 1 s). */
+  writeSettleMs?: number;
   /** Environment for decK's ${{ env "DECK_*" }} substitution. */
   env?: NodeJS.ProcessEnv;
   now?: () => number;
@@ -113,6 +115,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       role: 'traditional',
       luaVersion: described.lua_version,
       nodeStatus: statusSocketClient(prefixPaths(nodePrefix).statusSocket),
+      writeSettleMs: options.writeSettleMs,
       now,
       log,
     });

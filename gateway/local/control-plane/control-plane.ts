@@ -14,7 +14,7 @@ import { compileSnapshot, type CompiledSnapshot } from './snapshot/snapshot.ts';
 export type Logger = (level: 'debug' | 'info' | 'warn' | 'err', message: string) => void;
 
 /** How long an Admin API write waits for every data-plane node to run it (README: snapshot delivery). */
-const WRITE_SETTLE_MS = 1000;
+export const WRITE_SETTLE_MS = 1000;
 
 export interface ControlPlaneOptions {
   store: EntityStore;
@@ -34,6 +34,11 @@ export interface ControlPlaneOptions {
   nodeId?: string;
   /** The embedded data-plane node's Status API: the Admin API's /metrics and /status read it. */
   nodeStatus?: NodeStatusApi;
+  /**
+   * The bound on an Admin API write's wait for the data planes (WRITE_SETTLE_MS). Tests on a
+   * loaded machine raise it: their next request must see the write.
+   */
+  writeSettleMs?: number;
   now: () => number;
   log: Logger;
 }
@@ -99,7 +104,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     luaVersion: options.luaVersion,
     now,
     log: (message) => log('err', message),
-    settled: () => cluster.settled(WRITE_SETTLE_MS),
+    settled: () => cluster.settled(options.writeSettleMs ?? WRITE_SETTLE_MS),
     dataPlanes: () => cluster.dataPlanes(),
     configurationHash: () => cluster.snapshot.hash,
     nodeStatus: options.nodeStatus,

@@ -269,7 +269,16 @@ test("a plugin's own counters through the exporter, with Kong's prefix: the edge
         { name: 'prometheus', config: prometheusConfig({ status_code_metrics: true, per_consumer: true }) },
         {
           name: 'animal-store-edge',
-          config: { key_header: 'apikey', realm: 'test', ban_threshold: 1, ban_window: 60, ban_duration: 900, dict_name: 'animal_store_edge' },
+          config: {
+            key_header: 'apikey',
+            realm: 'test',
+            ban_threshold: 1,
+            ban_window: 60,
+            ban_duration: 900,
+            dict_name: 'animal_store_edge',
+            // the key below is stored in clear
+            accept_plaintext_keys: true,
+          },
         },
         plugin('key-auth', {}, { key_in_query: false }),
         plugin('rate-limiting', {}, { minute: 1 }),
@@ -282,7 +291,9 @@ test("a plugin's own counters through the exporter, with Kong's prefix: the edge
     const statuses = [];
     for (let i = 0; i < 5; i++) statuses.push((await call('Bearer obrien-key')).status);
     t.deepEqual(statuses, [200, 429, 429, 429, 429]);
-    t.is((await call('Basic whatever')).status, 401);
+    // an ask_ key whose checksum is wrong: refused before any look-up
+    t.is((await call(`Bearer ask_${'A'.repeat(49)}`)).status, 401);
+    t.is((await call('Basic whatever')).status, 401, 'no key at all: not a checksum failure');
     const body = await metricsWith('kong_animal_store_edge_banned_requests_total{consumer="o\\"brien"} 2\n', edge);
     t.true(body.includes('# HELP kong_animal_store_edge_bans_total Bans started by the animal-store-edge plugin\n# TYPE kong_animal_store_edge_bans_total counter\n'));
     t.true(body.includes('kong_animal_store_edge_bans_total{consumer="o\\"brien"} 1\n'));

@@ -21,6 +21,7 @@ export interface SnapshotCredential {
   id: string;
   consumer: Reference;
   key: string;
+  tags: string[] | null;
   /** Unix seconds; the data plane stops authenticating the key then. */
   expires_at: number | null;
 }
@@ -91,6 +92,7 @@ function entitiesOf(view: StoreView): SnapshotEntities {
       id: k.id,
       consumer: { id: k.consumer.id },
       key: k.key,
+      tags: k.tags,
       expires_at: k.expires_at === null ? null : k.expires_at / 1000,
     })),
     plugins: view.list('plugins').sort(byId).map((p) => ({

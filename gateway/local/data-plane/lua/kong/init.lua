@@ -30,6 +30,9 @@ local phase_checker = require "kong.pdk.private.phases"
 _G.kong = PDK.new(config, {
   version = meta._VERSION,
   version_num = 30903,
+  -- what Kong.init sets besides the PDK: plugins may read credentials through them
+  db = require("kong.db").new(),
+  cache = require("kong.cache").new(),
 })
 
 local runloop = require "kong.runloop.handler"
