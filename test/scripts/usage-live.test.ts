@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import anyTest, { type TestFn } from 'ava';
 import { runCliInProcess } from '../helpers/cli.ts';
+import { REPO_ROOT } from '../helpers/process.ts';
 import { startPrometheus, type RunningPrometheus } from '../helpers/prometheus.ts';
 import { ROUND, startUsageGateway, type UsageGateway } from '../helpers/usage-traffic.ts';
 
@@ -88,4 +90,20 @@ test.serial("show with the local policy: the windows live in each node's memory"
   t.is(result.code, 0, result.stderr);
   t.regex(result.stdout, /^ {2}plan {5}enterprise$/m);
   t.true(result.stdout.includes("  windows  not readable: policy local: the counters live in each Kong node's memory and are not readable from outside\n"), result.stdout);
+});
+
+test.serial("the README's run from the nodes is this node's output after the four rounds above", async (t) => {
+  const readme = readFileSync(`${REPO_ROOT}README.md`, 'utf8');
+  const start = readme.indexOf('\n## Usage you can see');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const [run] = [...section.matchAll(/```sh\n([\s\S]*?)```\n```text\n([\s\S]*?)```/g)].filter(([, commands]) => commands!.includes('--status-url'));
+  const line = run![1]!.split('\n').find((l) => l.startsWith('npm run consumers -- '))!;
+  const args = line.replace(/#.*$/, '').trim().split(/\s+/).slice(4);
+  t.deepEqual(args, ['usage', '--status-url', 'http://127.0.0.1:8100']);
+  const { gateway } = t.context;
+  const result = await runCliInProcess(['usage', '--status-url', gateway.statusUrl], { KONG_ADMIN_URL: gateway.adminUrl });
+  t.is(result.code, 0, result.stderr);
+  t.is(result.stdout.replaceAll(gateway.statusUrl, 'http://127.0.0.1:8100'), run![2]!);
+  const stderr = result.stderr.trim().replaceAll(gateway.statusUrl, 'http://127.0.0.1:8100');
+  t.true(section.replace(/\n/g, ' ').includes(`(stderr: \`${stderr}\`.)`), stderr);
 });
