@@ -8,6 +8,7 @@ import { parse, stringify } from 'yaml';
 import { openDatabase } from '../../backend/src/db/connect.ts';
 import { findNginx } from '../../gateway/local/cmd/nginx-binary.ts';
 import { DATA_PLANE_DIR } from '../../gateway/local/cmd/nginx-prefix.ts';
+import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { REPO_ROOT, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
 import { seedPets } from './seed.ts';
 
@@ -21,8 +22,11 @@ import { seedPets } from './seed.ts';
  * The backend bounds the chain's throughput on this machine; with `--upstream static` a plain
  * nginx answering a fixed 1.5 KB JSON stands in for it, and the gateway is what limits req/s.
  *
+ * `--control` runs the same comparison with the plugin off in both: the spread of its per-round
+ * differences is this machine's noise, against which the plugin's difference is read.
+ *
  *   node --import tsx test/bench/prometheus-cost.ts [--seconds 5] [--rounds 3] [--connections 10]
- *     [--upstream backend|static] [--json]
+ *     [--upstream backend|static] [--control] [--json]
  */
 const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(name);
@@ -31,6 +35,7 @@ const arg = (name: string, fallback: number) => {
 const seconds = arg('--seconds', 5);
 const rounds = arg('--rounds', 3);
 const connections = arg('--connections', 10);
+const control = process.argv.includes('--control');
 const upstreamKind = process.argv.includes('--upstream') ? process.argv[process.argv.indexOf('--upstream') + 1] : 'backend';
 if (upstreamKind !== 'backend' && upstreamKind !== 'static') throw new Error('--upstream is backend or static');
 
@@ -50,7 +55,10 @@ interface Run {
   cpuMicros: number;
   p50: number;
   p99: number;
+  /** Connection errors and timeouts (the load generator's). */
   errors: number;
+  /** Answers other than 2xx: another path than the chain's (a key refused, a limit hit). */
+  non2xx: number;
 }
 
 /** CPU time (user + system) of nginx's master and workers, in µs (Linux /proc; clock ticks are 1/100 s). */
@@ -171,7 +179,8 @@ async function load(gateway: Gateway, key: string, duration: number): Promise<Ru
     cpuMicros,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    errors: result.errors + result.timeouts + result.non2xx,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
   };
 }
 
@@ -204,12 +213,17 @@ try {
   writeFileSync(withoutFile, stringify(config));
 
   log('starting both gateways');
-  const gateways = [await startGateway(dir, 'with', kongYml, backendUrl), await startGateway(dir, 'without', withoutFile, backendUrl)];
+  const gateways = [
+    await startGateway(dir, 'with', control ? withoutFile : kongYml, backendUrl),
+    await startGateway(dir, 'without', withoutFile, backendUrl),
+  ];
+  if (control) log('control run: the plugin is off in both gateways ("with" is a second "without")');
   processes.push(...gateways.map((g) => g.proc));
-  const key = 'prometheus-cost-bench-key';
+  // stored as the CLI stores keys (the edge plugin authenticates hashed credentials only)
+  const key = generateApiKey();
   for (const gateway of gateways) {
     await post(`${gateway.admin}/consumers`, { username: 'bench' });
-    await post(`${gateway.admin}/consumers/bench/key-auth`, { key });
+    await post(`${gateway.admin}/consumers/bench/key-auth`, storedCredential(key, []));
     await post(`${gateway.admin}/consumers/bench/plugins`, { name: 'rate-limiting', config: { minute: 1e9, day: 1e10 } });
   }
 
@@ -233,32 +247,43 @@ try {
       p99: median(results.map((r) => r.p99)),
       cpuMicrosPerRequest: Math.round((results.reduce((sum, r) => sum + r.cpuMicros, 0) / requests) * 10) / 10,
       errors: results.reduce((sum, r) => sum + r.errors, 0),
+      non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
     };
   });
   const [withPlugin, withoutPlugin] = summary as [(typeof summary)[0], (typeof summary)[0]];
   const libraryMicros = await logPathMicros(join(dir, 'log-path'));
   const added = withPlugin.cpuMicrosPerRequest - withoutPlugin.cpuMicrosPerRequest;
+  // each round's two runs are back to back: their difference shares that moment's load
+  const perRequest = (run: Run) => run.cpuMicros / run.requests;
+  const perRound = runs[0]!.map((run, i) => perRequest(run) - perRequest(runs[1]![i]!)).sort((a, b) => a - b);
+  const medianAdded = Math.round(perRound[Math.floor(perRound.length / 2)]! * 10) / 10;
   const figures = {
     rpsRatio: Math.round((withPlugin.rps / withoutPlugin.rps) * 1000) / 1000,
     throughputCost: Math.round((1 - withPlugin.rps / withoutPlugin.rps) * 1000) / 10,
     cpuMicrosAdded: Math.round(added * 10) / 10,
     cpuShare: Math.round((added / withPlugin.cpuMicrosPerRequest) * 1000) / 10,
+    medianRoundCpuMicrosAdded: medianAdded,
     libraryMicros,
   };
   console.log('');
-  console.log(`upstream: ${upstreamKind}, ${connections} connections, ${rounds} rounds of ${seconds} s each`);
-  console.log(`${'scenario'.padEnd(36)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'nginx CPU µs/req'.padStart(17)} ${'errors'.padStart(7)}`);
-  for (const s of summary) {
-    console.log(`${s.gateway.padEnd(36)} ${String(s.rps).padStart(7)} ${String(s.p50).padStart(7)} ${String(s.p99).padStart(7)} ${String(s.cpuMicrosPerRequest).padStart(17)} ${String(s.errors).padStart(7)}`);
-  }
+  console.log(`upstream: ${upstreamKind}, ${connections} connections, ${rounds} rounds of ${seconds} s each${control ? ', CONTROL (plugin off in both)' : ''}`);
+  const cols = (...cells: Array<string | number>) => cells.map((c, i) => (i === 0 ? String(c).padEnd(36) : String(c).padStart(i === 4 ? 17 : 7))).join(' ');
+  console.log(cols('scenario', 'req/s', 'p50 ms', 'p99 ms', 'nginx CPU µs/req', 'errors', 'non-2xx'));
+  for (const s of summary) console.log(cols(s.gateway, s.rps, s.p50, s.p99, s.cpuMicrosPerRequest, s.errors, s.non2xx));
   console.log('');
   console.log(`with / without prometheus, req/s: ${figures.rpsRatio} (the plugin costs ${figures.throughputCost}% of the chain's throughput; target <= 10%)`);
   console.log(`nginx CPU the plugin adds: ${figures.cpuMicrosAdded} µs per request, ${figures.cpuShare}% of the chain's`);
+  console.log(`  per round (with minus without, back to back): median ${medianAdded} µs, from ${perRound.map((d) => d.toFixed(1)).join(', ')}`);
   console.log(`in process, the metrics library's work per request (prometheus-log-path.lua): ${libraryMicros} µs`);
   if (process.argv.includes('--json')) {
-    console.log(JSON.stringify({ date: new Date().toISOString(), upstream: upstreamKind, seconds, rounds, connections, summary, figures }));
+    const settings = { control, upstream: upstreamKind, seconds, rounds, connections };
+    console.log(JSON.stringify({ date: new Date().toISOString(), ...settings, summary, figures }));
   }
-  if (summary.some((s) => s.errors > 0)) process.exitCode = 1;
+  // anything but 200 (a key refused, a limit hit) measures another path than the chain's
+  if (summary.some((s) => s.non2xx > 0)) {
+    log('some requests were not answered 200: these figures are not the full chain\'s');
+    process.exitCode = 1;
+  }
 } finally {
   for (const name of ['with', 'without']) {
     try {

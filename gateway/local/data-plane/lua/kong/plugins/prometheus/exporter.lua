@@ -10,6 +10,8 @@
 -- and the AI metrics (no AI plugin records any; their names are registered as Kong's are).
 local prometheus_lib = require "kong.plugins.prometheus.prometheus"
 local meta = require "kong.meta"
+-- nginx's own clock: the test clock moves what plugins see (ngx.now), not how long a request took
+local real_now = require("kong.test_clock").real_now
 
 local kong = kong
 local ngx = ngx
@@ -17,6 +19,8 @@ local var = ngx.var
 local type = type
 local pcall = pcall
 local tonumber = tonumber
+local start_time = ngx.req.start_time
+local floor = math.floor
 local timer_running_count = ngx.timer.running_count
 local timer_pending_count = ngx.timer.pending_count
 
@@ -213,8 +217,12 @@ function exporter.log_request(conf, ctx)
 
   local request_latency, proxy_latency, kong_latency
   if conf.latency_metrics then
-    -- kong.log.serialize's latencies.request, .proxy and .kong
-    request_latency = tonumber(var.request_time) * 1000
+    -- kong.log.serialize's latencies.request: var.request_time * 1000, which nginx computes in
+    -- whole milliseconds from the same cached time (without formatting and parsing it here)
+    request_latency = floor((real_now() - start_time()) * 1000 + 0.5)
+    if request_latency < 0 then
+      request_latency = 0
+    end
     proxy_latency = ctx.KONG_WAITING_TIME or -1
     kong_latency = (ctx.KONG_PROXY_LATENCY or ctx.KONG_RESPONSE_LATENCY or 0) + (ctx.KONG_RECEIVE_TIME or 0)
   end
