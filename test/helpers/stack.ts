@@ -5,6 +5,7 @@ import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
 import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { ManualClock } from './clock.ts';
 import type { GatewayOptions } from '../../gateway/local/index.ts';
+import { LOCAL_RATE_LIMIT_ENV } from '../../gateway/local/cmd/settings.ts';
 import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
 import { request, type JsonResponse } from './backend.ts';
 
@@ -23,8 +24,13 @@ export interface TestStack {
   dispose(): Promise<void>;
 }
 
-/** Backend + local gateway running the real gateway/kong.yml, with a manual clock. */
-export async function startStack(options: { clock?: ManualClock; upstreamUrl?: string; node?: GatewayOptions['node'] } = {}): Promise<TestStack> {
+/**
+ * Backend + local gateway running the real gateway/kong.yml, with a manual clock; `env` adds to
+ * kong.yml's DECK_ variables, `node` to the data-plane node's settings.
+ */
+export async function startStack(
+  options: { clock?: ManualClock; upstreamUrl?: string; env?: Record<string, string>; node?: GatewayOptions['node'] } = {},
+): Promise<TestStack> {
   const dir = mkdtempSync(join(tmpdir(), 'stack-'));
   const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'backend') });
   const clock = options.clock ?? new ManualClock(Date.UTC(2030, 0, 1, 12, 0, 0));
@@ -32,7 +38,7 @@ export async function startStack(options: { clock?: ManualClock; upstreamUrl?: s
     configFile: KONG_YML,
     dir,
     clock,
-    env: { DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url },
+    env: { ...LOCAL_RATE_LIMIT_ENV, DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url, ...options.env },
     ...(options.node ? { node: options.node } : {}),
   });
   const stack: TestStack = {

@@ -28,6 +28,11 @@ function Dict:incr(key, by, init, init_ttl)
   return e.value
 end
 
+function Dict:add(key, value, ttl)
+  if alive(self, key) then return false, "exists" end
+  return self:set(key, value, ttl)
+end
+
 -- ngx.crc32_long: zlib's crc32 is the same CRC-32 (IEEE 802.3) as nginx's ngx_crc32_long.
 local ffi = require "ffi"
 ffi.cdef [[ unsigned long crc32(unsigned long crc, const unsigned char *buf, unsigned int len); ]]
@@ -37,6 +42,10 @@ ngx = {
   shared = { animal_store_edge = setmetatable({ data = {} }, Dict) },
   now = function() return now end,
   time = function() return math.floor(now) end,
+  null = setmetatable({}, { __tostring = function() return "null" end }),
+  -- resty.redis's upvalues; the cases keep bans in the dict (policy local), so no socket opens
+  socket = { tcp = function() error("the unit stub has no sockets") end },
+  timer = { at = function() error("the unit stub has no timers") end },
   crc32_long = function(s) return tonumber(zlib.crc32(0, s, #s)) end,
 }
 
@@ -138,6 +147,8 @@ kong = {
   log = {
     err = function(...) table.insert(cur().logs, table.concat({ ... })) end,
     notice = function(...) table.insert(cur().logs, table.concat({ ... })) end,
+    warn = function(...) table.insert(cur().logs, table.concat({ ... })) end,
+    debug = function() end,
   },
   db = {
     keyauth_credentials = {

@@ -111,13 +111,43 @@ test('create for an existing username fails with one line and changes nothing', 
 });
 
 test('a failure after the consumer was created rolls everything back', async (t) => {
-  const { stack, cli } = t.context;
-  // Kong refuses a redis host that is no host (kong/tools/redis/schema.lua: typedefs.host): the plan step fails.
-  const result = await cli(['create', '--username', 'cli-rollback', '--plan', 'free'], { RATE_LIMIT_POLICY: 'redis', RATE_LIMIT_REDIS_HOST: 'no such host!' });
+  const { stack } = t.context;
+  // An Admin API (behind a proxy here) that refuses the plan plugin: the plan step fails.
+  const target = new URL(stack.gateway.adminUrl);
+  const proxy = createServer((req, res) => {
+    if (req.method === 'POST' && /^\/consumers\/[^/]+\/plugins/.test(req.url ?? '')) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end('{"message":"schema violation (config.minute: refused for this test)"}');
+      return;
+    }
+    const forward = { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers };
+    const upstream = httpRequest(forward, (r) => {
+      res.writeHead(r.statusCode!, r.headers);
+      r.pipe(res);
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => proxy.close());
+  const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  const result = await runCliInProcess(['create', '--username', 'cli-rollback', '--plan', 'free'], { KONG_ADMIN_URL: url });
   t.is(result.code, 1);
-  t.regex(result.stderr, /^error: applying plan free: Kong answered 400: .*redis\.host/);
+  t.regex(result.stderr, /^error: applying plan free: Kong answered 400: .*config\.minute/);
   t.is(result.stderr.split('\n').filter(Boolean).length, 1);
   t.is((await stack.admin('/consumers/cli-rollback')).status, 404);
+});
+
+test("plan plugins count where kong.yml's global rate-limiting plugin does", async (t) => {
+  const { stack, cli } = t.context;
+  await create(t, 'cli-counts-local', '--plan', 'free');
+  const [plan] = (await stack.admin('/consumers/cli-counts-local/plugins')).body.data;
+  t.is(plan.config.policy, 'local');
+  t.is(plan.config.fault_tolerant, true);
+  // the old setting of the CLI is refused rather than obeyed against the gateway's
+  const refused = await cli(['create', '--username', 'cli-counts-old', '--plan', 'free'], { RATE_LIMIT_POLICY: 'redis' });
+  t.is(refused.code, 2);
+  t.regex(refused.stderr, /RATE_LIMIT_POLICY is no longer read: .*DECK_RATE_LIMIT_POLICY/);
+  t.is((await stack.admin('/consumers/cli-counts-old')).status, 404);
 });
 
 test('process: an unreachable Admin API is one clear line on stderr and exit code 1', async (t) => {

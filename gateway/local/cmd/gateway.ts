@@ -1,11 +1,13 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startControlPlane, type ControlPlane, type Logger } from '../control-plane/control-plane.ts';
+import type { ClusterAddress } from '../control-plane/snapshot/cluster-listener.ts';
+import type { NodeStatusApi } from '../control-plane/api/metrics-route.ts';
 import { EntityStore } from '../control-plane/db/entity-store.ts';
 import { BUNDLED_SCHEMAS, KONG_BUNDLED_PLUGINS, PluginRegistry } from '../control-plane/schema/plugins/registry.ts';
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node.ts';
 import { describePlugins } from './describe-plugins.ts';
-import { findNginx } from './nginx-binary.ts';
+import { findNginx, type NginxBinary } from './nginx-binary.ts';
 import { prefixPaths, type NodeSettings } from './nginx-prefix.ts';
 import { statusSocketClient } from './node-status.ts';
 
@@ -76,12 +78,31 @@ export function customPlugins(pluginsDir: string): string[] {
     .sort();
 }
 
+/** The control plane as one role of a deployment runs it, with what its nodes need to start. */
+export interface StartedControlPlane {
+  controlPlane: ControlPlane;
+  nginx: NginxBinary;
+  /** Every plugin the nodes load: the bundled ones and the custom ones. */
+  plugins: string[];
+  /** What runs the data plane, for a start banner: the nginx binary and its LuaJIT. */
+  engine: string;
+  /** Stops the control plane and closes its store. */
+  close(): Promise<void>;
+}
+
 /**
- * One gateway on this machine, as `npm start` runs it: the control plane (Admin API, store,
- * kong.yml) and one data-plane node (nginx + ngx_lua) fetching its snapshots over a unix socket
- * in the node's prefix.
+ * The control plane: the custom plugins described by the data plane's Lua, the store, kong.yml,
+ * the Admin API and the cluster listener at `cluster`. What startGateway (one embedded node) and
+ * startCluster (nodes behind a balancer) share.
  */
-export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+export async function startControlPlaneFor(
+  options: Omit<GatewayOptions, 'prefix' | 'node'> & {
+    cluster: ClusterAddress;
+    role: 'traditional' | 'control_plane';
+    /** The embedded node's Status API (traditional mode): the Admin API's /metrics and /status. */
+    nodeStatus?: NodeStatusApi;
+  },
+): Promise<StartedControlPlane> {
   const now = options.now ?? Date.now;
   const log: Logger = options.log ?? ((level, message) => (level === 'warn' || level === 'err' ? console.error(`[gateway] ${level}: ${message}`) : undefined));
   const adminHost = options.adminHost ?? '127.0.0.1';
@@ -94,13 +115,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (KONG_BUNDLED_PLUGINS.has(name)) throw new Error(`custom plugin ${name} has the name of a bundled Kong plugin`);
   }
   const plugins = [...BUNDLED_SCHEMAS.map((schema) => schema.name), ...custom];
-  mkdirSync(options.prefix, { recursive: true });
   // The data plane's own Lua reads every handler and schema.lua: the control plane learns
   // priorities, versions and custom schemas from it, so one runtime reads all Lua.
   const described = await describePlugins({ nginx, pluginsDir: options.pluginsDir, plugins });
   const registry = PluginRegistry.fromDescriptions(described.plugins);
 
-  const nodePrefix = join(options.prefix, 'node');
   const store = await EntityStore.open(options.dataFile);
   let controlPlane: ControlPlane;
   try {
@@ -111,10 +130,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       env: options.env ?? process.env,
       adminHost,
       adminPort: options.adminPort ?? 8001,
-      cluster: { path: join(options.prefix, 'cluster.sock') },
-      role: 'traditional',
+      cluster: options.cluster,
+      role: options.role,
       luaVersion: described.lua_version,
-      nodeStatus: statusSocketClient(prefixPaths(nodePrefix).statusSocket),
+      nodeStatus: options.nodeStatus,
       writeSettleMs: options.writeSettleMs,
       now,
       log,
@@ -123,6 +142,35 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await store.close();
     throw error;
   }
+  return {
+    controlPlane,
+    nginx,
+    plugins,
+    engine: `${nginx.flavor === 'openresty' ? 'OpenResty' : 'nginx'} (${nginx.path}) with ${described.lua_version}`,
+    async close() {
+      await controlPlane.close();
+      await store.close();
+    },
+  };
+}
+
+/**
+ * One gateway on this machine, as `npm start` runs it: the control plane (Admin API, store,
+ * kong.yml) and one data-plane node (nginx + ngx_lua) fetching its snapshots over a unix socket
+ * in the node's prefix.
+ */
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const log: Logger = options.log ?? ((level, message) => (level === 'warn' || level === 'err' ? console.error(`[gateway] ${level}: ${message}`) : undefined));
+  mkdirSync(options.prefix, { recursive: true });
+  const nodePrefix = join(options.prefix, 'node');
+  const started = await startControlPlaneFor({
+    ...options,
+    log,
+    cluster: { path: join(options.prefix, 'cluster.sock') },
+    role: 'traditional',
+    nodeStatus: statusSocketClient(prefixPaths(nodePrefix).statusSocket),
+  });
+  const { controlPlane, nginx, plugins } = started;
 
   let node: DataPlaneNode;
   try {
@@ -138,8 +186,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       log: (line) => log(nginxLevel(line), `[data plane] ${line}`),
     });
   } catch (error) {
-    await controlPlane.close();
-    await store.close();
+    await started.close();
     throw error;
   }
 
@@ -149,12 +196,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     statusUrl: node.statusUrl,
     controlPlane,
     node,
-    engine: `${nginx.flavor === 'openresty' ? 'OpenResty' : 'nginx'} (${nginx.path}) with ${described.lua_version}`,
+    engine: started.engine,
     reload: () => controlPlane.reload(),
     async close() {
       await node.stop({ graceful: true, graceMs: 2000 });
-      await controlPlane.close();
-      await store.close();
+      await started.close();
     },
   };
 }

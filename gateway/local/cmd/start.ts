@@ -6,7 +6,7 @@ import { DeclarativeConfigError } from '../control-plane/declarative/load-config
 import { DataPlaneStartError } from './data-plane-node.ts';
 import { AdminListenRefused, startGateway, type RunningGateway } from './gateway.ts';
 import { NginxNotFoundError } from './nginx-binary.ts';
-import { readGatewaySettings, type GatewaySettings } from './settings.ts';
+import { LOCAL_RATE_LIMIT_ENV, readGatewaySettings, type GatewaySettings } from './settings.ts';
 
 /**
  * The local gateway's process: the control plane, and the data-plane node (nginx) it runs. `npm
@@ -79,7 +79,7 @@ function fileLogger(prefix: string): Logger {
 let gateway: RunningGateway;
 try {
   if (settings.configFile) accessSync(settings.configFile, constants.R_OK); // a missing file is one line, not a list of one problem
-  gateway = await startGateway({ ...settings, env: process.env, log: fileLogger(settings.prefix) });
+  gateway = await startGateway({ ...settings, env: { ...LOCAL_RATE_LIMIT_ENV, ...process.env }, log: fileLogger(settings.prefix) });
 } catch (error) {
   console.error(`[gateway] ${describeStartupError(error, settings)}`);
   process.exit(1);

@@ -1,16 +1,18 @@
 -- animal-store-edge: what Kong's bundled plugins do not do for the Animal Store API.
 --   access        Authorization: Bearer <key> -> its SHA-256 in the key-auth header (nothing for
---                 a malformed ask_ key, refused before any hash or look-up); bans, by digest.
---   header_filter X-RateLimit-* from rate-limiting's RateLimit-*; Error-shaped gateway errors.
+--                 a malformed ask_ key, refused before any hash or look-up); a banned key's 429.
+--   header_filter X-RateLimit-* from rate-limiting's RateLimit-*; strikes (429s) towards a ban;
+--                 Error-shaped gateway errors.
 --   body_filter   the Error body for responses Kong itself produced.
+-- Strikes and bans are kept by bans.lua, by digest: this node's shared dict, or Redis for every node.
 -- Kong 3.9 PDK only: the same file runs on Kong and on the local data plane (ngx_lua).
 local cjson = require "cjson.safe"
 local api_key = require "kong.plugins.animal-store-edge.api_key"
+local bans = require "kong.plugins.animal-store-edge.bans"
 local metrics = require "kong.plugins.animal-store-edge.metrics"
 
 local kong = kong
 local ngx = ngx
-local floor = math.floor
 local ceil = math.ceil
 local fmt = string.format
 local lower = string.lower
@@ -19,7 +21,6 @@ local sub = string.sub
 local find = string.find
 local tostring = tostring
 local tonumber = tonumber
-local type = type
 local classify = api_key.classify
 local digest_of = api_key.digest
 local is_hashed = api_key.is_hashed
@@ -83,10 +84,6 @@ local function bearer_token(authorization)
     return nil
   end
   return sub(authorization, first, last)
-end
-
-local function ban_key(key_id)
-  return "ban:" .. key_id
 end
 
 -- key-auth's own credential loader (kong/plugins/key-auth/handler.lua load_credential) and cache
@@ -186,18 +183,13 @@ function Edge:access(conf)
   end
   state.key_id = digest
 
-  local dict = ngx.shared[conf.dict_name]
-  local ban = dict and dict:get(ban_key(digest))
+  local ban = bans.check(conf, digest)
   if ban then
-    -- "<until>:<limit>:<username>": the ban is checked before key-auth names the consumer
-    local until_s, limit, username = ban:match("^(%d+):(%d+):?(.*)$")
-    local left = tonumber(until_s) - ngx.now()
-    if left > 0 then
-      kong.service.request.clear_header(conf.key_header)
-      state.banned = { until_s = tonumber(until_s), limit = tonumber(limit), left = ceil(left) }
-      metrics.banned_request(username)
-      return kong.response.exit(429, nil, { ["Retry-After"] = int(ceil(left)) })
-    end
+    kong.service.request.clear_header(conf.key_header)
+    state.banned = ban
+    -- the ban remembers whose key it is: key-auth, which would say, runs after this check
+    metrics.banned_request(ban.username)
+    return kong.response.exit(429, nil, { ["Retry-After"] = int(ceil(ban.until_s - ngx.now())) })
   end
 
   local key = digest
@@ -213,49 +205,13 @@ function Edge:access(conf)
   kong.service.request.set_header(conf.key_header, key)
 end
 
---- Counts a 429 in the key's window: ban_window seconds from its first 429. The window is
---- measured with ngx.now(), so it moves with the clock the plugins see; the dict's TTLs only bound
---- memory.
-local function count_strike(dict, key_id, window)
-  local key, since_key = "strikes:" .. key_id, "since:" .. key_id
-  local now = ngx.now()
-  local since = dict:get(since_key)
-  if not since or now - since >= window then
-    dict:set(since_key, now, window)
-    local ok, err = dict:set(key, 1, window)
-    if not ok then
-      return nil, err
-    end
-    return 1
-  end
-  return dict:incr(key, 1, 0, window)
-end
-
---- Counts a 429 against the key (its digest); past the threshold the key is banned.
+--- Counts a 429 against the key (its digest; bans.lua): past the threshold the key is banned.
 local function strike(conf, key_id, limit)
-  local dict = ngx.shared[conf.dict_name]
-  if not dict then
-    kong.log.err("lua_shared_dict '", conf.dict_name, "' is not declared; bans are disabled")
-    return
-  end
-  local strikes, err = count_strike(dict, key_id, conf.ban_window)
-  if not strikes then
-    kong.log.err("could not count a 429: ", err)
-    return
-  end
-  if strikes > conf.ban_threshold then
-    local consumer = kong.client.get_consumer() or {}
-    local username = type(consumer.username) == "string" and consumer.username or ""
-    local until_s = floor(ngx.now()) + conf.ban_duration
-    dict:set(ban_key(key_id), int(until_s) .. ":" .. int(limit or 0) .. ":" .. username, conf.ban_duration)
-    dict:delete("strikes:" .. key_id)
-    dict:delete("since:" .. key_id)
-    metrics.ban_started(username)
-    -- Names whose key it is (consumer and credential ids), never the key itself.
-    local credential = kong.client.get_credential() or {}
-    kong.log.notice("API key banned for ", conf.ban_duration, " s after repeated 429s: consumer ",
-                    consumer.username or "-", " (id ", consumer.id or "-", "), credential ", credential.id or "-")
-  end
+  local consumer = kong.client.get_consumer() or {}
+  local credential = kong.client.get_credential() or {}
+  bans.strike(conf, key_id, limit,
+              { username = consumer.username, consumer_id = consumer.id, credential_id = credential.id },
+              ngx.now())
 end
 
 local function error_for(conf, status, state)

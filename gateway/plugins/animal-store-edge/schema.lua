@@ -1,5 +1,6 @@
 -- Configuration of the animal-store-edge plugin (Kong 3.9 schema DSL).
 local typedefs = require "kong.db.schema.typedefs"
+local redis_schema = require "kong.tools.redis.schema"
 
 return {
   name = "animal-store-edge",
@@ -25,6 +26,11 @@ return {
           -- key-hash:sha256 holds it. Costs up to two cached credential look-ups per request;
           -- turn it off once hash-keys has run.
           { accept_plaintext_keys = { type = "boolean", required = true, default = false } },
+          -- Where strikes and bans are kept: "local", this node's dict; "redis", shared by every
+          -- node through `redis` (rate-limiting's record), the dict standing in while Redis is
+          -- unreachable. kong.yml gives it rate-limiting's policy (DECK_RATE_LIMIT_POLICY).
+          { policy = { type = "string", required = true, default = "local", one_of = { "local", "redis" } } },
+          { redis = redis_schema.config_schema },
         },
     } },
   },
