@@ -18,6 +18,6 @@ export type { ClusterReady } from './cmd/cluster-start.ts';
 export { startDataPlaneNode, type DataPlaneNode, type DataPlaneNodeOptions } from './cmd/data-plane-node.ts';
 export { describePlugins } from './cmd/describe-plugins.ts';
 export { findNginx } from './cmd/nginx-binary.ts';
-export { DATA_PLANE_DIR } from './cmd/nginx-prefix.ts';
+export { DATA_PLANE_DIR, PROMETHEUS_DICT_SIZE } from './cmd/nginx-prefix.ts';
 export { ClusterListener } from './control-plane/snapshot/cluster-listener.ts';
 export type { CompiledSnapshot } from './control-plane/snapshot/snapshot.ts';

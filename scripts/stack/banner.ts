@@ -22,7 +22,9 @@ Reload kong.yml without a restart (the control plane reloads):  kill -HUP ${gate
 /** What `npm run start:cluster` prints once every piece serves: each address, with its pid. */
 export function clusterBanner(supervisorPid: number, backend: RunningChild<string>, cluster: RunningChild<ClusterReady>): string {
   const c = cluster.ready;
-  const nodes = c.nodes.map((node, i) => `  node ${i + 1}     ${node.url}/v1   (data plane: nginx pid ${node.pid}, ${node.prefix})`).join('\n');
+  const nodes = c.nodes
+    .map((node, i) => `  node ${i + 1}     ${node.url}/v1   (data plane: nginx pid ${node.pid}, ${node.prefix}${node.statusUrl ? `; status API ${node.statusUrl}` : ''})`)
+    .join('\n');
   return `Animal Store API — local cluster (supervisor pid ${supervisorPid}; Ctrl-C stops everything below)
   balancer   ${c.balancerUrl}/v1   (nginx pid ${c.balancerPid}, round robin over the nodes)
 ${nodes}

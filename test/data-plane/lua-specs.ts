@@ -28,6 +28,7 @@ export async function runLuaSpecs(): Promise<{ code: number | null; output: stri
       'http {',
       `  lua_package_path '${LUA_SPECS_DIR}?.lua;${lua}/?.lua;${lua}/?/init.lua;;';`,
       '  lua_shared_dict kong 1m;',
+      '  lua_shared_dict prometheus_metrics 1m;',
       '  client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp; uwsgi_temp_path tmp; scgi_temp_path tmp;',
       '  init_by_lua_block {',
       `    arg = { [0] = "busted", "--output=TAP", "--pattern=_spec", "--directory=${LUA_SPECS_DIR}", "." }`,

@@ -19,6 +19,7 @@ const FILES: Array<[string, string]> = [
   ['response-transformer', 'ResponseTransformer.json'],
   ['correlation-id', 'CorrelationId.json'],
   ['request-size-limiting', 'RequestSizeLimiting.json'],
+  ['prometheus', 'Prometheus.json'],
 ];
 
 interface JsonSchema {

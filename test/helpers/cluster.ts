@@ -83,8 +83,8 @@ function call(base: string, path: string, options: CallOptions = {}): Promise<Cl
 /**
  * `npm run start:cluster`'s topology on ephemeral loopback ports, in a directory of its own: a
  * real redis-server, the control plane (role control_plane) running gateway/kong.yml with policy
- * redis, two data-plane nodes (one worker each, test clock on, both following `clock`), the nginx
- * balancer in front, and a backend. `env` adds to kong.yml's DECK_ variables.
+ * redis, two data-plane nodes (one worker each, test clock on, both following `clock`, each with
+ * its Status API), the nginx balancer in front, and a backend. `env` adds to kong.yml's DECK_ variables.
  */
 export async function startTestCluster(options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<TestCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'cluster-'));
@@ -103,6 +103,8 @@ export async function startTestCluster(options: { env?: Record<string, string>; 
       balancer: loopback,
       clusterListen: loopback,
       nodes: [loopback, loopback],
+      // each node's Status API (/metrics), as npm run start:cluster gives them
+      statusListens: [loopback, loopback],
       redis: loopback,
       env: { DECK_ANIMAL_STORE_BACKEND_URL: backend.url, ...options.env },
       // a write answers once both nodes run it; on a loaded machine that can take over 1 s

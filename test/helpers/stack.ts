@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
 import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { ManualClock } from './clock.ts';
-import { LOCAL_RATE_LIMIT_ENV } from '../../gateway/local/index.ts';
+import { LOCAL_RATE_LIMIT_ENV, type GatewayOptions } from '../../gateway/local/index.ts';
 import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
 import { request, type JsonResponse } from './backend.ts';
 
@@ -23,9 +23,12 @@ export interface TestStack {
   dispose(): Promise<void>;
 }
 
-/** Backend + local gateway running the real gateway/kong.yml, with a manual clock; `env` adds to kong.yml's DECK_ variables. */
+/**
+ * Backend + local gateway running the real gateway/kong.yml, with a manual clock; `env` adds to
+ * kong.yml's DECK_ variables, `node` to the data-plane node's settings.
+ */
 export async function startStack(
-  options: { clock?: ManualClock; upstreamUrl?: string; env?: Record<string, string> } = {},
+  options: { clock?: ManualClock; upstreamUrl?: string; env?: Record<string, string>; node?: GatewayOptions['node'] } = {},
 ): Promise<TestStack> {
   const dir = mkdtempSync(join(tmpdir(), 'stack-'));
   const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'backend') });
@@ -35,6 +38,7 @@ export async function startStack(
     dir,
     clock,
     env: { ...LOCAL_RATE_LIMIT_ENV, DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url, ...options.env },
+    ...(options.node ? { node: options.node } : {}),
   });
   const stack: TestStack = {
     backend,

@@ -21,7 +21,7 @@ export interface ClusterReady {
   balancerPid: number;
   adminUrl: string;
   clusterAddress: string;
-  nodes: Array<{ url: string; pid: number; prefix: string }>;
+  nodes: Array<{ url: string; pid: number; prefix: string; statusUrl?: string }>;
   redis: { address: string; pid: number; version: string };
   /** The control plane runs in this process. */
   controlPlanePid: number;
@@ -92,7 +92,12 @@ const ready: ClusterReady = {
   balancerPid: cluster.balancer.pid,
   adminUrl: cluster.adminUrl,
   clusterAddress: cluster.clusterAddress,
-  nodes: cluster.nodes.map((node) => ({ url: node.proxyUrl, pid: node.pid, prefix: node.prefix })),
+  nodes: cluster.nodes.map((node) => ({
+    url: node.proxyUrl,
+    pid: node.pid,
+    prefix: node.prefix,
+    ...(node.statusUrl ? { statusUrl: node.statusUrl } : {}),
+  })),
   redis: { address: `${cluster.redis.host}:${cluster.redis.port}`, pid: cluster.redis.pid, version: cluster.redis.version },
   controlPlanePid: process.pid,
   configFile: settings.configFile,

@@ -21,6 +21,8 @@ export interface ClusterOptions extends Omit<GatewayOptions, 'prefix' | 'node' |
   clusterListen: ListenAddress;
   /** One data-plane node per address (their proxy listeners). */
   nodes: ListenAddress[];
+  /** Each node's Status API (`/metrics`, `/status`), by position; none when not given. */
+  statusListens?: ListenAddress[];
   /** The Redis the nodes share (loopback). */
   redis: ListenAddress;
   /** Settings every node gets (workers, shared dicts, log level, the test clock…). */
@@ -41,6 +43,11 @@ export interface RunningCluster {
   restartRedis(): Promise<RunningRedis>;
   /** Balancer, nodes, control plane, then Redis. */
   close(): Promise<void>;
+}
+
+function statusListenOf(address: ListenAddress | undefined): string | null {
+  if (!address) return null;
+  return `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;
 }
 
 /**
@@ -96,6 +103,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       const node = await startDataPlaneNode({
         ...options.node,
         proxyListen: `${listen.host}:${listen.port}`,
+        statusListen: statusListenOf(options.statusListens?.[i]),
         prefix: join(options.dir, name),
         nginx,
         plugins,

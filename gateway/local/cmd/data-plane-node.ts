@@ -22,6 +22,8 @@ export interface DataPlaneNode {
   proxyUrl: string;
   /** The status API (Kong's status_listen), when one was asked for. */
   statusUrl: string | undefined;
+  /** The same status API on the node's unix socket, always there (the Admin API reads it). */
+  statusSocket: string;
   prefix: string;
   /** The nginx master's pid. */
   pid: number;
@@ -178,10 +180,14 @@ async function startIn(
   startTimeoutMs: number,
 ): Promise<DataPlaneNode> {
   const proxy = splitListen(settings.proxyListen);
+  const status = settings.statusListen ? splitListen(settings.statusListen) : undefined;
+  const hostPort = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
   for (let attempt = 1; ; attempt++) {
     const port = proxy.port === 0 ? await freeLoopbackPort(proxy.host) : proxy.port;
-    const listen = `${proxy.host.includes(':') ? `[${proxy.host}]` : proxy.host}:${port}`;
-    preparePrefix(prefix, settings, nginx, listen);
+    const listen = hostPort(proxy.host, port);
+    const statusPort = status && (status.port === 0 ? await freeLoopbackPort(status.host) : status.port);
+    const statusListen = status ? hostPort(status.host, statusPort!) : null;
+    preparePrefix(prefix, settings, nginx, listen, statusListen);
     const firstLine = logs.length;
     const spawned = spawnNginx(nginx, prefix, onLine);
     let exitedEarly: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -201,10 +207,10 @@ async function startIn(
     }
     if (exitedEarly) {
       const output = logs.slice(firstLine);
-      if (proxy.port === 0 && attempt < 5 && output.some((line) => BIND_FAILED.test(line))) continue;
+      if ((proxy.port === 0 || status?.port === 0) && attempt < 5 && output.some((line) => BIND_FAILED.test(line))) continue;
       throw new DataPlaneStartError(`the data-plane node did not start: ${startFailure(output) ?? `exit code ${exitedEarly.code}`}`, output);
     }
-    return makeNode(spawned, settings, prefix, port, host, logs);
+    return makeNode(spawned, { ...settings, statusListen }, prefix, port, host, logs);
   }
 }
 
@@ -214,6 +220,7 @@ function makeNode(spawned: Spawned, settings: NodeSettings, prefix: string, port
   return {
     proxyUrl: urlOf(host, port),
     statusUrl: status ? urlOf(connectHost(status.host), status.port) : undefined,
+    statusSocket: prefixPaths(prefix).statusSocket,
     prefix,
     pid: spawned.child.pid!,
     logs,

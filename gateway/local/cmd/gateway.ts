@@ -3,12 +3,14 @@ import { join } from 'node:path';
 import { checkDeclarativeFile, startControlPlane, type ControlPlane, type Logger } from '../control-plane/control-plane.ts';
 import type { SyncSummary } from '../control-plane/declarative/sync.ts';
 import type { ClusterAddress } from '../control-plane/snapshot/cluster-listener.ts';
+import type { NodeStatusApi } from '../control-plane/api/metrics-route.ts';
 import { EntityStore } from '../control-plane/db/entity-store.ts';
 import { BUNDLED_SCHEMAS, KONG_BUNDLED_PLUGINS, PluginRegistry } from '../control-plane/schema/plugins/registry.ts';
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node.ts';
 import { describePlugins } from './describe-plugins.ts';
 import { findNginx, type NginxBinary } from './nginx-binary.ts';
-import type { NodeSettings } from './nginx-prefix.ts';
+import { prefixPaths, type NodeSettings } from './nginx-prefix.ts';
+import { statusSocketClient } from './node-status.ts';
 
 /** Kong's settings for one node, as `KONG_*` variables name them (cmd/settings.ts reads them). */
 export type NodeOptions = Partial<Omit<NodeSettings, 'clusterControlPlane' | 'plugins' | 'pluginsDir' | 'nodeId'>>;
@@ -123,7 +125,12 @@ export async function checkDeclarativeConfig(options: {
  * startCluster (nodes behind a balancer) share.
  */
 export async function startControlPlaneFor(
-  options: Omit<GatewayOptions, 'prefix' | 'node'> & { cluster: ClusterAddress; role: 'traditional' | 'control_plane' },
+  options: Omit<GatewayOptions, 'prefix' | 'node'> & {
+    cluster: ClusterAddress;
+    role: 'traditional' | 'control_plane';
+    /** The embedded node's Status API (traditional mode): the Admin API's /metrics and /status. */
+    nodeStatus?: NodeStatusApi;
+  },
 ): Promise<StartedControlPlane> {
   const now = options.now ?? Date.now;
   const log: Logger = options.log ?? ((level, message) => (level === 'warn' || level === 'err' ? console.error(`[gateway] ${level}: ${message}`) : undefined));
@@ -148,6 +155,7 @@ export async function startControlPlaneFor(
       cluster: options.cluster,
       role: options.role,
       luaVersion,
+      nodeStatus: options.nodeStatus,
       writeSettleMs: options.writeSettleMs,
       now,
       log,
@@ -176,14 +184,21 @@ export async function startControlPlaneFor(
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const log: Logger = options.log ?? ((level, message) => (level === 'warn' || level === 'err' ? console.error(`[gateway] ${level}: ${message}`) : undefined));
   mkdirSync(options.prefix, { recursive: true });
-  const started = await startControlPlaneFor({ ...options, log, cluster: { path: join(options.prefix, 'cluster.sock') }, role: 'traditional' });
+  const nodePrefix = join(options.prefix, 'node');
+  const started = await startControlPlaneFor({
+    ...options,
+    log,
+    cluster: { path: join(options.prefix, 'cluster.sock') },
+    role: 'traditional',
+    nodeStatus: statusSocketClient(prefixPaths(nodePrefix).statusSocket),
+  });
   const { controlPlane, nginx, plugins } = started;
 
   let node: DataPlaneNode;
   try {
     node = await startDataPlaneNode({
       ...options.node,
-      prefix: join(options.prefix, 'node'),
+      prefix: nodePrefix,
       nginx,
       plugins,
       pluginsDir: options.pluginsDir,

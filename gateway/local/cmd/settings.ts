@@ -92,9 +92,11 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
       proxyListen: listenAddress(proxy.host, proxy.port),
       statusListen: status ? listenAddress(status.host, status.port) : null,
       workerProcesses: parseWorkers(env.KONG_NGINX_WORKER_PROCESSES),
+      // Kong renders the value after `lua_shared_dict`: a second dict is written
+      // "a 10m; lua_shared_dict b 16m", which is how a prometheus_metrics size is given to Kong
       sharedDicts: (env.KONG_NGINX_HTTP_LUA_SHARED_DICT ?? 'animal_store_edge 10m')
         .split(';')
-        .map((entry) => entry.trim())
+        .map((entry) => entry.trim().replace(/^lua_shared_dict\s+/, ''))
         .filter((entry) => entry !== ''),
       trustedIps: list(env.KONG_TRUSTED_IPS) ?? [],
       realIpHeader: env.KONG_REAL_IP_HEADER ?? 'X-Real-IP',
@@ -111,6 +113,8 @@ export interface ClusterSettings extends Omit<GatewaySettings, 'proxyListen' | '
   balancer: { host: string; port: number };
   clusterListen: { host: string; port: number };
   nodes: Array<{ host: string; port: number }>;
+  /** Each node's Status API, by position (empty: none). */
+  statusListens: Array<{ host: string; port: number }>;
   redis: { host: string; port: number };
 }
 
@@ -135,13 +139,22 @@ export function readClusterSettings(env: NodeJS.ProcessEnv = process.env): Clust
   if (nodes.length === 0) throw new SettingError('CLUSTER_NODE_LISTEN must list at least one host:port');
   const redis = parseListen('CLUSTER_REDIS_LISTEN', env.CLUSTER_REDIS_LISTEN ?? '127.0.0.1:6380');
   if (!LOOPBACK_HOST.test(redis.host)) throw new SettingError(`CLUSTER_REDIS_LISTEN must be a loopback address (the cluster's Redis has no password), got ${redis.host}`);
-  if (node?.statusListen) throw new SettingError('KONG_STATUS_LISTEN: the cluster runs its nodes without a status listener; leave it unset');
+  if (node?.statusListen) throw new SettingError('KONG_STATUS_LISTEN: each node has its own, set them with CLUSTER_NODE_STATUS_LISTEN; leave it unset');
+  // Kong's status_listen, one per node: 127.0.0.1:8100, :8101… (Prometheus scrapes each)
+  const statusValue = env.CLUSTER_NODE_STATUS_LISTEN ?? nodes.map((_, i) => `127.0.0.1:${8100 + i}`).join(',');
+  const statusListens = statusValue.trim() === 'off'
+    ? []
+    : statusValue.split(',').map((value) => value.trim()).filter((value) => value !== '').map((value) => parseListen('CLUSTER_NODE_STATUS_LISTEN', value));
+  if (statusListens.length > 0 && statusListens.length !== nodes.length) {
+    throw new SettingError(`CLUSTER_NODE_STATUS_LISTEN must list one host:port per node (${nodes.length}), or be off`);
+  }
   return {
     ...gateway,
     dir: join(env.DATA_DIR ?? './data', 'cluster'),
     balancer: parseListen('KONG_PROXY_LISTEN', env.KONG_PROXY_LISTEN ?? '127.0.0.1:8000'),
     clusterListen: parseListen('KONG_CLUSTER_LISTEN', env.KONG_CLUSTER_LISTEN ?? '127.0.0.1:8005'),
     nodes,
+    statusListens,
     redis,
     node,
   };

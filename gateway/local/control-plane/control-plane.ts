@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdminApp } from './api/admin-app.ts';
+import { serverStatusOf, type NodeStatusApi } from './api/metrics-route.ts';
 import { EntityService } from './db/entity-service.ts';
 import { EntityStore } from './db/entity-store.ts';
 import { readDeclarativeConfig, type DeclarativeConfig } from './declarative/load-config.ts';
@@ -31,6 +32,8 @@ export interface ControlPlaneOptions {
   /** What the data plane's LuaJIT reports (GET / lua_version). */
   luaVersion: string;
   nodeId?: string;
+  /** The embedded data-plane node's Status API: the Admin API's /metrics and /status read it. */
+  nodeStatus?: NodeStatusApi;
   /**
    * The bound on an Admin API write's wait for the data planes (WRITE_SETTLE_MS). Tests on a
    * loaded machine raise it: their next request must see the write.
@@ -124,6 +127,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     settled: () => cluster.settled(options.writeSettleMs ?? WRITE_SETTLE_MS),
     dataPlanes: () => cluster.dataPlanes(),
     configurationHash: () => cluster.snapshot.hash,
+    nodeStatus: options.nodeStatus,
+    serverStatus: options.nodeStatus ? serverStatusOf(options.nodeStatus) : undefined,
   });
   const adminServer = createServer(admin.callback());
   let adminUrl: string;

@@ -16,6 +16,7 @@
 -- clock the plugins see; the TTLs in the dict and in Redis follow real time and only bound memory.
 local redis = require "resty.redis"
 local to_hex = require("resty.string").to_hex
+local metrics = require "kong.plugins.animal-store-edge.metrics"
 
 local kong = kong
 local ngx = ngx
@@ -107,7 +108,9 @@ local function dict_of(conf)
 end
 
 
+--- A ban has started (on this node, or in Redis by this node's strike): logged and counted.
 local function log_ban(conf, who)
+  metrics.ban_started(who.username)
   -- Names whose key it is (consumer and credential ids), never the key itself.
   kong.log.notice("API key banned for ", conf.ban_duration, " s after repeated 429s: consumer ",
                   who.username or "-", " (id ", who.consumer_id or "-", "), credential ", who.credential_id or "-")

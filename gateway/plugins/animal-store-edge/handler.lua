@@ -9,6 +9,7 @@
 local cjson = require "cjson.safe"
 local api_key = require "kong.plugins.animal-store-edge.api_key"
 local bans = require "kong.plugins.animal-store-edge.bans"
+local metrics = require "kong.plugins.animal-store-edge.metrics"
 
 local kong = kong
 local ngx = ngx
@@ -145,6 +146,10 @@ local function loggable(err, token, digest)
   return err
 end
 
+function Edge:init_worker()
+  metrics.init()
+end
+
 function Edge:access(conf)
   local authorization = kong.request.get_header("authorization")
   local token = bearer_token(authorization)
@@ -166,6 +171,7 @@ function Edge:access(conf)
   if classify(token) == MALFORMED then
     kong.service.request.clear_header(conf.key_header)
     kong.log.notice("malformed API key refused before any look-up (ask_ prefix; length, alphabet or checksum wrong)")
+    metrics.checksum_failure()
     return
   end
 
@@ -181,6 +187,8 @@ function Edge:access(conf)
   if ban then
     kong.service.request.clear_header(conf.key_header)
     state.banned = ban
+    -- the ban remembers whose key it is: key-auth, which would say, runs after this check
+    metrics.banned_request(ban.username)
     return kong.response.exit(429, nil, { ["Retry-After"] = int(ceil(ban.until_s - ngx.now())) })
   end
 

@@ -9,6 +9,7 @@ import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import type { DataPlaneNode } from '../snapshot/cluster-listener.ts';
 import { mountConsumerRoutes } from './consumers.ts';
 import { mountEntityEndpoints } from './endpoints.ts';
+import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
 import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
 import { mountSchemaRoutes } from './schemas.ts';
 import { mountTagRoutes } from './tags.ts';
@@ -35,6 +36,8 @@ export interface AdminAppOptions {
   settled?: () => Promise<void>;
   /** The data-plane nodes seen, for `GET /clustering/data-planes`. */
   dataPlanes?: () => DataPlaneNode[];
+  /** The embedded data-plane node's Status API (one gateway); none for a cluster's control plane. */
+  nodeStatus?: NodeStatusApi;
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -117,6 +120,8 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   router.get('/clustering/data-planes', (ctx) => {
     ctx.body = { data: options.dataPlanes?.() ?? [], next: null };
   });
+
+  mountMetricsRoute(router, { node: options.nodeStatus, nodeId, dataPlanes: () => options.dataPlanes?.() ?? [], log: options.log });
 
   app.use(router.routes());
   app.use(router.allowedMethods());

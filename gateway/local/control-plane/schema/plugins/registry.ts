@@ -3,6 +3,7 @@ import { correlationId } from './correlation-id.ts';
 import { keyAuth } from './key-auth.ts';
 import { fieldsFromLuaSchema } from './lua-schema.ts';
 import type { PluginDefinition, PluginDescription, PluginSchema } from './plugin-schema.ts';
+import { prometheus } from './prometheus.ts';
 import { rateLimiting } from './rate-limiting.ts';
 import { requestSizeLimiting } from './request-size-limiting.ts';
 import { requestTermination } from './request-termination.ts';
@@ -21,7 +22,7 @@ export const KONG_BUNDLED_PLUGINS = new Set([
 
 /** The bundled plugins the data plane implements, with their schemas (the data plane trusts them). */
 export const BUNDLED_SCHEMAS = [
-  keyAuth, rateLimiting, requestTermination, responseTransformer, correlationId, requestSizeLimiting,
+  keyAuth, rateLimiting, requestTermination, responseTransformer, correlationId, requestSizeLimiting, prometheus,
 ] as const;
 
 export class PluginDescriptionError extends Error {}

@@ -237,9 +237,7 @@ end
 --- Sends this worker's deltas to Redis. Kong reads the shared delta table while the pipeline is
 --- built and clears it once the commit returned: two plugins' timers syncing one Redis at once
 --- send the same deltas twice, and what requests count while a commit waits on Redis is lost.
---- Here a sync takes the table it sends and leaves a new one for the requests meanwhile; once
---- Redis has the counts, a key with nothing pending forgets its cached count, so the next request
---- reads Redis (and the other nodes' counts), as Kong's clearing intends.
+--- Here a sync takes the table it sends and leaves a new one for the requests meanwhile.
 local function sync_to_redis(conf, derived)
   local db_key = derived.db_key
   local red, err = get_redis_connection(conf, derived)
@@ -272,13 +270,13 @@ local function sync_to_redis(conf, derived)
     kong.log.err("[rate-limiting] failed to set Redis keepalive: ", err)
   end
 
+  -- Every count sent is forgotten, so the next request reads Redis (with the other nodes' counts);
+  -- what was counted meanwhile stays pending, with the expiry its next sync needs.
   local pending = cur_delta[db_key]
-  for cache_key, value in pairs(sending) do
+  for cache_key in pairs(sending) do
+    usage[cache_key] = nil
     if pending[cache_key] == nil then
-      usage[cache_key] = nil
       expire_at[cache_key] = nil
-    else
-      usage[cache_key] = (usage[cache_key] or 0) + value
     end
   end
 end
@@ -383,7 +381,11 @@ _M.redis = {
         end
 
         if batched then
-          usage[cache_key] = current_metric or 0
+          -- Concurrent requests' INCRs can come back out of order: the count only grows, so the
+          -- highest seen stands (Kong keeps the last to return, a lower count under load).
+          local seen = usage[cache_key]
+          local count = current_metric or 0
+          usage[cache_key] = (seen and seen > count) and seen or count
           expire_at[cache_key] = starts[i] + expiration
           -- INCR counted this request already; increment() will count it again locally. What
           -- this worker counted and has not sent yet stays pending.
