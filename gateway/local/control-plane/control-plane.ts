@@ -154,6 +154,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       if (!next) return { created: 0, updated: 0, deleted: 0 };
       const summary = await service.transaction((draft) => syncDeclarative(draft, next, service));
       selectTags = next.selectTags;
+      // As an Admin API write: reloaded means the nodes run it (bounded).
+      await cluster.settled(options.writeSettleMs ?? WRITE_SETTLE_MS);
       return summary;
     },
     async close() {
