@@ -1,6 +1,10 @@
 // `npm run lint` (part of `npm test`): typescript-eslint's type-aware rules on every TypeScript file.
 import js from '@eslint/js';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+
+/** Everything of the local gateway but its public entry (gateway/local/index.ts). */
+const GATEWAY_INTERNALS = { from: './gateway/local', except: ['./index.ts', './snapshot.schema.json', './package.json'] };
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', '**/*.d.ts'] },
@@ -48,6 +52,37 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
       // Fake clocks and transports implement async interfaces without awaiting anything.
       '@typescript-eslint/require-await': 'off',
+    },
+  },
+  {
+    // The layers (gateway/local/README.md): no import cycles anywhere; the control plane imports
+    // neither the process around it (cmd/) nor the data plane; cmd/ uses the control plane; the
+    // backend and the gateway do not import each other; the rest of the repository (scripts,
+    // tests) uses the gateway's public entry only.
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+      // import-x parses each imported file to follow its imports: with TypeScript's parser.
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/extensions': ['.ts', '.js'],
+    },
+    rules: {
+      'import-x/no-cycle': 'error',
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            { target: './gateway/local/control-plane', from: './gateway/local/cmd', message: 'the control plane does not depend on the process that runs it' },
+            { target: './gateway/local/control-plane', from: './gateway/local/data-plane', message: 'the planes meet at snapshot.schema.json only' },
+            { target: './gateway/local/control-plane', from: './gateway/local/index.ts', message: 'the public entry is for outside the gateway' },
+            { target: './gateway', from: './backend', message: 'the gateway and the backend do not import each other' },
+            { target: './backend', from: './gateway', message: 'the gateway and the backend do not import each other' },
+            { target: './test', ...GATEWAY_INTERNALS, message: "tests use the gateway's public entry (gateway/local/index.ts) or its HTTP surfaces" },
+            { target: './scripts', ...GATEWAY_INTERNALS, message: "scripts use the gateway's public entry (gateway/local/index.ts)" },
+          ],
+        },
+      ],
     },
   },
   { files: ['**/*.js', '**/*.cjs'], ...tseslint.configs.disableTypeChecked },

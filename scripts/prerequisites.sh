@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Runs before `npm start` (prestart) and `npm test` (pretest), so that each is one command on a
-# fresh clone: it checks what the command needs beyond Node, one line per missing piece naming the
-# Debian package, then installs the npm packages when package-lock.json changed since the last
-# install (on a fresh clone: always). Bash, not TypeScript: it runs before tsx is installed.
+# Runs before `npm start` (prestart), `npm run start:cluster` and `npm test` (pretest), so that each
+# is one command on a fresh clone: it checks what the command needs beyond Node, one line per
+# missing piece naming the Debian package, then installs the npm packages when package-lock.json
+# changed since the last install (on a fresh clone: always). Bash, not TypeScript: it runs before
+# tsx is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 purpose=${1:-}
 list_packages=${2:-}
-if [[ ($purpose != start && $purpose != test) || ($list_packages != "" && $list_packages != --debian-packages) ]]; then
-  echo "usage: scripts/prerequisites.sh start|test [--debian-packages]" >&2
+if [[ ($purpose != start && $purpose != cluster && $purpose != test) || ($list_packages != "" && $list_packages != --debian-packages) ]]; then
+  echo "usage: scripts/prerequisites.sh start|cluster|test [--debian-packages]" >&2
   exit 2
 fi
 
@@ -44,6 +45,9 @@ if ! have openresty; then
   need lua-cjson "lua-cjson (Kong's plugins require cjson)" bash -c 'ls /usr/lib/*/lua/5.1/cjson.so'
 fi
 
+if [[ $purpose == cluster ]]; then
+  need redis-server "redis-server (the cluster's shared rate limits and bans)" have redis-server
+fi
 if [[ $purpose == test ]]; then
   need luajit2 "luajit (the plugin's cases run on LuaJIT, as in Kong)" have luajit
   need lua-busted "busted (the data plane's Lua unit tests)" test -f /usr/share/lua/5.1/busted/runner.lua
@@ -113,4 +117,6 @@ fi
 if [[ $purpose == test ]]; then
   # decK, built once into ~/.cache/animal-store (a few minutes the first time; then instant).
   npm run --silent deck -- version >/dev/null
+  # go-kong's integration tests (test/go-kong/), built once the same way; the build says its time.
+  npm run --silent go-kong >/dev/null
 fi

@@ -1,6 +1,6 @@
 import { readBackendConfigOrExit } from './config.ts';
 import { startBackend, type RunningBackend } from './server.ts';
-import { isListenError, listenAddress, systemReason } from './startup-error.ts';
+import { isListenError, listenAddress, systemReason } from '../../packages/node-runtime/startup-error.js';
 
 // Under `npm start` the supervisor (scripts/stack/) owns the terminal: it gets the address over
 // the IPC channel, prints the banner and says when it stops us, so we stay quiet.

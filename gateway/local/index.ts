@@ -1,4 +1,23 @@
-// The local gateway's public surface: what `npm start`, the benchmark and the tests use.
-export { startGateway, type GatewayOptions, type RunningGateway } from './cmd/gateway.ts';
-export { readGatewaySettings, GATEWAY_DIR } from './cmd/settings.ts';
+// The local gateway's public surface: what `npm start`, the scripts, the benchmarks and the tests
+// use. Everything else under gateway/local is internal and may change without them noticing
+// (eslint's import-x/no-restricted-paths keeps it so).
+
+// One gateway (control plane + one data-plane node), as `npm start` runs it.
+export { startGateway, checkDeclarativeConfig, customPlugins, type GatewayOptions, type RunningGateway } from './cmd/gateway.ts';
+export type { GatewayReady } from './cmd/start.ts';
+export { readGatewaySettings, readClusterSettings, GATEWAY_DIR, LOCAL_RATE_LIMIT_ENV } from './cmd/settings.ts';
 export type { SyncSummary } from './control-plane/declarative/sync.ts';
+export { DeclarativeConfigError } from './control-plane/declarative/load-config.ts';
+export { KONG_BUNDLED_PLUGINS } from './control-plane/schema/plugins/registry.ts';
+
+// A cluster: the control plane, data-plane nodes behind a balancer, Redis (`npm run start:cluster`).
+export { startCluster, type RunningCluster } from './cmd/cluster.ts';
+export type { ClusterReady } from './cmd/cluster-start.ts';
+
+// The data plane on its own, and the planes' protocol: what the data plane's tests drive.
+export { startDataPlaneNode, type DataPlaneNode, type DataPlaneNodeOptions } from './cmd/data-plane-node.ts';
+export { describePlugins } from './cmd/describe-plugins.ts';
+export { findNginx } from './cmd/nginx-binary.ts';
+export { DATA_PLANE_DIR, PROMETHEUS_DICT_SIZE } from './cmd/nginx-prefix.ts';
+export { ClusterListener } from './control-plane/snapshot/cluster-listener.ts';
+export type { CompiledSnapshot } from './control-plane/snapshot/snapshot.ts';

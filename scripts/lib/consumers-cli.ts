@@ -11,7 +11,7 @@ export type { CliIo } from './cli/output.ts';
 
 const AFTER_HELP = `
 Plans: ${PLAN_NAMES.join(', ')} (enterprise takes --minute and --day).
-Counters: RATE_LIMIT_POLICY=local (one Kong node, default) or redis (with RATE_LIMIT_REDIS_HOST).
+Counters: plans count where kong.yml's rate-limiting plugin counts (DECK_RATE_LIMIT_POLICY, read from Kong).
 A key is printed only by create and rotate-key: store it then, it is never shown again
 (Kong keeps only its SHA-256 digest; hash-keys migrates keys stored in clear).
 Acts only on consumers tagged petstore-consumer, never on what gateway/kong.yml manages.

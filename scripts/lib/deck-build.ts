@@ -17,7 +17,8 @@ export function deckBinaryPath(env: NodeJS.ProcessEnv = process.env): string {
 
 export class DeckBuildError extends Error {}
 
-function run(command: string, args: string[], cwd: string, log: (line: string) => void): SpawnSyncReturns<string> {
+/** Runs a Go command as the builds need it (module mode, no workspace, no VCS stamping). */
+export function run(command: string, args: string[], cwd: string, log: (line: string) => void): SpawnSyncReturns<string> {
   const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, GOFLAGS: `${process.env.GOFLAGS ?? ''} -mod=mod -buildvcs=false`.trim(), GOWORK: 'off' } });
   if (result.error && (result.error as NodeJS.ErrnoException).code === 'ENOENT') {
     throw new DeckBuildError(`building decK ${DECK_VERSION} needs Go (its go.mod asks for 1.26.4; any Go from 1.21 fetches that toolchain itself): install Go, put it on PATH and run again`);
@@ -45,7 +46,7 @@ function writeAiConverterStub(dir: string): void {
   }
 }
 
-function makeWritable(path: string): void {
+export function makeWritable(path: string): void {
   const stat = statSync(path);
   chmodSync(path, stat.mode | 0o200);
   if (stat.isDirectory()) for (const entry of readdirSync(path)) makeWritable(join(path, entry));

@@ -12,12 +12,11 @@ export const KONG_YML_SELECT_TAG = 'animal-store';
 export const planTag = (plan: PlanName) => `plan:${plan}`;
 const DEFAULT_GRACE_SECONDS = 24 * 3600;
 
-export interface RateLimitPolicy {
-  /** `local` for one Kong node, `redis` when several share counters. */
-  policy: 'local' | 'redis';
-  redisHost?: string;
-  redisPort?: number;
-}
+/**
+ * Where a plan plugin counts: rate-limiting's `policy`, `fault_tolerant`, and with policy redis
+ * its `redis` record and `sync_rate`, as kong.yml's global rate-limiting plugin has them.
+ */
+export type CounterSettings = { policy: string; fault_tolerant?: boolean; redis?: Record<string, unknown>; sync_rate?: number };
 
 export interface ConsumerSummary {
   username: string;
@@ -93,17 +92,40 @@ export class Provisioning {
   constructor(
     private readonly kong: KongAdminClient,
     private readonly catalogue: Catalogue,
-    private readonly policy: RateLimitPolicy = { policy: 'local' },
   ) {}
 
-  private planConfig(limits: Limits): Record<string, unknown> {
-    return {
-      minute: limits.minute,
-      day: limits.day,
-      limit_by: 'consumer',
-      policy: this.policy.policy,
-      ...(this.policy.policy === 'redis' ? { redis: { host: this.policy.redisHost ?? 'redis', port: this.policy.redisPort ?? 6379 } } : {}),
-    };
+  private counters: Promise<CounterSettings> | undefined;
+
+  /**
+   * The counter settings of kong.yml's global rate-limiting plugin (the free plan's fallback,
+   * tagged with kong.yml's select tag): plan plugins count where it counts, so a consumer's plan
+   * and the fallback never disagree. kong.yml takes them from DECK_RATE_LIMIT_POLICY and
+   * DECK_RATE_LIMIT_REDIS_*; a gateway without that plugin counts locally. Read once per command.
+   */
+  private counterSettings(): Promise<CounterSettings> {
+    this.counters ??= (async () => {
+      const page = (offset: string | undefined) =>
+        this.kong
+          .GET('/plugins', { params: { query: { tags: KONG_YML_SELECT_TAG, offset } } })
+          // Kong's OpenAPI documents one plugin where /plugins answers a page of them.
+          .then((result) => expectOk(result, "reading kong.yml's rate-limiting plugin") as unknown as { data?: Plugin[]; offset?: string; next?: string | null });
+      for await (const plugin of pages(page)) {
+        if (plugin.name !== 'rate-limiting' || plugin.consumer || plugin.route || plugin.service) continue;
+        const config = plugin.config as Record<string, unknown>;
+        const policy = String(config.policy ?? 'local');
+        return {
+          policy,
+          ...(typeof config.fault_tolerant === 'boolean' ? { fault_tolerant: config.fault_tolerant } : {}),
+          ...(policy === 'redis' ? { redis: config.redis as Record<string, unknown>, sync_rate: config.sync_rate as number } : {}),
+        };
+      }
+      return { policy: 'local' };
+    })();
+    return this.counters;
+  }
+
+  private async planConfig(limits: Limits): Promise<Record<string, unknown>> {
+    return { minute: limits.minute, day: limits.day, limit_by: 'consumer', ...(await this.counterSettings()) };
   }
 
   private async withRollback<T>(steps: (onRollback: (undo: Rollback) => void) => Promise<T>): Promise<T> {
@@ -203,7 +225,7 @@ export class Provisioning {
       expectOk(
         await this.kong.POST('/consumers/{consumer_username_or_id}/plugins', {
           params: { path: { consumer_username_or_id: consumer.id! } },
-          body: { name: 'rate-limiting', config: this.planConfig(limits), tags: [CONSUMER_TAG, planTag(input.plan)] } as never,
+          body: { name: 'rate-limiting', config: await this.planConfig(limits), tags: [CONSUMER_TAG, planTag(input.plan)] } as never,
         }),
         `applying plan ${input.plan}`,
       );
@@ -251,7 +273,7 @@ export class Provisioning {
       const tags = [CONSUMER_TAG, planTag(plan)];
       if (existing) {
         expectOk(
-          await this.kong.PATCH('/plugins/{plugin_id}', { params: { path: { plugin_id: existing.id! } }, body: { config: this.planConfig(limits), tags } as never }),
+          await this.kong.PATCH('/plugins/{plugin_id}', { params: { path: { plugin_id: existing.id! } }, body: { config: await this.planConfig(limits), tags } as never }),
           'updating the plan limits',
         );
         onRollback(() => this.kong.PATCH('/plugins/{plugin_id}', { params: { path: { plugin_id: existing.id! } }, body: { config: existing.config, tags: existing.tags } as never }));
@@ -259,7 +281,7 @@ export class Provisioning {
         const created = expectOk(
           await this.kong.POST('/consumers/{consumer_username_or_id}/plugins', {
             params: { path: { consumer_username_or_id: consumer.id! } },
-            body: { name: 'rate-limiting', config: this.planConfig(limits), tags } as never,
+            body: { name: 'rate-limiting', config: await this.planConfig(limits), tags } as never,
           }),
           'applying the plan limits',
         );

@@ -1,4 +1,5 @@
-import type { GatewayReady } from '../../gateway/local/cmd/start.ts';
+import type { ClusterReady } from '../../gateway/local/index.ts';
+import type { GatewayReady } from '../../gateway/local/index.ts';
 import type { RunningChild } from './supervisor.ts';
 
 /** What `npm start` prints once both processes serve; every command in it uses the addresses in use. */
@@ -16,4 +17,24 @@ export function stackBanner(supervisorPid: number, backend: RunningChild<string>
 First key:  KONG_ADMIN_URL=${g.adminUrl} npm run consumers -- create --username alice --plan free
 Use it:     curl -si ${g.proxyUrl}/v1/pets -H 'Authorization: Bearer <key>'
 Reload kong.yml without a restart (the control plane reloads):  kill -HUP ${gateway.pid}`;
+}
+
+/** What `npm run start:cluster` prints once every piece serves: each address, with its pid. */
+export function clusterBanner(supervisorPid: number, backend: RunningChild<string>, cluster: RunningChild<ClusterReady>): string {
+  const c = cluster.ready;
+  const nodes = c.nodes
+    .map((node, i) => `  node ${i + 1}     ${node.url}/v1   (data plane: nginx pid ${node.pid}, ${node.prefix}${node.statusUrl ? `; status API ${node.statusUrl}` : ''})`)
+    .join('\n');
+  return `Animal Store API — local cluster (supervisor pid ${supervisorPid}; Ctrl-C stops everything below)
+  balancer   ${c.balancerUrl}/v1   (nginx pid ${c.balancerPid}, round robin over the nodes)
+${nodes}
+  admin API  ${c.adminUrl}   (control plane, role control_plane, pid ${c.controlPlanePid})
+  cluster    ${c.clusterAddress}   (the control plane's listener the nodes long-poll)
+  redis      ${c.redis.address}   (redis-server ${c.redis.version}, pid ${c.redis.pid}: rate limits and bans, policy ${c.policy})
+  backend    ${backend.ready}   (backend, pid ${backend.pid}: reached only through the gateway)
+  engine     ${c.engine}
+  files      ${c.dir}   (redis/, control-plane/, node-N/, balancer/, cluster.log)
+First key:  KONG_ADMIN_URL=${c.adminUrl} npm run consumers -- create --username alice --plan free
+Use it:     curl -si ${c.balancerUrl}/v1/pets -H 'Authorization: Bearer <key>'
+Reload kong.yml without a restart:  kill -HUP ${c.controlPlanePid}`;
 }

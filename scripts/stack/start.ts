@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { readBackendConfigOrExit } from '../../backend/src/config.ts';
-import type { GatewayReady } from '../../gateway/local/cmd/start.ts';
-import { readGatewaySettings } from '../../gateway/local/cmd/settings.ts';
+import type { GatewayReady } from '../../gateway/local/index.ts';
+import { readGatewaySettings } from '../../gateway/local/index.ts';
 import { stackBanner } from './banner.ts';
 import { StartFailed, Supervisor, describeExit } from './supervisor.ts';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
-import { sqliteConfig } from '../../backend/src/db/sqlite.ts';
+import { sqliteConfig } from '../../packages/node-runtime/sqlite.js';
 import { request } from '../helpers/backend.ts';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import knex, { type Knex } from 'knex';
 import { openDatabase } from '../../backend/src/db/connect.ts';
-import { sqliteConfig } from '../../backend/src/db/sqlite.ts';
+import { sqliteConfig } from '../../packages/node-runtime/sqlite.js';
 import { PetRepository } from '../../backend/src/pets/pet-repository.ts';
 
 const test = anyTest as TestFn<{ dir: string; db: Knex }>;

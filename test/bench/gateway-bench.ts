@@ -7,6 +7,7 @@ import { benchLargeBodies } from './large-bodies.ts';
 import { load, loadAlternating, progress, ratio, type LoadOptions, type LoadResult } from './load.ts';
 import { nginxAvailable, startNginxProxy } from './nginx-proxy.ts';
 import { seedPets } from './seed.ts';
+import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 
 export interface GatewayBenchResult {
   runs: LoadResult[];
@@ -80,7 +81,9 @@ export async function benchGateway(options: { durationSeconds: number }): Promis
     processes.push(bare.proc);
 
     await post(`${full.admin}/consumers`, { username: 'bench' });
-    const { key } = await post(`${full.admin}/consumers/bench/key-auth`, {});
+    // stored as the CLI stores keys (the edge plugin authenticates hashed credentials only)
+    const key = generateApiKey();
+    await post(`${full.admin}/consumers/bench/key-auth`, storedCredential(key, []));
     await post(`${full.admin}/consumers/bench/plugins`, { name: 'rate-limiting', config: { minute: 1e9, day: 1e10 } });
     const auth = { authorization: `Bearer ${key}` };
 

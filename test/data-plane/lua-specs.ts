@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findNginx } from '../../gateway/local/cmd/nginx-binary.ts';
-import { DATA_PLANE_DIR } from '../../gateway/local/cmd/nginx-prefix.ts';
+import { findNginx } from '../../gateway/local/index.ts';
+import { DATA_PLANE_DIR } from '../../gateway/local/index.ts';
 
 /** test/data-plane/lua: busted specs of the data plane's Lua (*_spec.lua). */
 export const LUA_SPECS_DIR = fileURLToPath(new URL('./lua/', import.meta.url));
@@ -28,6 +28,7 @@ export async function runLuaSpecs(): Promise<{ code: number | null; output: stri
       'http {',
       `  lua_package_path '${LUA_SPECS_DIR}?.lua;${lua}/?.lua;${lua}/?/init.lua;;';`,
       '  lua_shared_dict kong 1m;',
+      '  lua_shared_dict prometheus_metrics 1m;',
       '  client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp; uwsgi_temp_path tmp; scgi_temp_path tmp;',
       '  init_by_lua_block {',
       `    arg = { [0] = "busted", "--output=TAP", "--pattern=_spec", "--directory=${LUA_SPECS_DIR}", "." }`,

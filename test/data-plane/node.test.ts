@@ -1,6 +1,6 @@
 import { createServer, type AddressInfo } from 'node:net';
 import test from 'ava';
-import { startDataPlaneNode } from '../../gateway/local/cmd/data-plane-node.ts';
+import { startDataPlaneNode } from '../../gateway/local/index.ts';
 import { startTestNode } from '../helpers/data-plane.ts';
 import { httpGet } from '../helpers/http-request.ts';
 import { buildSnapshot } from '../helpers/snapshot-builder.ts';

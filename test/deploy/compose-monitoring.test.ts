@@ -7,6 +7,7 @@ import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { PROMTOOL_BIN } from '../helpers/prometheus.ts';
+import { PROMETHEUS_DICT_SIZE } from '../../gateway/local/index.ts';
 
 // docker-compose.yml's usage monitoring, checked statically (no Docker engine here): Kong's Status
 // API for Prometheus on compose's network only, Prometheus scraping it with deploy/prometheus/,
@@ -56,6 +57,13 @@ test("Kong's Status API listens for Prometheus on compose's network, and is not 
   t.is(kong.environment?.KONG_STATUS_LISTEN, '0.0.0.0:8100');
   t.deepEqual(kong.expose, ['8100']);
   t.false((kong.ports ?? []).some((port) => port.split(':').includes('8100')), 'never on the host');
+});
+
+test("Kong's prometheus_metrics dict is declared at the size the local node uses (10,000 consumers)", (t) => {
+  const dicts = kong.environment!.KONG_NGINX_HTTP_LUA_SHARED_DICT!.split(';').map((entry) => entry.trim().replace(/^lua_shared_dict\s+/, ''));
+  t.true(dicts.includes(`prometheus_metrics ${PROMETHEUS_DICT_SIZE}`), dicts.join('; '));
+  // Kong renders the value as `lua_shared_dict <value>;` (kong/templates/nginx_kong.lua)
+  t.regex(kong.environment!.KONG_NGINX_HTTP_LUA_SHARED_DICT!, /^[a-z_]+ \d+m(; lua_shared_dict [a-z_]+ \d+m)*$/);
 });
 
 test('Prometheus scrapes every kong replica at the Status API port, with the config compose mounts', (t) => {

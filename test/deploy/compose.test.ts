@@ -1,17 +1,21 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { parse } from 'yaml';
-import { validateRecord } from '../../gateway/local/control-plane/schema/field-schema.ts';
-import { KONG_BUNDLED_PLUGINS } from '../../gateway/local/control-plane/schema/plugins/registry.ts';
-import { pluginRegistry } from '../helpers/plugin-registry.ts';
-import { PLUGINS_DIR } from '../helpers/gateway.ts';
+import { checkDeclarativeConfig, KONG_BUNDLED_PLUGINS } from '../../gateway/local/index.ts';
+import { KONG_YML, PLUGINS_DIR } from '../helpers/gateway.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { DECK_VERSION } from '../../scripts/lib/deck-build.ts';
 
 // No Docker engine here: docker-compose.yml and its wiring to kong.yml are checked statically.
 type Service = {
   image?: string;
+  user?: string;
+  deploy?: { replicas?: number };
+  networks?: Record<string, { ipv4_address?: string } | null>;
+  expose?: string[];
   build?: { context: string; dockerfile: string };
   environment?: Record<string, string>;
   volumes?: string[];
@@ -20,10 +24,16 @@ type Service = {
   command?: string[];
   healthcheck?: unknown;
 };
-const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service> };
+const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+  networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string }> } }>;
+};
 const kongYml = readFileSync(join(REPO_ROOT, 'gateway/kong.yml'), 'utf8');
-const kongConfig = parse(kongYml.replace(/\$\{\{[^}]*\}\}/g, 'http://placeholder')) as Record<string, any>;
 const { services } = compose;
+// kong.yml as deck-sync renders it, with compose's DECK_ variables
+const kongConfig = parse(
+  kongYml.replace(/\$\{\{\s*env\s+"([^"]+)"\s*\}\}/g, (_, name: string) => services['deck-sync']!.environment?.[name] ?? 'http://placeholder'),
+) as Record<string, any>;
 
 function pluginsOf(config: Record<string, any>): Array<{ name: string; config?: Record<string, unknown> }> {
   return [
@@ -36,9 +46,10 @@ function pluginsOf(config: Record<string, any>): Array<{ name: string; config?: 
 const customPlugins = readdirSync(PLUGINS_DIR).filter((name) => existsSync(join(PLUGINS_DIR, name, 'handler.lua')));
 
 test('the stack has every service the deployment needs, on Kong 3.9 OSS', (t) => {
-  t.deepEqual(Object.keys(services).sort(), ['backend', 'deck-sync', 'grafana', 'kong', 'kong-migrations', 'postgres', 'prometheus']);
-  t.is(services.kong!.image, 'kong:3.9');
-  t.is(services['kong-migrations']!.image, 'kong:3.9');
+  t.deepEqual(Object.keys(services).sort(), [
+    'backend', 'deck-sync', 'grafana', 'kong', 'kong-certs', 'kong-cp', 'kong-lb', 'kong-migrations', 'postgres', 'prometheus', 'redis',
+  ]);
+  for (const name of ['kong', 'kong-cp', 'kong-certs', 'kong-migrations']) t.is(services[name]!.image, 'kong:3.9', name);
   // The version `npm run deck` builds and the decK tests run (scripts/lib/deck-build.ts).
   t.is(services['deck-sync']!.image, `kong/deck:${DECK_VERSION}`);
 });
@@ -75,46 +86,48 @@ test('depends_on names real services with valid conditions and converges (no cyc
     visiting.delete(name);
   };
   for (const name of Object.keys(services)) t.notThrows(() => visit(name));
-  t.is(services['deck-sync']!.depends_on!.kong!.condition, 'service_healthy');
-  t.is(services.kong!.depends_on!['kong-migrations']!.condition, 'service_completed_successfully');
+  t.is(services['deck-sync']!.depends_on!['kong-cp']!.condition, 'service_healthy');
+  t.is(services['kong-cp']!.depends_on!['kong-migrations']!.condition, 'service_completed_successfully');
+  t.is(services['kong-cp']!.depends_on!['kong-certs']!.condition, 'service_completed_successfully');
+  t.is(services.kong!.depends_on!['kong-cp']!.condition, 'service_healthy');
+  t.is(services.kong!.depends_on!.redis!.condition, 'service_healthy');
+  t.is(services['kong-lb']!.depends_on!.kong!.condition, 'service_healthy');
 });
 
-test('the Admin API is published on the host loopback only', (t) => {
-  const admin = (services.kong!.ports ?? []).filter((port) => port.endsWith(':8001'));
-  t.deepEqual(admin, ['127.0.0.1:8001:8001']);
+test('the Admin API is published on the host loopback only, the proxy only through the balancer', (t) => {
+  const published = Object.entries(services).flatMap(([name, service]) => (service.ports ?? []).map((port) => `${name} ${port}`));
+  t.true(published.includes('kong-cp 127.0.0.1:8001:8001'));
+  t.true(published.includes('kong-lb 8000:8000'));
+  t.false(published.some((entry) => entry.startsWith('kong ')), 'the data planes are reached through kong-lb only');
+  t.is(services['kong-cp']!.environment!.KONG_PROXY_LISTEN, 'off');
+  t.is(services.kong!.environment!.KONG_ADMIN_LISTEN, 'off');
 });
 
-test('the custom plugin is mounted where Kong requires it from, enabled, and its shared dict declared', (t) => {
-  const env = services.kong!.environment!;
-  const enabled = env.KONG_PLUGINS!.split(',');
-  t.true(enabled.includes('bundled'));
-  for (const plugin of customPlugins) t.true(enabled.includes(plugin), `${plugin} in KONG_PLUGINS`);
-  const luaRoot = env.KONG_LUA_PACKAGE_PATH!.split(';')[0]!.replace('/?.lua', '');
-  const mount = services.kong!.volumes!.find((v) => v.startsWith('./gateway/plugins:'))!.split(':')[1]!;
-  t.is(mount, `${luaRoot}/kong/plugins`, 'require "kong.plugins.<name>.handler" resolves into the mount');
-  const dicts = env.KONG_NGINX_HTTP_LUA_SHARED_DICT!.split(';').map((d) => d.trim().split(/\s+/)[0]);
+test('the custom plugins are mounted where Kong requires them from, enabled on every Kong, and the shared dict declared', (t) => {
+  for (const name of ['kong', 'kong-cp']) {
+    const env = services[name]!.environment!;
+    const enabled = env.KONG_PLUGINS!.split(',');
+    t.true(enabled.includes('bundled'));
+    for (const plugin of customPlugins) t.true(enabled.includes(plugin), `${name}: ${plugin} in KONG_PLUGINS`);
+    const luaRoot = env.KONG_LUA_PACKAGE_PATH!.split(';')[0]!.replace('/?.lua', '');
+    const mount = services[name]!.volumes!.find((v) => v.startsWith('./gateway/plugins:'))!.split(':')[1]!;
+    t.is(mount, `${luaRoot}/kong/plugins`, `${name}: require "kong.plugins.<name>.handler" resolves into the mount`);
+    // kong.yml's plugins: bundled with Kong 3.9 or ours, enabled
+    for (const plugin of pluginsOf(kongConfig)) t.true(KONG_BUNDLED_PLUGINS.has(plugin.name) || enabled.includes(plugin.name), `${name}: ${plugin.name}`);
+  }
+  const dicts = services.kong!.environment!.KONG_NGINX_HTTP_LUA_SHARED_DICT!.split(';').map((d) => d.trim().split(/\s+/)[0]);
   for (const plugin of pluginsOf(kongConfig).filter((p) => p.name === 'animal-store-edge')) {
     t.true(dicts.includes(plugin.config!.dict_name as string), `shared dict ${String(plugin.config!.dict_name)}`);
   }
 });
 
-test('kong.yml uses only plugins bundled with Kong 3.9 or ours, enabled in the compose file', (t) => {
-  const enabled = services.kong!.environment!.KONG_PLUGINS!.split(',');
-  for (const plugin of pluginsOf(kongConfig)) {
-    t.true(KONG_BUNDLED_PLUGINS.has(plugin.name) || enabled.includes(plugin.name), plugin.name);
-  }
-});
-
 test("the custom plugin's schema.lua declares every field kong.yml sets", async (t) => {
-  const registry = await pluginRegistry();
-  for (const name of customPlugins) {
-    const definition = registry.get(name)!;
-    for (const plugin of pluginsOf(kongConfig).filter((p) => p.name === name)) {
-      const errors: Record<string, string> = {};
-      validateRecord(definition.configFields, plugin.config ?? {}, 'config', errors);
-      t.deepEqual(errors, {}, name);
-    }
-  }
+  // kong.yml as the gateway applies it: every plugin's config against its schema (the custom
+  // plugin's schema.lua, read by the data plane's Lua), with the compose file's DECK_ values.
+  t.true(pluginsOf(kongConfig).some((p) => customPlugins.includes(p.name)));
+  const env = services['deck-sync']!.environment ?? {};
+  const summary = await checkDeclarativeConfig({ configFile: KONG_YML, pluginsDir: PLUGINS_DIR, env });
+  t.true(summary.created > 0);
 });
 
 test('decK gets every DECK_ variable kong.yml references', (t) => {
@@ -123,13 +136,81 @@ test('decK gets every DECK_ variable kong.yml references', (t) => {
   for (const name of referenced) t.truthy(services['deck-sync']!.environment?.[name], name);
 });
 
-test('behind a load balancer: the kong service shows how to trust it for the per-IP limit', (t) => {
-  // Kong's trusted_ips / real_ip_header / real_ip_recursive (kong/templates/kong_defaults.lua:
-  // nobody trusted by default), commented out until the balancer's range is known.
-  const text = readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8');
-  const kongSection = text.slice(text.indexOf('\n  kong:\n'), text.indexOf('\n  deck-sync:'));
-  for (const setting of ['KONG_TRUSTED_IPS', 'KONG_REAL_IP_HEADER: X-Forwarded-For', 'KONG_REAL_IP_RECURSIVE']) {
-    t.true(kongSection.includes(`# ${setting}`), setting);
+test('hybrid mode: a control plane and at least two data planes sharing the cluster certificate', (t) => {
+  const cp = services['kong-cp']!;
+  const dp = services.kong!;
+  t.is(cp.environment!.KONG_ROLE, 'control_plane');
+  t.is(cp.environment!.KONG_DATABASE, 'postgres');
+  t.true((dp.deploy?.replicas ?? 1) >= 2, 'two data planes or more');
+  t.is(dp.environment!.KONG_ROLE, 'data_plane');
+  t.is(dp.environment!.KONG_DATABASE, 'off');
+  const clusterPort = cp.environment!.KONG_CLUSTER_LISTEN!.split(':').pop();
+  t.is(dp.environment!.KONG_CLUSTER_CONTROL_PLANE, `kong-cp:${clusterPort}`);
+  // kong/conf_loader/parse.lua: both roles need cluster_cert and cluster_cert_key, the same pair (cluster_mtls shared)
+  for (const variable of ['KONG_CLUSTER_CERT', 'KONG_CLUSTER_CERT_KEY']) t.is(dp.environment![variable], cp.environment![variable], variable);
+  const certsMount = (service: Service) => service.volumes!.find((v) => v.startsWith('kong-cluster-certs:'))!.split(':')[1];
+  t.is(certsMount(cp), '/certs');
+  t.is(certsMount(dp), '/certs');
+  t.true(dp.environment!.KONG_CLUSTER_CERT!.startsWith('/certs/'));
+  const certs = services['kong-certs']!;
+  t.is(certsMount(certs), '/certs');
+  t.regex(certs.command!.join(' '), /kong hybrid gen_cert \/certs\/cluster\.crt \/certs\/cluster\.key/);
+});
+
+test('Redis is back, with a health check, and kong.yml counts there through the DECK_ variables', (t) => {
+  const redis = services.redis!;
+  t.regex(redis.image!, /^redis:\d/);
+  t.deepEqual((redis.healthcheck as { test: string[] }).test, ['CMD', 'redis-cli', 'ping']);
+  // every key expires; the memory bound drops the ones closest to expiry first
+  t.regex(redis.command!.join(' '), /--maxmemory \S+ --maxmemory-policy volatile-ttl/);
+  const deckEnv = services['deck-sync']!.environment!;
+  t.is(deckEnv.DECK_RATE_LIMIT_POLICY, 'redis');
+  t.is(deckEnv.DECK_RATE_LIMIT_REDIS_HOST, 'redis');
+  t.is(deckEnv.DECK_RATE_LIMIT_REDIS_PORT, '6379');
+  t.deepEqual(redis.expose, ['6379']);
+  // what kong.yml does with them: every rate-limiting plugin and the edge plugin's bans
+  const counted = pluginsOf(parse(kongYml) as Record<string, any>).filter((p) => p.name === 'rate-limiting' || p.name === 'animal-store-edge');
+  t.true(counted.length >= 3);
+  for (const plugin of counted) {
+    t.is(plugin.config!.policy, '${{ env "DECK_RATE_LIMIT_POLICY" }}', plugin.name);
+    t.deepEqual(plugin.config!.redis, { host: '${{ env "DECK_RATE_LIMIT_REDIS_HOST" }}', port: '${{ env "DECK_RATE_LIMIT_REDIS_PORT" }}' }, plugin.name);
   }
-  t.is(services.kong!.environment?.KONG_TRUSTED_IPS, undefined, 'not set blindly: a wrong range lets clients pick their bucket');
+});
+
+test('behind the load balancer: the data planes trust its address only, and it forwards the client', (t) => {
+  const lb = services['kong-lb']!;
+  const address = lb.networks!.default!.ipv4_address!;
+  const subnet = compose.networks!.default!.ipam!.config![0]!.subnet!;
+  const [network, bits] = subnet.split('/');
+  t.is(bits, '24');
+  t.is(address.split('.').slice(0, 3).join('.'), network!.split('.').slice(0, 3).join('.'), `${address} in ${subnet}`);
+  const env = services.kong!.environment!;
+  // Kong's trusted_ips / real_ip_header / real_ip_recursive (kong/templates/kong_defaults.lua):
+  // nothing trusted by default; here the balancer alone.
+  t.is(env.KONG_TRUSTED_IPS, address);
+  t.is(env.KONG_REAL_IP_HEADER, 'X-Forwarded-For');
+  t.is(env.KONG_REAL_IP_RECURSIVE, 'on');
+  const mount = lb.volumes!.find((v) => v.startsWith('./deploy/nginx/'))!;
+  t.is(mount.split(':')[1], '/etc/nginx/nginx.conf');
+  const conf = readFileSync(join(REPO_ROOT, mount.split(':')[0]!), 'utf8');
+  const proxyPort = env.KONG_PROXY_LISTEN!.split(':').pop();
+  t.regex(conf, new RegExp(`server kong:${proxyPort} resolve`));
+  t.regex(conf, /resolver 127\.0\.0\.11 /);
+  t.regex(conf, /proxy_set_header X-Forwarded-For\s+\$proxy_add_x_forwarded_for;/);
+  t.regex(conf, /listen 8000 /);
+});
+
+test("the balancer's nginx.conf is valid (checked with Debian's nginx, `resolve` aside: nginx 1.27.3 and later)", (t) => {
+  const image = services['kong-lb']!.image!;
+  const [major, minor] = image.replace('nginx:', '').split('.').map(Number);
+  t.true(major! > 1 || minor! >= 28, `${image} knows upstream server ... resolve`);
+  const dir = mkdtempSync(join(tmpdir(), 'kong-lb-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const conf = readFileSync(join(REPO_ROOT, 'deploy/nginx/kong-lb.conf'), 'utf8')
+    .replace(' resolve ', ' ')
+    .replace('server kong:', 'server 127.0.0.1:')
+    .replace('pid /tmp/nginx.pid;', `pid ${dir}/nginx.pid;`);
+  writeFileSync(join(dir, 'nginx.conf'), conf);
+  const check = spawnSync('nginx', ['-t', '-p', `${dir}/`, '-c', join(dir, 'nginx.conf')], { encoding: 'utf8' });
+  t.is(check.status, 0, check.stderr);
 });

@@ -2,20 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { DeclarativeConfigError, loadDeclarativeConfig } from '../../gateway/local/control-plane/declarative/load-config.ts';
-import { writeConfig } from '../helpers/gateway.ts';
-import { pluginRegistry } from '../helpers/plugin-registry.ts';
+import { checkDeclarativeConfig, DeclarativeConfigError } from '../../gateway/local/index.ts';
+import { PLUGINS_DIR, writeConfig } from '../helpers/gateway.ts';
 
 // Configuration the local gateway cannot run faithfully makes it refuse to start, naming the
-// entity and the field; it never ignores configuration silently. The loader is what refuses
-// (startGateway calls it before touching anything), so these cases call it directly.
-
-const registry = pluginRegistry();
+// entity and the field; it never ignores configuration silently. startGateway checks kong.yml
+// before touching anything, as checkDeclarativeConfig (`kong config parse`) does: these cases call it.
 
 async function refusal(yaml: string, env: NodeJS.ProcessEnv = {}): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'refuse-'));
   try {
-    loadDeclarativeConfig(writeConfig(dir, yaml), await registry, env);
+    await checkDeclarativeConfig({ configFile: writeConfig(dir, yaml), pluginsDir: PLUGINS_DIR, env });
   } catch (error) {
     if (!(error instanceof DeclarativeConfigError)) throw error;
     return error.problems;

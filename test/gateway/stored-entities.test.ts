@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import knex from 'knex';
-import { EntityStore } from '../../gateway/local/control-plane/db/entity-store.ts';
+import { request } from '../helpers/backend.ts';
+import { startTestGateway } from '../helpers/gateway.ts';
 
 // A gateway.sqlite written before entities carried every Kong field still loads: the fields added
 // since (a service's TLS fields, a route's snis/sources/destinations, a key's ttl) read as null.
@@ -18,44 +19,41 @@ test('rows stored without the newer Kong fields load with them as null', async (
     table.text('body').notNullable();
     table.primary(['type', 'id']);
   });
+  const ids = { s: '6b1b1b7e-0000-4000-8000-000000000001', r: '6b1b1b7e-0000-4000-8000-000000000002', c: '6b1b1b7e-0000-4000-8000-000000000003', k: '6b1b1b7e-0000-4000-8000-000000000004' };
   const old = {
-    services: { id: 's', name: 'old', protocol: 'http', host: 'h', port: 80, path: null, retries: 5, connect_timeout: 1, write_timeout: 1, read_timeout: 1, enabled: true, tags: null, created_at: 1, updated_at: 1 },
-    routes: { id: 'r', name: 'old', service: { id: 's' }, protocols: ['http'], methods: null, hosts: null, paths: ['/'], headers: null, strip_path: true, preserve_host: false, regex_priority: 0, path_handling: 'v0', https_redirect_status_code: 426, request_buffering: true, response_buffering: true, tags: null, created_at: 1, updated_at: 1 },
-    keyauth_credentials: { id: 'k', consumer: { id: 'c' }, key: 'x', tags: null, created_at: 1, expires_at: null },
+    services: { id: ids.s, name: 'old', protocol: 'http', host: 'h', port: 80, path: null, retries: 5, connect_timeout: 1, write_timeout: 1, read_timeout: 1, enabled: true, tags: null, created_at: 1, updated_at: 1 },
+    routes: { id: ids.r, name: 'old', service: { id: ids.s }, protocols: ['http'], methods: null, hosts: null, paths: ['/'], headers: null, strip_path: true, preserve_host: false, regex_priority: 0, path_handling: 'v0', https_redirect_status_code: 426, request_buffering: true, response_buffering: true, tags: null, created_at: 1, updated_at: 1 },
+    consumers: { id: ids.c, username: 'old', custom_id: null, tags: null, created_at: 1, updated_at: 1 },
+    keyauth_credentials: { id: ids.k, consumer: { id: ids.c }, key: 'x', tags: null, created_at: 1, expires_at: null },
   };
   for (const [type, body] of Object.entries(old)) await db('entities').insert({ type, id: body.id, body: JSON.stringify(body) });
   await db.destroy();
 
-  const store = await EntityStore.open(file);
-  t.teardown(() => store.close());
-  t.like(store.snapshot.get('services', 's'), { client_certificate: null, tls_verify: null, tls_verify_depth: null, ca_certificates: null });
-  t.like(store.snapshot.get('routes', 'r'), { snis: null, sources: null, destinations: null });
-  t.like(store.snapshot.get('keyauth_credentials', 'k'), { ttl: null });
+  const gateway = await startTestGateway({ configFile: '', dir, dataFile: file });
+  t.teardown(() => gateway.dispose());
+  const admin = (path: string) => request(`${gateway.adminUrl}${path}`).then((r) => r.body);
+  t.like(await admin('/services/old'), { client_certificate: null, tls_verify: null, tls_verify_depth: null, ca_certificates: null });
+  t.like(await admin('/routes/old'), { snis: null, sources: null, destinations: null });
+  t.like(await admin(`/key-auths/${ids.k}`), { key: 'x', ttl: null });
 });
 
-// Issue 12: an entity the gateway cannot run is never stored, never half applied. A write whose
-// result a beforeCommit check (the runtime compiling its router and plugins) refuses is not
-// persisted, not published, and the store goes on taking writes.
-test('a write a beforeCommit check refuses is neither persisted nor published', async (t) => {
+// Issue 12: an entity the gateway cannot run is never stored, never half applied: the write is
+// refused before the store commits, nothing is persisted or published, and writes go on.
+test('a write the data plane could not run is neither persisted nor published', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'stored-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'gateway.sqlite');
-  const consumer = (id: string, username: string) => ({ id, username, custom_id: null, tags: null, created_at: 1, updated_at: 1 });
-  const store = await EntityStore.open(file);
-  const published: number[] = [];
-  store.onChange((snapshot) => published.push(snapshot.version));
-  store.beforeCommit((snapshot) => {
-    if (snapshot.list('consumers').some((c) => c.username === 'uncompilable')) throw new Error('cannot compile');
-  });
-  const before = store.snapshot;
-  await t.throwsAsync(store.write((draft) => draft.put('consumers', consumer('c1', 'uncompilable'))), { message: 'cannot compile' });
-  t.is(store.snapshot, before);
-  t.deepEqual(published, []);
-  await store.write((draft) => draft.put('consumers', consumer('c2', 'fine')));
-  t.deepEqual(published, [before.version + 1]);
-  await store.close();
+  const first = await startTestGateway({ configFile: '', dir });
+  const admin = (path: string, init: RequestInit & { json?: unknown } = {}) => request(`${first.adminUrl}${path}`, init);
+  const hash = (await admin('/status')).body.configuration_hash;
+  const refused = await admin('/routes', { method: 'POST', json: { name: 'lookahead', paths: ['~/(?=x)'] } });
+  t.is(refused.status, 400);
+  t.is((await admin('/status')).body.configuration_hash, hash, 'nothing published');
+  t.is((await admin('/consumers', { method: 'POST', json: { username: 'fine' } })).status, 201);
+  t.not((await admin('/status')).body.configuration_hash, hash);
+  await first.close();
 
-  const reopened = await EntityStore.open(file);
-  t.teardown(() => reopened.close());
-  t.deepEqual(reopened.snapshot.list('consumers').map((c) => c.username), ['fine']);
+  const reopened = await startTestGateway({ configFile: '', dir });
+  t.teardown(() => reopened.dispose());
+  t.deepEqual((await request(`${reopened.adminUrl}/routes`)).body.data, []);
+  t.deepEqual((await request(`${reopened.adminUrl}/consumers`)).body.data.map((c: { username: string }) => c.username), ['fine']);
 });

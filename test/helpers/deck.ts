@@ -6,6 +6,7 @@ import { request, type JsonResponse } from './backend.ts';
 import { startTestBackend, type TestBackend } from './backend.ts';
 import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
 import { runToEnd, type ProcessResult } from './process.ts';
+import { LOCAL_RATE_LIMIT_ENV } from '../../gateway/local/index.ts';
 
 export { KONG_YML };
 
@@ -66,7 +67,7 @@ export interface DeckStack {
 export async function startDeckStack(declarative: 'kong.yml' | 'empty'): Promise<DeckStack> {
   const dir = mkdtempSync(join(tmpdir(), 'deck-'));
   const backend = await startTestBackend();
-  const env = { DECK_ANIMAL_STORE_BACKEND_URL: backend.url };
+  const env = { ...LOCAL_RATE_LIMIT_ENV, DECK_ANIMAL_STORE_BACKEND_URL: backend.url };
   const configFile = declarative === 'kong.yml' ? KONG_YML : join(dir, 'empty.yml');
   if (declarative === 'empty') writeFileSync(configFile, '_format_version: "3.0"\n');
   const gateway = await startTestGateway({ configFile, dir: join(dir, 'gateway'), env });

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../../gateway/local/index.ts';
-import { GATEWAY_DIR } from '../../gateway/local/cmd/settings.ts';
+import { GATEWAY_DIR } from '../../gateway/local/index.ts';
 import { ManualClock } from './clock.ts';
 
 export const KONG_YML = join(GATEWAY_DIR, 'kong.yml');
@@ -47,6 +47,9 @@ export async function startTestGateway(
     dataFile: join(dir, 'gateway.sqlite'),
     prefix: join(dir, 'gateway'),
     adminPort: 0,
+    // A write answers once the node runs it: on a loaded 2-core machine that can take over the
+    // production bound of 1 s, and the test's next request must see the write.
+    writeSettleMs: 15_000,
     now: clock.now,
     log: (level, message) => logs.push(`${level}: ${message}`),
     ...rest,

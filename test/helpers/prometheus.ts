@@ -206,13 +206,13 @@ const FAMILIES: Record<string, Family> = {
     labels: ['node_id', 'shared_dict', 'kong_subsystem'],
   },
   // The edge plugin's counters (the names issue 24 fixes; see scripts/lib/usage/series.ts).
-  animal_store_edge_bans_total: { help: 'Bans started by the animal-store-edge plugin', type: 'counter', labels: ['consumer'] },
-  animal_store_edge_banned_requests_total: {
+  kong_animal_store_edge_bans_total: { help: 'Bans started by the animal-store-edge plugin', type: 'counter', labels: ['consumer'] },
+  kong_animal_store_edge_banned_requests_total: {
     help: 'Requests refused while banned by the animal-store-edge plugin',
     type: 'counter',
     labels: ['consumer'],
   },
-  animal_store_edge_checksum_failures_total: {
+  kong_animal_store_edge_checksum_failures_total: {
     help: 'Bearer tokens refused for a bad checksum by the animal-store-edge plugin',
     type: 'counter',
     labels: [],
@@ -327,12 +327,12 @@ export async function startFakeKongNode(nodeId = '6b6fd3a4-1b5c-4d1e-9e7a-3c5f0b
       if (source === 'service') observe('kong_upstream_latency_ms', labels, Math.max(0, latencyMs - 1), n);
     },
     bannedRequests(consumer, n) {
-      add('animal_store_edge_banned_requests_total', { consumer }, n);
+      add('kong_animal_store_edge_banned_requests_total', { consumer }, n);
       node.requests({ consumer: '', code: 429, n, latencyMs: 1 });
     },
-    bansStarted: (consumer, n) => add('animal_store_edge_bans_total', { consumer }, n),
+    bansStarted: (consumer, n) => add('kong_animal_store_edge_bans_total', { consumer }, n),
     checksumFailures(n) {
-      add('animal_store_edge_checksum_failures_total', {}, n);
+      add('kong_animal_store_edge_checksum_failures_total', {}, n);
       node.requests({ consumer: '', code: 401, n, latencyMs: 1 });
     },
     restart: () => series.clear(),

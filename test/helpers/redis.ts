@@ -100,6 +100,11 @@ function parse(buffer: Buffer, offset: number): { value: RespValue; next: number
   }
 }
 
+/** Commands on one new connection to the Redis at 127.0.0.1:`port`, in order; their replies. */
+export function redisCommands(port: number, commands: (string | number)[][]): Promise<RespValue[]> {
+  return exchange(port, commands);
+}
+
 function exchange(port: number, commands: (string | number)[][]): Promise<RespValue[]> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');

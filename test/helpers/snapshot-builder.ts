@@ -170,6 +170,7 @@ export function buildSnapshot(input: SnapshotInput, configVersion = 1): Snapshot
   const keyauth_credentials: SnapshotCredential[] = (input.keyauth_credentials ?? []).map((k) => ({
     id: randomUUID(),
     key: randomUUID(),
+    tags: null,
     expires_at: null,
     ...k,
     consumer: resolve(k.consumer, consumerIds, 'consumer')!,

@@ -28,11 +28,62 @@ function Dict:incr(key, by, init, init_ttl)
   return e.value
 end
 
+function Dict:add(key, value, ttl)
+  if alive(self, key) then return false, "exists" end
+  return self:set(key, value, ttl)
+end
+
+-- ngx.crc32_long: zlib's crc32 is the same CRC-32 (IEEE 802.3) as nginx's ngx_crc32_long.
+local ffi = require "ffi"
+ffi.cdef [[ unsigned long crc32(unsigned long crc, const unsigned char *buf, unsigned int len); ]]
+local zlib = ffi.load("libz.so.1")
+
 ngx = {
   shared = { animal_store_edge = setmetatable({ data = {} }, Dict) },
   now = function() return now end,
   time = function() return math.floor(now) end,
+  null = setmetatable({}, { __tostring = function() return "null" end }),
+  -- resty.redis's upvalues; the cases keep bans in the dict (policy local), so no socket opens
+  socket = { tcp = function() error("the unit stub has no sockets") end },
+  timer = { at = function() error("the unit stub has no timers") end },
+  crc32_long = function(s) return tonumber(zlib.crc32(0, s, #s)) end,
 }
+
+-- ngx.base64 (lua-resty-core): base64url without padding, written out here.
+local BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+package.preload["ngx.base64"] = function()
+  local function encode_base64url(s)
+    local out = {}
+    for i = 1, #s, 3 do
+      local a, b, c = s:byte(i, i + 2)
+      local n = a * 65536 + (b or 0) * 256 + (c or 0)
+      local chars = (b == nil) and 2 or (c == nil) and 3 or 4
+      for j = 1, chars do
+        local index = math.floor(n / 2 ^ (18 - 6 * (j - 1))) % 64
+        out[#out + 1] = BASE64URL:sub(index + 1, index + 1)
+      end
+    end
+    return table.concat(out)
+  end
+  return { encode_base64url = encode_base64url }
+end
+
+-- resty.sha256 is the data plane's own (gateway/local/data-plane/lua/resty/, libcrypto over the
+-- FFI, as on nginx): counted, so that a case can say no token was hashed.
+stub.hashes = 0
+do
+  local sha256 = require "resty.sha256"
+  local update = sha256.update
+  sha256.update = function(self, ...)
+    stub.hashes = stub.hashes + 1
+    return update(self, ...)
+  end
+end
+
+-- kong.db.keyauth_credentials and kong.cache: credentials by key, look-ups counted.
+stub.credentials = {}
+stub.lookups = 0
+stub.lookup_error = nil
 
 local function lower_keys(t)
   local out = {}
@@ -96,6 +147,26 @@ kong = {
   log = {
     err = function(...) table.insert(cur().logs, table.concat({ ... })) end,
     notice = function(...) table.insert(cur().logs, table.concat({ ... })) end,
+    warn = function(...) table.insert(cur().logs, table.concat({ ... })) end,
+    debug = function() end,
+  },
+  db = {
+    keyauth_credentials = {
+      select_by_key = function(_, key)
+        stub.lookups = stub.lookups + 1
+        if stub.lookup_error then return nil, stub.lookup_error end
+        return stub.credentials[key]
+      end,
+      cache_key = function(_, key) return "keyauth_credentials:" .. key .. ":::::" end,
+    },
+  },
+  cache = {
+    get = function(_, key, _, callback, ...)
+      assert(type(key) == "string", "key must be a string")
+      local value, err = callback(...)
+      if err then return nil, err end
+      return value, nil, 3
+    end,
   },
 }
 

@@ -3,7 +3,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import anyTest, { type TestFn } from 'ava';
 import { parse as parseYaml } from 'yaml';
-import { API_KEY_PATTERN, KEY_HASH_TAG, classifyApiKey, digestApiKey } from '../../scripts/lib/api-keys.ts';
+import { API_KEY_PATTERN, KEY_HASH_TAG, classifyApiKey, digestApiKey, generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { KONG_YML_SELECT_TAG } from '../../scripts/lib/provisioning.ts';
 import { runCli, runCliInProcess } from '../helpers/cli.ts';
 import { KONG_YML } from '../helpers/gateway.ts';
@@ -111,13 +111,43 @@ test('create for an existing username fails with one line and changes nothing', 
 });
 
 test('a failure after the consumer was created rolls everything back', async (t) => {
-  const { stack, cli } = t.context;
-  // Kong refuses a redis host that is no host (kong/tools/redis/schema.lua: typedefs.host): the plan step fails.
-  const result = await cli(['create', '--username', 'cli-rollback', '--plan', 'free'], { RATE_LIMIT_POLICY: 'redis', RATE_LIMIT_REDIS_HOST: 'no such host!' });
+  const { stack } = t.context;
+  // An Admin API (behind a proxy here) that refuses the plan plugin: the plan step fails.
+  const target = new URL(stack.gateway.adminUrl);
+  const proxy = createServer((req, res) => {
+    if (req.method === 'POST' && /^\/consumers\/[^/]+\/plugins/.test(req.url ?? '')) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end('{"message":"schema violation (config.minute: refused for this test)"}');
+      return;
+    }
+    const forward = { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers };
+    const upstream = httpRequest(forward, (r) => {
+      res.writeHead(r.statusCode!, r.headers);
+      r.pipe(res);
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => proxy.close());
+  const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  const result = await runCliInProcess(['create', '--username', 'cli-rollback', '--plan', 'free'], { KONG_ADMIN_URL: url });
   t.is(result.code, 1);
-  t.regex(result.stderr, /^error: applying plan free: Kong answered 400: .*redis\.host/);
+  t.regex(result.stderr, /^error: applying plan free: Kong answered 400: .*config\.minute/);
   t.is(result.stderr.split('\n').filter(Boolean).length, 1);
   t.is((await stack.admin('/consumers/cli-rollback')).status, 404);
+});
+
+test("plan plugins count where kong.yml's global rate-limiting plugin does", async (t) => {
+  const { stack, cli } = t.context;
+  await create(t, 'cli-counts-local', '--plan', 'free');
+  const [plan] = (await stack.admin('/consumers/cli-counts-local/plugins')).body.data;
+  t.is(plan.config.policy, 'local');
+  t.is(plan.config.fault_tolerant, true);
+  // the old setting of the CLI is refused rather than obeyed against the gateway's
+  const refused = await cli(['create', '--username', 'cli-counts-old', '--plan', 'free'], { RATE_LIMIT_POLICY: 'redis' });
+  t.is(refused.code, 2);
+  t.regex(refused.stderr, /RATE_LIMIT_POLICY is no longer read: .*DECK_RATE_LIMIT_POLICY/);
+  t.is((await stack.admin('/consumers/cli-counts-old')).status, 404);
 });
 
 test('process: an unreachable Admin API is one clear line on stderr and exit code 1', async (t) => {
@@ -365,13 +395,15 @@ test("another team's consumer is out of the CLI's reach, and not listed", async 
   const { stack, cli } = t.context;
   const created = await stack.admin('/consumers', { method: 'POST', json: { username: 'cli-other-team', tags: ['other-team'] } });
   t.is(created.status, 201);
-  const credential = await stack.admin('/consumers/cli-other-team/key-auth', { method: 'POST', json: {} });
+  // stored as the gateway expects, hashed (another team's keys go through the same edge plugin)
+  const key = generateApiKey();
+  t.is((await stack.admin('/consumers/cli-other-team/key-auth', { method: 'POST', json: storedCredential(key, []) })).status, 201);
   for (const [command, ...options] of ACTIONS) {
     const result = await cli([command!, 'cli-other-team', ...options]);
     t.is(result.code, 1, command);
     t.is(result.stderr, 'error: consumer cli-other-team is not managed by this CLI (it lacks the tag petstore-consumer)\n', command);
   }
-  t.is((await stack.call('/v1/pets', { key: credential.body.key })).status, 200, 'its key still works');
+  t.is((await stack.call('/v1/pets', { key })).status, 200, 'its key still works');
   t.deepEqual((await stack.admin('/consumers/cli-other-team')).body.tags, ['other-team']);
   t.is((await stack.admin('/consumers/cli-other-team/plugins')).body.data.length, 0, 'no plan was applied');
   const listed = JSON.parse((await cli(['list', '--json'])).stdout) as Array<{ username: string }>;
@@ -419,9 +451,9 @@ test.serial("the README's admin walkthrough runs as written", async (t) => {
   t.is((await stack.call('/v1/pets', { key })).status, 401, "revoke-key: alice's keys answer 401");
 });
 
-// Keys stored as their SHA-256 digest (issue 22), on the local gateway's Admin API. Until the edge
-// plugin hashes bearer tokens, a hashed key does not authenticate through the gateway: these
-// tests look at what the Admin API holds, not at the proxy.
+// Keys stored as their SHA-256 digest (issue 22), on the local gateway's Admin API; the edge plugin
+// hashes the bearer token, so the key authenticates and the stored digest does not
+// (test/deck/hashed-keys.test.ts, test/e2e/local/hashed-keys.test.ts go further).
 test('create stores only the digest of the key it prints, tagged as hashed', async (t) => {
   const { stack } = t.context;
   const issued = await create(t, 'cli-hashed', '--plan', 'free');
@@ -432,6 +464,8 @@ test('create stores only the digest of the key it prints, tagged as hashed', asy
     [[digestApiKey(issued.key), [KEY_HASH_TAG, 'petstore-consumer'], null]],
   );
   t.is((await stack.admin(`/consumers/cli-hashed/key-auth/${issued.key}`)).status, 404, 'Kong holds no credential with the key itself');
+  t.is((await stack.call('/v1/pets', { key: issued.key })).status, 200, 'the key authenticates');
+  t.is((await stack.call('/v1/pets', { key: digestApiKey(issued.key) })).status, 401, 'what Kong holds does not');
 });
 
 test.serial('hash-keys: a dry run, then each plaintext key becomes its digest with its ttl; expiry and a second run', async (t) => {

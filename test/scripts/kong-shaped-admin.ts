@@ -213,6 +213,11 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
     const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     const body = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
     if (parts[0] === 'consumers') return consumerRoutes(req, res, parts, url.searchParams, body);
+    if (parts[0] === 'plugins' && parts.length === 1 && req.method === 'GET') {
+      // GET /plugins?tags=a,b: plugins carrying every tag (kong/api/endpoints.lua, tags filter)
+      const tags = url.searchParams.get('tags')?.split(',') ?? [];
+      return page(res, plugins.filter((p) => tags.every((tag) => p.tags?.includes(tag))));
+    }
     const plugin = parts[0] === 'plugins' ? plugins.find((p) => p.id === parts[1]) : undefined;
     if (!plugin) return notFound(res);
     if (req.method === 'PATCH') {

@@ -77,7 +77,7 @@ test('as root with apt-get (our machines, CI), the missing Debian packages are i
 test('a wrong argument is a usage error', async (t) => {
   const { code, stderr } = await runBare(['deploy']);
   t.is(code, 2);
-  t.is(stderr, 'usage: scripts/prerequisites.sh start|test [--debian-packages]\n');
+  t.is(stderr, 'usage: scripts/prerequisites.sh start|cluster|test [--debian-packages]\n');
 });
 
 test('the README opens with two commands, each installing what it needs first; .ci/run runs the second', (t) => {
@@ -87,6 +87,7 @@ test('the README opens with two commands, each installing what it needs first; .
   const { scripts } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   t.is(scripts.prestart, 'bash scripts/prerequisites.sh start');
   t.is(scripts.pretest, 'bash scripts/prerequisites.sh test');
+  t.is(scripts['prestart:cluster'], 'bash scripts/prerequisites.sh cluster');
   const ci = readFileSync(join(REPO_ROOT, '.ci/run'), 'utf8');
   // npm test runs through npm_test, which keeps its output for the closing "N passed, N failed".
   t.regex(ci, /^npm_test\(\) \{\n {2}npm test 2>&1 \| tee /m);

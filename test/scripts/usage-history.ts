@@ -74,7 +74,7 @@ export function historyOpenMetrics(): string {
   const lines: string[] = [];
   for (const [family, map] of [
     ['kong_http_requests', requests],
-    ['animal_store_edge_banned_requests', banned],
+    ['kong_animal_store_edge_banned_requests', banned],
   ] as const) {
     lines.push(`# TYPE ${family} counter`);
     for (const [key, { node }] of map) {

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { migrations } from './migrations.ts';
-import { sqliteConfig } from './sqlite.ts';
+import { sqliteConfig } from '../../../packages/node-runtime/sqlite.js';
 
 export interface DatabaseOptions {
   /** Directory of the SQLite file (default ./data). Ignored when `url` is set. */

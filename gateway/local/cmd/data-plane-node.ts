@@ -22,6 +22,8 @@ export interface DataPlaneNode {
   proxyUrl: string;
   /** The status API (Kong's status_listen), when one was asked for. */
   statusUrl: string | undefined;
+  /** The same status API on the node's unix socket, always there (the Admin API reads it). */
+  statusSocket: string;
   prefix: string;
   /** The nginx master's pid. */
   pid: number;
@@ -38,7 +40,15 @@ export interface DataPlaneNode {
 
 const MAX_LOG_LINES = 2000;
 
-export class DataPlaneStartError extends Error {}
+export class DataPlaneStartError extends Error {
+  /** The address nginx could not bind because another process holds it (`127.0.0.1:8000`), if that is why. */
+  readonly addressInUse: string | undefined;
+
+  constructor(message: string, nginxOutput: readonly string[] = []) {
+    super(message);
+    this.addressInUse = nginxOutput.map((line) => BIND_FAILED.exec(line)?.[1]).find((address) => address !== undefined);
+  }
+}
 
 function freeLoopbackPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -129,7 +139,8 @@ function startFailure(lines: string[]): string | undefined {
   return fatal?.replace(/^.*?\[(emerg|alert|crit)\] \d+#\d+: /, '') ?? lines.at(-1);
 }
 
-const BIND_FAILED = /bind\(\) to .* failed \(98: Address already in use\)/;
+/** nginx's line when a listen address is taken; the address is the first group. */
+const BIND_FAILED = /bind\(\) to (\S+) failed \(98: Address already in use\)/;
 
 /**
  * Starts one data-plane node, as `kong start` does for a data plane: prepares the prefix, runs
@@ -169,10 +180,14 @@ async function startIn(
   startTimeoutMs: number,
 ): Promise<DataPlaneNode> {
   const proxy = splitListen(settings.proxyListen);
+  const status = settings.statusListen ? splitListen(settings.statusListen) : undefined;
+  const hostPort = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
   for (let attempt = 1; ; attempt++) {
     const port = proxy.port === 0 ? await freeLoopbackPort(proxy.host) : proxy.port;
-    const listen = `${proxy.host.includes(':') ? `[${proxy.host}]` : proxy.host}:${port}`;
-    preparePrefix(prefix, settings, nginx, listen);
+    const listen = hostPort(proxy.host, port);
+    const statusPort = status && (status.port === 0 ? await freeLoopbackPort(status.host) : status.port);
+    const statusListen = status ? hostPort(status.host, statusPort!) : null;
+    preparePrefix(prefix, settings, nginx, listen, statusListen);
     const firstLine = logs.length;
     const spawned = spawnNginx(nginx, prefix, onLine);
     let exitedEarly: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -192,10 +207,10 @@ async function startIn(
     }
     if (exitedEarly) {
       const output = logs.slice(firstLine);
-      if (proxy.port === 0 && attempt < 5 && output.some((line) => BIND_FAILED.test(line))) continue;
-      throw new DataPlaneStartError(`the data-plane node did not start: ${startFailure(output) ?? `exit code ${exitedEarly.code}`}`);
+      if ((proxy.port === 0 || status?.port === 0) && attempt < 5 && output.some((line) => BIND_FAILED.test(line))) continue;
+      throw new DataPlaneStartError(`the data-plane node did not start: ${startFailure(output) ?? `exit code ${exitedEarly.code}`}`, output);
     }
-    return makeNode(spawned, settings, prefix, port, host, logs);
+    return makeNode(spawned, { ...settings, statusListen }, prefix, port, host, logs);
   }
 }
 
@@ -205,6 +220,7 @@ function makeNode(spawned: Spawned, settings: NodeSettings, prefix: string, port
   return {
     proxyUrl: urlOf(host, port),
     statusUrl: status ? urlOf(connectHost(status.host), status.port) : undefined,
+    statusSocket: prefixPaths(prefix).statusSocket,
     prefix,
     pid: spawned.child.pid!,
     logs,

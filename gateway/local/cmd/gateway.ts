@@ -1,12 +1,16 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { startControlPlane, type ControlPlane, type Logger } from '../control-plane/control-plane.ts';
+import { checkDeclarativeFile, startControlPlane, type ControlPlane, type Logger } from '../control-plane/control-plane.ts';
+import type { SyncSummary } from '../control-plane/declarative/sync.ts';
+import type { ClusterAddress } from '../control-plane/snapshot/cluster-listener.ts';
+import type { NodeStatusApi } from '../control-plane/api/metrics-route.ts';
 import { EntityStore } from '../control-plane/db/entity-store.ts';
 import { BUNDLED_SCHEMAS, KONG_BUNDLED_PLUGINS, PluginRegistry } from '../control-plane/schema/plugins/registry.ts';
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node.ts';
 import { describePlugins } from './describe-plugins.ts';
-import { findNginx } from './nginx-binary.ts';
-import type { NodeSettings } from './nginx-prefix.ts';
+import { findNginx, type NginxBinary } from './nginx-binary.ts';
+import { prefixPaths, type NodeSettings } from './nginx-prefix.ts';
+import { statusSocketClient } from './node-status.ts';
 
 /** Kong's settings for one node, as `KONG_*` variables name them (cmd/settings.ts reads them). */
 export type NodeOptions = Partial<Omit<NodeSettings, 'clusterControlPlane' | 'plugins' | 'pluginsDir' | 'nodeId'>>;
@@ -30,6 +34,8 @@ export interface GatewayOptions {
   /** Bind the Admin API to a non-loopback address (Kong's Admin API has no authentication). */
   allowRemoteAdmin?: boolean;
   node?: NodeOptions;
+  /** How long an Admin API write waits for the data plane to run it (default 1 s). */
+  writeSettleMs?: number;
   /** Environment for decK's ${{ env "DECK_*" }} substitution. */
   env?: NodeJS.ProcessEnv;
   now?: () => number;
@@ -73,12 +79,59 @@ export function customPlugins(pluginsDir: string): string[] {
     .sort();
 }
 
+/** The control plane as one role of a deployment runs it, with what its nodes need to start. */
+export interface StartedControlPlane {
+  controlPlane: ControlPlane;
+  nginx: NginxBinary;
+  /** Every plugin the nodes load: the bundled ones and the custom ones. */
+  plugins: string[];
+  /** What runs the data plane, for a start banner: the nginx binary and its LuaJIT. */
+  engine: string;
+  /** Stops the control plane and closes its store. */
+  close(): Promise<void>;
+}
+
 /**
- * One gateway on this machine, as `npm start` runs it: the control plane (Admin API, store,
- * kong.yml) and one data-plane node (nginx + ngx_lua) fetching its snapshots over a unix socket
- * in the node's prefix.
+ * The plugins a node loads (Kong's bundled ones the data plane implements, then the custom ones),
+ * described by the data plane's own Lua: the control plane learns priorities, versions and custom
+ * schemas from it, so one runtime reads all Lua.
  */
-export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+async function loadPlugins(pluginsDir: string, custom: string[], nginx = findNginx()) {
+  for (const name of custom) {
+    if (KONG_BUNDLED_PLUGINS.has(name)) throw new Error(`custom plugin ${name} has the name of a bundled Kong plugin`);
+  }
+  const plugins = [...BUNDLED_SCHEMAS.map((schema) => schema.name), ...custom];
+  const described = await describePlugins({ nginx, pluginsDir, plugins });
+  return { plugins, registry: PluginRegistry.fromDescriptions(described.plugins), luaVersion: described.lua_version };
+}
+
+/**
+ * Checks a declarative file without starting anything, as `kong config parse` does: every
+ * problem is named in the DeclarativeConfigError thrown. Answers what it would create.
+ */
+export async function checkDeclarativeConfig(options: {
+  configFile: string;
+  pluginsDir: string;
+  plugins?: string[];
+  env?: NodeJS.ProcessEnv;
+}): Promise<SyncSummary> {
+  const { registry } = await loadPlugins(options.pluginsDir, options.plugins ?? customPlugins(options.pluginsDir));
+  return checkDeclarativeFile(options.configFile, registry, options.env ?? process.env);
+}
+
+/**
+ * The control plane: the custom plugins described by the data plane's Lua, the store, kong.yml,
+ * the Admin API and the cluster listener at `cluster`. What startGateway (one embedded node) and
+ * startCluster (nodes behind a balancer) share.
+ */
+export async function startControlPlaneFor(
+  options: Omit<GatewayOptions, 'prefix' | 'node'> & {
+    cluster: ClusterAddress;
+    role: 'traditional' | 'control_plane';
+    /** The embedded node's Status API (traditional mode): the Admin API's /metrics and /status. */
+    nodeStatus?: NodeStatusApi;
+  },
+): Promise<StartedControlPlane> {
   const now = options.now ?? Date.now;
   const log: Logger = options.log ?? ((level, message) => (level === 'warn' || level === 'err' ? console.error(`[gateway] ${level}: ${message}`) : undefined));
   const adminHost = options.adminHost ?? '127.0.0.1';
@@ -87,15 +140,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   }
   const nginx = findNginx();
   const custom = options.plugins ?? customPlugins(options.pluginsDir);
-  for (const name of custom) {
-    if (KONG_BUNDLED_PLUGINS.has(name)) throw new Error(`custom plugin ${name} has the name of a bundled Kong plugin`);
-  }
-  const plugins = [...BUNDLED_SCHEMAS.map((schema) => schema.name), ...custom];
-  mkdirSync(options.prefix, { recursive: true });
-  // The data plane's own Lua reads every handler and schema.lua: the control plane learns
-  // priorities, versions and custom schemas from it, so one runtime reads all Lua.
-  const described = await describePlugins({ nginx, pluginsDir: options.pluginsDir, plugins });
-  const registry = PluginRegistry.fromDescriptions(described.plugins);
+  const { plugins, registry, luaVersion } = await loadPlugins(options.pluginsDir, custom, nginx);
 
   const store = await EntityStore.open(options.dataFile);
   let controlPlane: ControlPlane;
@@ -107,9 +152,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       env: options.env ?? process.env,
       adminHost,
       adminPort: options.adminPort ?? 8001,
-      cluster: { path: join(options.prefix, 'cluster.sock') },
-      role: 'traditional',
-      luaVersion: described.lua_version,
+      cluster: options.cluster,
+      role: options.role,
+      luaVersion,
+      nodeStatus: options.nodeStatus,
+      writeSettleMs: options.writeSettleMs,
       now,
       log,
     });
@@ -117,12 +164,41 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await store.close();
     throw error;
   }
+  return {
+    controlPlane,
+    nginx,
+    plugins,
+    engine: `${nginx.flavor === 'openresty' ? 'OpenResty' : 'nginx'} (${nginx.path}) with ${luaVersion}`,
+    async close() {
+      await controlPlane.close();
+      await store.close();
+    },
+  };
+}
+
+/**
+ * One gateway on this machine, as `npm start` runs it: the control plane (Admin API, store,
+ * kong.yml) and one data-plane node (nginx + ngx_lua) fetching its snapshots over a unix socket
+ * in the node's prefix.
+ */
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const log: Logger = options.log ?? ((level, message) => (level === 'warn' || level === 'err' ? console.error(`[gateway] ${level}: ${message}`) : undefined));
+  mkdirSync(options.prefix, { recursive: true });
+  const nodePrefix = join(options.prefix, 'node');
+  const started = await startControlPlaneFor({
+    ...options,
+    log,
+    cluster: { path: join(options.prefix, 'cluster.sock') },
+    role: 'traditional',
+    nodeStatus: statusSocketClient(prefixPaths(nodePrefix).statusSocket),
+  });
+  const { controlPlane, nginx, plugins } = started;
 
   let node: DataPlaneNode;
   try {
     node = await startDataPlaneNode({
       ...options.node,
-      prefix: join(options.prefix, 'node'),
+      prefix: nodePrefix,
       nginx,
       plugins,
       pluginsDir: options.pluginsDir,
@@ -132,8 +208,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       log: (line) => log(nginxLevel(line), `[data plane] ${line}`),
     });
   } catch (error) {
-    await controlPlane.close();
-    await store.close();
+    await started.close();
     throw error;
   }
 
@@ -143,12 +218,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     statusUrl: node.statusUrl,
     controlPlane,
     node,
-    engine: `${nginx.flavor === 'openresty' ? 'OpenResty' : 'nginx'} (${nginx.path}) with ${described.lua_version}`,
+    engine: started.engine,
     reload: () => controlPlane.reload(),
     async close() {
       await node.stop({ graceful: true, graceMs: 2000 });
-      await controlPlane.close();
-      await store.close();
+      await started.close();
     },
   };
 }

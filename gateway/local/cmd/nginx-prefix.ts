@@ -40,7 +40,20 @@ export interface NodeSettings {
   upstreamKeepaliveIdleTimeout: number;
   /** lua_shared_dict kong_snapshot: holds the running snapshot's JSON. */
   snapshotDictSize: string;
+  /**
+   * lua_shared_dict prometheus_metrics, unless `sharedDicts` declares it (as Kong's conf_loader
+   * injects it for the prometheus plugin). See PROMETHEUS_DICT_SIZE.
+   */
+  prometheusDictSize: string;
 }
+
+/**
+ * The prometheus plugin's dict. Kong injects 5m; with per_consumer each consumer that sends
+ * requests adds a series per status code and two for bandwidth, ~256 bytes each: 10,000 consumers
+ * with one request each fill 7.4 MiB (test/bench/prometheus-cardinality.ts), and 5m evicts series
+ * from ~6,700 on. 16m holds 10,000 with two status codes each, or ~20,000 with one.
+ */
+export const PROMETHEUS_DICT_SIZE = '16m';
 
 export const DEFAULT_NODE_SETTINGS: Omit<NodeSettings, 'nodeId'> = {
   proxyListen: '127.0.0.1:0',
@@ -60,6 +73,7 @@ export const DEFAULT_NODE_SETTINGS: Omit<NodeSettings, 'nodeId'> = {
   upstreamKeepaliveMaxRequests: 10000,
   upstreamKeepaliveIdleTimeout: 60,
   snapshotDictSize: '32m',
+  prometheusDictSize: PROMETHEUS_DICT_SIZE,
 };
 
 export function withDefaults(settings: Partial<NodeSettings>): NodeSettings {
@@ -170,6 +184,8 @@ export function prefixPaths(prefix: string) {
     testClockSocket: join(prefix, 'test-clock.sock'),
     pluginsJson: join(prefix, 'plugins.json'),
     pid: join(prefix, 'pids', 'nginx.pid'),
+    /** The status API for the control plane (always on, whatever status_listen says). */
+    statusSocket: join(prefix, 'status.sock'),
   };
 }
 
@@ -197,8 +213,15 @@ function linkCustomPlugins(prefix: string, pluginsDir: string | null, plugins: s
  * Creates (or refreshes) a node's prefix, as `kong prepare` does: nginx.conf rendered from the
  * template, kong_conf.json, the custom plugins linked in, nginx's directories.
  */
-export function preparePrefix(prefix: string, settings: NodeSettings, nginx: NginxBinary, proxyListen = settings.proxyListen): void {
+export function preparePrefix(
+  prefix: string,
+  settings: NodeSettings,
+  nginx: NginxBinary,
+  proxyListen = settings.proxyListen,
+  statusListen = settings.statusListen,
+): void {
   checkSettings(settings);
+  if (!/^\d+[kKmM]?$/.test(settings.prometheusDictSize)) throw new Error(`prometheus_metrics: expected a size such as 5m, got ${JSON.stringify(settings.prometheusDictSize)}`);
   for (const dir of ['', 'logs', 'pids', 'client_body_temp', 'proxy_temp', 'fastcgi_temp', 'uwsgi_temp', 'scgi_temp']) {
     mkdirSync(join(prefix, dir), { recursive: true });
   }
@@ -214,20 +237,25 @@ export function preparePrefix(prefix: string, settings: NodeSettings, nginx: Ngi
       log_level: settings.logLevel,
       lua_package_path: luaPackagePath(prefix),
       snapshot_dict_size: settings.snapshotDictSize,
+      prometheus_dict: settings.sharedDicts.some((dict) => dict.trim().split(/\s+/)[0] === 'prometheus_metrics')
+        ? []
+        : [`lua_shared_dict prometheus_metrics ${settings.prometheusDictSize};`],
       shared_dicts: settings.sharedDicts.map((dict) => `lua_shared_dict ${dict.trim().replace(/\s+/, ' ')};`),
       upstream_keepalive_pool_size: String(settings.upstreamKeepalivePoolSize),
       upstream_keepalive_max_requests: String(settings.upstreamKeepaliveMaxRequests),
       upstream_keepalive_idle_timeout: String(settings.upstreamKeepaliveIdleTimeout),
       proxy_listen: [`listen ${proxyListen} reuseport backlog=16384;`],
-      status_listen: settings.statusListen ? [`listen ${settings.statusListen};`] : [],
+      status_listen: statusListen ? [`listen ${statusListen};`] : [],
       real_ip_header: settings.realIpHeader,
       real_ip_recursive: settings.realIpRecursive ? 'on' : 'off',
       set_real_ip_from: realIpLines(settings.trustedIps),
       prefix,
     },
-    { status_listen: settings.statusListen !== null, test_clock: settings.testClock },
+    { test_clock: settings.testClock },
   );
   writeFileAtomically(prefixPaths(prefix).nginxConf, conf);
+  // nginx does not reuse a unix socket a killed node left behind: it would fail to bind it
+  rmSync(prefixPaths(prefix).statusSocket, { force: true });
   const kongConf: KongConf = {
     node_id: settings.nodeId,
     prefix,

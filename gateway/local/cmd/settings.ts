@@ -7,6 +7,17 @@ export const GATEWAY_DIR = fileURLToPath(new URL('../../', import.meta.url));
 
 export class SettingError extends Error {}
 
+/**
+ * kong.yml's counter settings (gateway/kong.yml, decK's env templating) when none are given: one
+ * node on its own, rate limits and bans in its memory, as `npm start` runs it. `npm run
+ * start:cluster` sets policy redis and the Redis it starts.
+ */
+export const LOCAL_RATE_LIMIT_ENV: Readonly<Record<string, string>> = {
+  DECK_RATE_LIMIT_POLICY: 'local',
+  DECK_RATE_LIMIT_REDIS_HOST: '127.0.0.1',
+  DECK_RATE_LIMIT_REDIS_PORT: '6379',
+};
+
 export interface GatewaySettings extends Omit<GatewayOptions, 'env' | 'now' | 'log'> {
   /** The proxy listener as configured (the node's own setting, for messages). */
   proxyListen: string;
@@ -81,9 +92,11 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
       proxyListen: listenAddress(proxy.host, proxy.port),
       statusListen: status ? listenAddress(status.host, status.port) : null,
       workerProcesses: parseWorkers(env.KONG_NGINX_WORKER_PROCESSES),
+      // Kong renders the value after `lua_shared_dict`: a second dict is written
+      // "a 10m; lua_shared_dict b 16m", which is how a prometheus_metrics size is given to Kong
       sharedDicts: (env.KONG_NGINX_HTTP_LUA_SHARED_DICT ?? 'animal_store_edge 10m')
         .split(';')
-        .map((entry) => entry.trim())
+        .map((entry) => entry.trim().replace(/^lua_shared_dict\s+/, ''))
         .filter((entry) => entry !== ''),
       trustedIps: list(env.KONG_TRUSTED_IPS) ?? [],
       realIpHeader: env.KONG_REAL_IP_HEADER ?? 'X-Real-IP',
@@ -91,5 +104,58 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
       ...(env.KONG_HEADERS !== undefined ? { headers: list(env.KONG_HEADERS) } : {}),
       logLevel: env.KONG_LOG_LEVEL ?? 'notice',
     },
+  };
+}
+
+export interface ClusterSettings extends Omit<GatewaySettings, 'proxyListen' | 'dataFile' | 'prefix'> {
+  /** DATA_DIR/cluster: each piece's directory is in it. */
+  dir: string;
+  balancer: { host: string; port: number };
+  clusterListen: { host: string; port: number };
+  nodes: Array<{ host: string; port: number }>;
+  /** Each node's Status API, by position (empty: none). */
+  statusListens: Array<{ host: string; port: number }>;
+  redis: { host: string; port: number };
+}
+
+const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/**
+ * `npm run start:cluster`'s settings: the fixed addresses of the issue (balancer 127.0.0.1:8000,
+ * Admin API :8001, cluster listener :8005, nodes :8010 and :8011, Redis :6380), each movable with
+ * its variable (KONG_PROXY_LISTEN is the balancer's), and the node settings of readGatewaySettings.
+ */
+export function readClusterSettings(env: NodeJS.ProcessEnv = process.env): ClusterSettings {
+  const { proxyListen: _proxy, dataFile: _dataFile, prefix: _prefix, node, ...gateway } = readGatewaySettings({
+    KONG_STATUS_LISTEN: 'off',
+    ...env,
+    KONG_PROXY_LISTEN: env.KONG_PROXY_LISTEN ?? '127.0.0.1:8000',
+  });
+  const nodes = (env.CLUSTER_NODE_LISTEN ?? '127.0.0.1:8010,127.0.0.1:8011')
+    .split(',')
+    .map((value) => value.trim())
+    .filter((value) => value !== '')
+    .map((value) => parseListen('CLUSTER_NODE_LISTEN', value));
+  if (nodes.length === 0) throw new SettingError('CLUSTER_NODE_LISTEN must list at least one host:port');
+  const redis = parseListen('CLUSTER_REDIS_LISTEN', env.CLUSTER_REDIS_LISTEN ?? '127.0.0.1:6380');
+  if (!LOOPBACK_HOST.test(redis.host)) throw new SettingError(`CLUSTER_REDIS_LISTEN must be a loopback address (the cluster's Redis has no password), got ${redis.host}`);
+  if (node?.statusListen) throw new SettingError('KONG_STATUS_LISTEN: each node has its own, set them with CLUSTER_NODE_STATUS_LISTEN; leave it unset');
+  // Kong's status_listen, one per node: 127.0.0.1:8100, :8101… (Prometheus scrapes each)
+  const statusValue = env.CLUSTER_NODE_STATUS_LISTEN ?? nodes.map((_, i) => `127.0.0.1:${8100 + i}`).join(',');
+  const statusListens = statusValue.trim() === 'off'
+    ? []
+    : statusValue.split(',').map((value) => value.trim()).filter((value) => value !== '').map((value) => parseListen('CLUSTER_NODE_STATUS_LISTEN', value));
+  if (statusListens.length > 0 && statusListens.length !== nodes.length) {
+    throw new SettingError(`CLUSTER_NODE_STATUS_LISTEN must list one host:port per node (${nodes.length}), or be off`);
+  }
+  return {
+    ...gateway,
+    dir: join(env.DATA_DIR ?? './data', 'cluster'),
+    balancer: parseListen('KONG_PROXY_LISTEN', env.KONG_PROXY_LISTEN ?? '127.0.0.1:8000'),
+    clusterListen: parseListen('KONG_CLUSTER_LISTEN', env.KONG_CLUSTER_LISTEN ?? '127.0.0.1:8005'),
+    nodes,
+    statusListens,
+    redis,
+    node,
   };
 }

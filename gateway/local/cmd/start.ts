@@ -1,12 +1,12 @@
 import { accessSync, constants, createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { isListenError, listenAddress, systemReason } from '../../../backend/src/startup-error.ts';
+import { isListenError, listenAddress, systemReason } from '../../../packages/node-runtime/startup-error.js';
 import type { Logger } from '../control-plane/control-plane.ts';
 import { DeclarativeConfigError } from '../control-plane/declarative/load-config.ts';
 import { DataPlaneStartError } from './data-plane-node.ts';
 import { AdminListenRefused, startGateway, type RunningGateway } from './gateway.ts';
 import { NginxNotFoundError } from './nginx-binary.ts';
-import { readGatewaySettings, type GatewaySettings } from './settings.ts';
+import { LOCAL_RATE_LIMIT_ENV, readGatewaySettings, type GatewaySettings } from './settings.ts';
 
 /**
  * The local gateway's process: the control plane, and the data-plane node (nginx) it runs. `npm
@@ -45,7 +45,7 @@ function describeStartupError(error: unknown, s: GatewaySettings): string {
   if (error instanceof AdminListenRefused) return `KONG_ADMIN_LISTEN: ${error.message}`;
   if (error instanceof NginxNotFoundError) return error.message;
   if (error instanceof DataPlaneStartError) {
-    const busy = /bind\(\) to (\S+) failed \(98: Address already in use\)/.exec(error.message)?.[1];
+    const busy = error.addressInUse;
     if (busy) {
       const variable = busy === s.node?.statusListen ? 'KONG_STATUS_LISTEN' : 'KONG_PROXY_LISTEN';
       return `cannot listen on ${busy} (${variable}): address already in use`;
@@ -79,7 +79,7 @@ function fileLogger(prefix: string): Logger {
 let gateway: RunningGateway;
 try {
   if (settings.configFile) accessSync(settings.configFile, constants.R_OK); // a missing file is one line, not a list of one problem
-  gateway = await startGateway({ ...settings, env: process.env, log: fileLogger(settings.prefix) });
+  gateway = await startGateway({ ...settings, env: { ...LOCAL_RATE_LIMIT_ENV, ...process.env }, log: fileLogger(settings.prefix) });
 } catch (error) {
   console.error(`[gateway] ${describeStartupError(error, settings)}`);
   process.exit(1);

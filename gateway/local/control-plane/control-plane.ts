@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdminApp } from './api/admin-app.ts';
-import { AdminOperations } from './api/operations.ts';
-import type { EntityStore } from './db/entity-store.ts';
-import { loadDeclarativeConfig, type DeclarativeConfig } from './declarative/load-config.ts';
+import { serverStatusOf, type NodeStatusApi } from './api/metrics-route.ts';
+import { EntityService } from './db/entity-service.ts';
+import { EntityStore } from './db/entity-store.ts';
+import { readDeclarativeConfig, type DeclarativeConfig } from './declarative/load-config.ts';
 import { syncDeclarative, type SyncSummary } from './declarative/sync.ts';
 import type { PluginRegistry } from './schema/plugins/registry.ts';
 import { ClusterListener, type ClusterAddress } from './snapshot/cluster-listener.ts';
@@ -13,7 +14,7 @@ import { compileSnapshot, type CompiledSnapshot } from './snapshot/snapshot.ts';
 export type Logger = (level: 'debug' | 'info' | 'warn' | 'err', message: string) => void;
 
 /** How long an Admin API write waits for every data-plane node to run it (README: snapshot delivery). */
-const WRITE_SETTLE_MS = 1000;
+export const WRITE_SETTLE_MS = 1000;
 
 export interface ControlPlaneOptions {
   store: EntityStore;
@@ -31,6 +32,13 @@ export interface ControlPlaneOptions {
   /** What the data plane's LuaJIT reports (GET / lua_version). */
   luaVersion: string;
   nodeId?: string;
+  /** The embedded data-plane node's Status API: the Admin API's /metrics and /status read it. */
+  nodeStatus?: NodeStatusApi;
+  /**
+   * The bound on an Admin API write's wait for the data planes (WRITE_SETTLE_MS). Tests on a
+   * loaded machine raise it: their next request must see the write.
+   */
+  writeSettleMs?: number;
   now: () => number;
   log: Logger;
 }
@@ -61,44 +69,66 @@ function listen(server: Server, port: number, host: string): Promise<string> {
 }
 
 /**
+ * Checks a declarative file as the control plane would apply it (Kong's `kong config parse`):
+ * read, then synced into an empty store in memory. Throws DeclarativeConfigError naming every
+ * problem; answers what a sync into an empty store would create.
+ */
+export async function checkDeclarativeFile(
+  file: string,
+  registry: PluginRegistry,
+  env: NodeJS.ProcessEnv,
+  now: () => number = Date.now,
+): Promise<SyncSummary> {
+  const config = readDeclarativeConfig(file, env);
+  const store = await EntityStore.open(':memory:');
+  try {
+    const service = new EntityService(store, registry, now);
+    return await service.transaction((draft) => syncDeclarative(draft, config, service));
+  } finally {
+    await store.close();
+  }
+}
+
+/**
  * The control plane: the store (kong.yml synced into it), the Admin API, and the cluster listener
  * that hands every committed configuration to the data-plane nodes as one compiled snapshot.
  * kong.yml is validated before the store is touched: a bad file refuses to start.
  */
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { store, registry, now, log, env } = options;
-  const load = (): DeclarativeConfig | undefined =>
-    options.configFile ? loadDeclarativeConfig(options.configFile, registry, env) : undefined;
-  const declarative = load();
-  if (declarative) await store.write((draft) => syncDeclarative(draft, declarative, Math.floor(now() / 1000)));
-
-  // Each state the store would commit is compiled first: what cannot be compiled is refused
-  // before it is stored; what is committed is published as it was compiled.
-  let prepared: { view: EntityStore['snapshot']; compiled: CompiledSnapshot } | undefined;
-  store.beforeCommit((view) => {
-    prepared = { view, compiled: compileSnapshot(view) };
+  // Each state a write would commit is compiled first, inside the entity service's write: what
+  // cannot be compiled is refused before it is stored; what is committed is published as compiled.
+  let prepared: CompiledSnapshot | undefined;
+  const service = new EntityService(store, registry, now, (draft) => {
+    prepared = compileSnapshot(draft);
   });
-  const cluster = new ClusterListener(compileSnapshot(store.snapshot), (level, message) => log(level, message), now);
+  const load = (): DeclarativeConfig | undefined => (options.configFile ? readDeclarativeConfig(options.configFile, env) : undefined);
+  const declarative = load();
+  if (declarative) await service.transaction((draft) => syncDeclarative(draft, declarative, service));
+
+  const cluster = new ClusterListener(prepared ?? compileSnapshot(store.snapshot), (level, message) => log(level, message), now);
+  prepared = undefined;
   store.onChange((view) => {
-    const compiled = prepared?.view === view ? prepared.compiled : compileSnapshot(view);
+    const compiled = prepared?.version === view.version ? prepared : compileSnapshot(view);
     prepared = undefined;
     cluster.publish(compiled);
   });
   const clusterAddress = await cluster.listen(options.cluster);
 
   const nodeId = options.nodeId ?? randomUUID();
-  const operations = new AdminOperations(store, registry, now);
   const admin = createAdminApp({
-    operations,
+    service,
     registry,
     nodeId,
     role: options.role,
     luaVersion: options.luaVersion,
     now,
     log: (message) => log('err', message),
-    settled: () => cluster.settled(WRITE_SETTLE_MS),
+    settled: () => cluster.settled(options.writeSettleMs ?? WRITE_SETTLE_MS),
     dataPlanes: () => cluster.dataPlanes(),
     configurationHash: () => cluster.snapshot.hash,
+    nodeStatus: options.nodeStatus,
+    serverStatus: options.nodeStatus ? serverStatusOf(options.nodeStatus) : undefined,
   });
   const adminServer = createServer(admin.callback());
   let adminUrl: string;
@@ -122,8 +152,10 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     async reload() {
       const next = load();
       if (!next) return { created: 0, updated: 0, deleted: 0 };
-      const summary = await store.write((draft) => syncDeclarative(draft, next, Math.floor(now() / 1000)));
+      const summary = await service.transaction((draft) => syncDeclarative(draft, next, service));
       selectTags = next.selectTags;
+      // As an Admin API write: reloaded means the nodes run it (bounded).
+      await cluster.settled(options.writeSettleMs ?? WRITE_SETTLE_MS);
       return summary;
     },
     async close() {

@@ -1,19 +1,30 @@
 -- animal-store-edge: what Kong's bundled plugins do not do for the Animal Store API.
---   access        Authorization: Bearer <key> -> the key-auth header; bans.
---   header_filter X-RateLimit-* from rate-limiting's RateLimit-*; Error-shaped gateway errors.
+--   access        Authorization: Bearer <key> -> its SHA-256 in the key-auth header (nothing for
+--                 a malformed ask_ key, refused before any hash or look-up); a banned key's 429.
+--   header_filter X-RateLimit-* from rate-limiting's RateLimit-*; strikes (429s) towards a ban;
+--                 Error-shaped gateway errors.
 --   body_filter   the Error body for responses Kong itself produced.
+-- Strikes and bans are kept by bans.lua, by digest: this node's shared dict, or Redis for every node.
 -- Kong 3.9 PDK only: the same file runs on Kong and on the local data plane (ngx_lua).
 local cjson = require "cjson.safe"
+local api_key = require "kong.plugins.animal-store-edge.api_key"
+local bans = require "kong.plugins.animal-store-edge.bans"
+local metrics = require "kong.plugins.animal-store-edge.metrics"
 
 local kong = kong
 local ngx = ngx
-local floor = math.floor
 local ceil = math.ceil
 local fmt = string.format
 local lower = string.lower
 local byte = string.byte
 local sub = string.sub
+local find = string.find
+local tostring = tostring
 local tonumber = tonumber
+local classify = api_key.classify
+local digest_of = api_key.digest
+local is_hashed = api_key.is_hashed
+local MALFORMED = api_key.MALFORMED
 
 local Edge = {
   PRIORITY = 1300, -- above key-auth (1250): the key must be in place before it runs
@@ -75,15 +86,75 @@ local function bearer_token(authorization)
   return sub(authorization, first, last)
 end
 
-local function ban_key(token)
-  return "ban:" .. token
+-- key-auth's own credential loader (kong/plugins/key-auth/handler.lua load_credential) and cache
+-- key: what this plugin caches under a key is what key-auth would, so key-auth's look-up of the
+-- same key right after is a cache hit.
+local function load_credential(key)
+  local credential, err = kong.db.keyauth_credentials:select_by_key(key)
+  if not credential then
+    return nil, err
+  end
+  if credential.ttl == 0 then
+    return nil
+  end
+  return credential, nil, credential.ttl
+end
+
+local CACHE_OPTS = { resurrect_ttl = 0.001 }
+
+local function find_credential(key)
+  local cache_key = kong.db.keyauth_credentials:cache_key(key)
+  local credential, err, hit_level = kong.cache:get(cache_key, CACHE_OPTS, load_credential, key)
+  if err then
+    return nil, err
+  end
+  if hit_level == 4 then -- a stale value: key-auth treats it as no credential
+    return nil
+  end
+  return credential
+end
+
+--- accept_plaintext_keys (a migration aid, until `consumers hash-keys` has run): the key key-auth
+--- gets for a token. The digest when a credential holds it; the token itself when a credential
+--- holds it in clear; else the digest (no credential either way). A hashed credential's stored
+--- value sent as a token never matches: its own digest matches nothing, and the credential that
+--- holds it as key is tagged hashed.
+local function migration_key(token, digest)
+  local credential, err = find_credential(digest)
+  if err then
+    return nil, err
+  end
+  if credential then
+    return digest
+  end
+  credential, err = find_credential(token)
+  if err then
+    return nil, err
+  end
+  if credential and not is_hashed(credential) then
+    return token
+  end
+  return digest
+end
+
+-- An error message to log, unless it quotes the token or its digest (a store's error may).
+local function loggable(err, token, digest)
+  err = tostring(err)
+  if find(err, token, 1, true) or find(err, digest, 1, true) then
+    return "(the error quotes the key: not logged)"
+  end
+  return err
+end
+
+function Edge:init_worker()
+  metrics.init()
 end
 
 function Edge:access(conf)
   local authorization = kong.request.get_header("authorization")
   local token = bearer_token(authorization)
 
-  -- The key only ever arrives as a bearer token: key-auth's header carries that token or nothing
+  -- The key only ever arrives as a bearer token: key-auth's header carries its digest or nothing
   -- (whatever the client put there is dropped), and the backend never sees Authorization.
   kong.service.request.clear_header("authorization")
 
@@ -93,64 +164,54 @@ function Edge:access(conf)
     kong.service.request.clear_header(conf.key_header)
     return
   end
-  state.token = token
 
-  local dict = ngx.shared[conf.dict_name]
-  local ban = dict and dict:get(ban_key(token))
+  -- A token claiming to be an ask_ key that is none (length, alphabet, checksum) is refused here,
+  -- before any hash or look-up: key-auth gets no key, so the request goes on as one without a
+  -- valid key (key-auth's anonymous consumer, or its 401), answered invalid_api_key as any other.
+  if classify(token) == MALFORMED then
+    kong.service.request.clear_header(conf.key_header)
+    kong.log.notice("malformed API key refused before any look-up (ask_ prefix; length, alphabet or checksum wrong)")
+    metrics.checksum_failure()
+    return
+  end
+
+  local digest, err = digest_of(token)
+  if not digest then
+    kong.service.request.clear_header(conf.key_header)
+    kong.log.err("could not hash an API key: ", err)
+    return kong.response.exit(500, { message = "An unexpected error occurred" })
+  end
+  state.key_id = digest
+
+  local ban = bans.check(conf, digest)
   if ban then
-    local until_s, limit = ban:match("^(%d+):(%d+)$")
-    local left = tonumber(until_s) - ngx.now()
-    if left > 0 then
+    kong.service.request.clear_header(conf.key_header)
+    state.banned = ban
+    -- the ban remembers whose key it is: key-auth, which would say, runs after this check
+    metrics.banned_request(ban.username)
+    return kong.response.exit(429, nil, { ["Retry-After"] = int(ceil(ban.until_s - ngx.now())) })
+  end
+
+  local key = digest
+  if conf.accept_plaintext_keys then
+    key, err = migration_key(token, digest)
+    if not key then
       kong.service.request.clear_header(conf.key_header)
-      state.banned = { until_s = tonumber(until_s), limit = tonumber(limit), left = ceil(left) }
-      return kong.response.exit(429, nil, { ["Retry-After"] = int(ceil(left)) })
+      kong.log.err("could not look up a key-auth credential (accept_plaintext_keys): ", loggable(err, token, digest))
+      return kong.response.exit(500, { message = "An unexpected error occurred" })
     end
   end
 
-  kong.service.request.set_header(conf.key_header, token)
+  kong.service.request.set_header(conf.key_header, key)
 end
 
---- Counts a 429 in the key's window: ban_window seconds from its first 429. The window is
---- measured with ngx.now(), so it moves with the clock the plugins see; the dict's TTLs only bound
---- memory.
-local function count_strike(dict, token, window)
-  local key, since_key = "strikes:" .. token, "since:" .. token
-  local now = ngx.now()
-  local since = dict:get(since_key)
-  if not since or now - since >= window then
-    dict:set(since_key, now, window)
-    local ok, err = dict:set(key, 1, window)
-    if not ok then
-      return nil, err
-    end
-    return 1
-  end
-  return dict:incr(key, 1, 0, window)
-end
-
---- Counts a 429 against the key; past the threshold the key is banned.
-local function strike(conf, token, limit)
-  local dict = ngx.shared[conf.dict_name]
-  if not dict then
-    kong.log.err("lua_shared_dict '", conf.dict_name, "' is not declared; bans are disabled")
-    return
-  end
-  local strikes, err = count_strike(dict, token, conf.ban_window)
-  if not strikes then
-    kong.log.err("could not count a 429: ", err)
-    return
-  end
-  if strikes > conf.ban_threshold then
-    local until_s = floor(ngx.now()) + conf.ban_duration
-    dict:set(ban_key(token), int(until_s) .. ":" .. int(limit or 0), conf.ban_duration)
-    dict:delete("strikes:" .. token)
-    dict:delete("since:" .. token)
-    -- Names whose key it is (consumer and credential ids), never the key itself.
-    local consumer = kong.client.get_consumer() or {}
-    local credential = kong.client.get_credential() or {}
-    kong.log.notice("API key banned for ", conf.ban_duration, " s after repeated 429s: consumer ",
-                    consumer.username or "-", " (id ", consumer.id or "-", "), credential ", credential.id or "-")
-  end
+--- Counts a 429 against the key (its digest; bans.lua): past the threshold the key is banned.
+local function strike(conf, key_id, limit)
+  local consumer = kong.client.get_consumer() or {}
+  local credential = kong.client.get_credential() or {}
+  bans.strike(conf, key_id, limit,
+              { username = consumer.username, consumer_id = consumer.id, credential_id = credential.id },
+              ngx.now())
 end
 
 local function error_for(conf, status, state)
@@ -194,8 +255,8 @@ function Edge:header_filter(conf)
   end
 
   local status = kong.response.get_status()
-  if status == 429 and state.token and not state.banned and kong.client.get_credential() then
-    strike(conf, state.token, limit)
+  if status == 429 and state.key_id and not state.banned and kong.client.get_credential() then
+    strike(conf, state.key_id, limit)
   end
 
   if status < 400 or kong.response.get_source() == "service" then

@@ -1,5 +1,6 @@
 -- Configuration of the animal-store-edge plugin (Kong 3.9 schema DSL).
 local typedefs = require "kong.db.schema.typedefs"
+local redis_schema = require "kong.tools.redis.schema"
 
 return {
   name = "animal-store-edge",
@@ -19,6 +20,17 @@ return {
           { ban_duration = { type = "integer", required = true, default = 900, gt = 0 } },
           -- lua_shared_dict holding strikes and bans (KONG_NGINX_HTTP_LUA_SHARED_DICT).
           { dict_name = { type = "string", required = true, default = "animal_store_edge" } },
+          -- Migration aid, off by default: also accept keys whose credentials are still stored in
+          -- clear (before `npm run consumers -- hash-keys` has run). A token whose digest no
+          -- credential holds is then handed to key-auth as is, if a credential not tagged
+          -- key-hash:sha256 holds it. Costs up to two cached credential look-ups per request;
+          -- turn it off once hash-keys has run.
+          { accept_plaintext_keys = { type = "boolean", required = true, default = false } },
+          -- Where strikes and bans are kept: "local", this node's dict; "redis", shared by every
+          -- node through `redis` (rate-limiting's record), the dict standing in while Redis is
+          -- unreachable. kong.yml gives it rate-limiting's policy (DECK_RATE_LIMIT_POLICY).
+          { policy = { type = "string", required = true, default = "local", one_of = { "local", "redis" } } },
+          { redis = redis_schema.config_schema },
         },
     } },
   },

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { loadCatalogue, type Catalogue } from '../plans.ts';
-import { Provisioning, type RateLimitPolicy } from '../provisioning.ts';
+import { Provisioning } from '../provisioning.ts';
 import { adminClient, type ConnectionOptions } from './admin-connection.ts';
 import { UsageError } from './errors.ts';
 import type { CliIo } from './output.ts';
@@ -18,12 +18,15 @@ export interface CliContext {
   env: NodeJS.ProcessEnv;
 }
 
-function policyFromEnv(env: NodeJS.ProcessEnv): RateLimitPolicy {
-  const policy = env.RATE_LIMIT_POLICY ?? 'local';
-  if (policy !== 'local' && policy !== 'redis') throw new UsageError('RATE_LIMIT_POLICY must be local or redis');
-  const port = env.RATE_LIMIT_REDIS_PORT;
-  if (port !== undefined && !/^\d+$/.test(port)) throw new UsageError('RATE_LIMIT_REDIS_PORT must be a port number');
-  return { policy, redisHost: env.RATE_LIMIT_REDIS_HOST, redisPort: port !== undefined ? Number(port) : undefined };
+/**
+ * Plan plugins count where kong.yml's global rate-limiting plugin counts (Provisioning reads it
+ * from the gateway), i.e. where DECK_RATE_LIMIT_POLICY put it. The CLI's own setting is gone: a
+ * value left in an environment would be a second source that can disagree.
+ */
+function refuseOldPolicySetting(env: NodeJS.ProcessEnv): void {
+  if (env.RATE_LIMIT_POLICY !== undefined) {
+    throw new UsageError("RATE_LIMIT_POLICY is no longer read: plans count where kong.yml's rate-limiting plugin does (DECK_RATE_LIMIT_POLICY); unset it");
+  }
 }
 
 export function createCliContext(io: CliIo): CliContext {
@@ -33,7 +36,10 @@ export function createCliContext(io: CliIo): CliContext {
     out: (text) => io.stdout.write(`${text}\n`),
     progress: (text) => io.stderr.write(`${text}\n`),
     plans,
-    provisioning: (options) => new Provisioning(adminClient(options, io.env), plans(), policyFromEnv(io.env)),
+    provisioning: (options) => {
+      refuseOldPolicySetting(io.env);
+      return new Provisioning(adminClient(options, io.env), plans());
+    },
     env: io.env,
   };
 }

@@ -8,14 +8,14 @@ export const SERIES = {
   /** counter {service, route, code, source, workspace, consumer}: consumer = username with per_consumer, else "". */
   requests: 'kong_http_requests_total',
   /** counter {consumer}: bans started by the edge plugin. */
-  bans: 'animal_store_edge_bans_total',
+  bans: 'kong_animal_store_edge_bans_total',
   /**
    * counter {consumer}: requests refused while banned. Kong counts them too, as code 429 with
    * consumer "": the ban is checked before key-auth has identified anyone.
    */
-  bannedRequests: 'animal_store_edge_banned_requests_total',
+  bannedRequests: 'kong_animal_store_edge_banned_requests_total',
   /** counter (no labels): bearer tokens refused for a bad checksum. */
-  checksumFailures: 'animal_store_edge_checksum_failures_total',
+  checksumFailures: 'kong_animal_store_edge_checksum_failures_total',
 } as const;
 
 /** Kong's labels on kong_http_requests_total that usage reads. */

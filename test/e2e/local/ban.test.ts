@@ -1,5 +1,6 @@
 import test from 'ava';
 import { contractProblems } from '../../helpers/openapi-contract.ts';
+import { digestApiKey } from '../../../scripts/lib/api-keys.ts';
 import { startStack } from '../../helpers/stack.ts';
 
 // Temporary ban (animal-store-edge; kong.yml: more than 20 responses of 429 within 60 s ban the
@@ -35,6 +36,7 @@ test('a key that keeps hitting 429 is banned with its own code, and the ban expi
   const expected = `API key banned for 900 s after repeated 429s: consumer ban-mallory (id ${consumer.id}), credential ${credential.id}`;
   t.true(bans[0]!.includes(expected), bans[0]);
   t.false(stack.gateway.logs.some((line) => line.includes(key)), 'the key is never logged');
+  t.false(stack.gateway.logs.some((line) => line.includes(digestApiKey(key))), 'nor its digest');
   t.is((await stack.call('/v1/pets', { key: other })).status, 200, 'other keys are not affected');
 
   await stack.clock.advance(600_000);

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { generateApiKey, storedCredential } from '../../../scripts/lib/api-keys.ts';
 import { startStack } from '../../helpers/stack.ts';
 
 // key-auth credentials with a ttl stop authenticating when it runs out (Kong filters expired
@@ -7,8 +8,10 @@ test('an expired key (credential ttl) answers 401 once the ttl has passed', asyn
   const stack = await startStack();
   t.teardown(() => stack.dispose());
   await stack.provision('auth-ttl', { minute: 100 });
-  const credential = await stack.admin('/consumers/auth-ttl/key-auth', { method: 'POST', json: { ttl: 60 } });
-  t.is((await stack.call('/v1/pets', { key: credential.body.key })).status, 200);
+  const key = generateApiKey();
+  const credential = await stack.admin('/consumers/auth-ttl/key-auth', { method: 'POST', json: { ...storedCredential(key, []), ttl: 60 } });
+  t.is(credential.status, 201);
+  t.is((await stack.call('/v1/pets', { key })).status, 200);
   await stack.clock.advance(61_000);
-  t.is((await stack.call('/v1/pets', { key: credential.body.key })).status, 401);
+  t.is((await stack.call('/v1/pets', { key })).status, 401);
 });

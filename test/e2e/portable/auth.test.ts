@@ -1,4 +1,5 @@
 import anyTest, { type TestFn } from 'ava';
+import { classifyApiKey, digestApiKey } from '../../../scripts/lib/api-keys.ts';
 import { contractProblems } from '../../helpers/openapi-contract.ts';
 import { startTarget, type Target } from '../../helpers/target.ts';
 
@@ -20,7 +21,9 @@ const unauthenticated: Array<[string, Record<string, string>, string]> = [
   ['an empty bearer token', { authorization: 'Bearer ' }, 'missing_api_key'],
   ['the scheme alone', { authorization: 'Bearer' }, 'missing_api_key'],
   ['two tokens', { authorization: 'Bearer abc def' }, 'missing_api_key'],
-  ['an unknown key', { authorization: 'Bearer ask_not_a_real_key' }, 'invalid_api_key'],
+  ['an unknown key', { authorization: 'Bearer not-a-real-key' }, 'invalid_api_key'],
+  // not the format of a key (README, "API keys"): refused by the edge plugin before any look-up
+  ['a malformed ask_ key', { authorization: 'Bearer ask_not_a_real_key' }, 'invalid_api_key'],
 ];
 
 for (const [label, headers, code] of unauthenticated) {
@@ -60,12 +63,34 @@ test("a key in key-auth's own header is not accepted", async (t) => {
   t.is(response.body.code, 'missing_api_key');
 });
 
+test('a key with one character changed answers 401 invalid_api_key (its checksum fails)', async (t) => {
+  const { stack, key } = t.context;
+  const i = 20;
+  const changed = key.slice(0, i) + (key[i] === 'A' ? 'B' : 'A') + key.slice(i + 1);
+  t.is(classifyApiKey(changed), 'malformed');
+  const response = await stack.call('/v1/pets', { key: changed });
+  t.is(response.status, 401);
+  t.is(response.body.code, 'invalid_api_key');
+  t.is((await stack.call('/v1/pets', { key })).status, 200, 'the key itself still works');
+});
+
+test("what Kong stores, the key's digest, is no key: 401 invalid_api_key", async (t) => {
+  const { stack, key } = t.context;
+  const stored = await stack.admin(`/key-auths/${digestApiKey(key)}`);
+  t.is(stored.status, 200);
+  t.is(stored.body.key, digestApiKey(key));
+  const response = await stack.call('/v1/pets', { key: stored.body.key as string });
+  t.is(response.status, 401);
+  t.is(response.body.code, 'invalid_api_key');
+});
+
 test('a revoked key answers 401 invalid_api_key at once', async (t) => {
   const { stack } = t.context;
   const key = await stack.provision('auth-revoked', { minute: 100 });
   t.is((await stack.call('/v1/pets', { key })).status, 200);
-  const consumer = (await stack.admin(`/key-auths/${key}`)).body.consumer.id;
-  const deleted = await stack.admin(`/consumers/${consumer}/key-auth/${key}`, { method: 'DELETE' });
+  // Kong holds the key's digest, and finds the credential by it (key-auth's endpoint_key)
+  const consumer = (await stack.admin(`/key-auths/${digestApiKey(key)}`)).body.consumer.id;
+  const deleted = await stack.admin(`/consumers/${consumer}/key-auth/${digestApiKey(key)}`, { method: 'DELETE' });
   t.is(deleted.status, 204);
   const response = await stack.call('/v1/pets', { key });
   t.is(response.status, 401);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import anyTest, { type TestFn } from 'ava';
+import { digestApiKey } from '../../../scripts/lib/api-keys.ts';
 import { startTarget, type Target } from '../../helpers/target.ts';
 
 // Idempotency-Key through the gateway: replays are requests like any other (rate-limit headers,
@@ -41,8 +42,9 @@ test('keys are per consumer, and a client cannot borrow another consumer\'s scop
   const aliceId = await target.call('/v1/pets', { key: alice, method: 'POST', headers: { 'Idempotency-Key': key }, json: body });
   t.is(aliceId.headers.get('idempotent-replayed'), 'true');
   // Bob sends the same key and Alice's consumer id: his request still runs, in his own scope.
-  // Kong's Admin API finds a credential by its key too (key-auth's endpoint_key, kong/plugins/key-auth/daos.lua).
-  const aliceConsumerId = (await target.admin(`/key-auths/${alice}`)).body.consumer.id as string;
+  // Kong's Admin API finds a credential by its key too (key-auth's endpoint_key, kong/plugins/key-auth/daos.lua):
+  // the key's digest, which is what Kong holds.
+  const aliceConsumerId = (await target.admin(`/key-auths/${digestApiKey(alice)}`)).body.consumer.id as string;
   t.regex(aliceConsumerId, /^[0-9a-f-]{36}$/);
   const fromBob = await target.call('/v1/pets', {
     key: bob,

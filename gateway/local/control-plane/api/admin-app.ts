@@ -2,22 +2,24 @@ import { performance } from 'node:perf_hooks';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { KongValidationError } from '../schema/entity-schemas.ts';
+import type { EntityService } from '../db/entity-service.ts';
 import { KONG_VERSION } from '../kong-version.ts';
+import { KongError, MethodNotAllowed, NotFound } from '../schema/errors.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import type { DataPlaneNode } from '../snapshot/cluster-listener.ts';
-import { mountConsumerRoutes } from './consumer-routes.ts';
+import { mountConsumerRoutes } from './consumers.ts';
+import { mountEntityEndpoints } from './endpoints.ts';
+import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
 import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
-import { AdminOperations, NotFound } from './operations.ts';
-import { mountProxyRoutes } from './proxy-routes.ts';
 import { mountSchemaRoutes } from './schemas.ts';
+import { mountTagRoutes } from './tags.ts';
 import { mountUnsupportedRoutes } from './unsupported-routes.ts';
 
 /** Kong's Admin API takes bodies up to nginx_admin_client_max_body_size (kong/templates/kong_defaults.lua). */
 export const ADMIN_BODY_LIMIT = '10mb';
 
 export interface AdminAppOptions {
-  operations: AdminOperations;
+  service: EntityService;
   registry: PluginRegistry;
   nodeId: string;
   role: NodeInfo['role'];
@@ -34,15 +36,21 @@ export interface AdminAppOptions {
   settled?: () => Promise<void>;
   /** The data-plane nodes seen, for `GET /clustering/data-planes`. */
   dataPlanes?: () => DataPlaneNode[];
+  /** The embedded data-plane node's Status API (one gateway); none for a cluster's control plane. */
+  nodeStatus?: NodeStatusApi;
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 const notFound = { message: 'Not found' };
 
+/** The status koa-body's errors (413, 400, 415) carry. */
+const httpStatus = (error: unknown): number | undefined =>
+  typeof error === 'object' && error !== null && 'status' in error && typeof error.status === 'number' ? error.status : undefined;
+
 /** Kong's Admin API (kong/api/*) as decK and the provisioning CLI use it, answering as Kong 3.9 does. */
 export function createAdminApp(options: AdminAppOptions): Koa {
-  const { operations, registry, nodeId, now } = options;
+  const { service, registry, nodeId } = options;
   const app = new Koa();
   const router = new Router();
 
@@ -61,20 +69,24 @@ export function createAdminApp(options: AdminAppOptions): Koa {
         ctx.status = 405;
       }
     } catch (error) {
+      const status = httpStatus(error);
       if (error instanceof NotFound) {
         ctx.status = 404;
         ctx.body = notFound;
-      } else if (error instanceof KongValidationError) {
+      } else if (error instanceof MethodNotAllowed) {
+        ctx.status = 405;
+        ctx.body = { message: 'Method not allowed' };
+      } else if (error instanceof KongError) {
         ctx.status = error.status;
         ctx.body = error.body;
-      } else if ((error as { status?: number }).status === 413) {
+      } else if (status === 413) {
         ctx.status = 413;
         ctx.body = { message: 'Payload too large' };
-      } else if ((error as { status?: number }).status === 400 || (error as { status?: number }).status === 415) {
+      } else if (status === 400 || status === 415) {
         ctx.status = 400;
         ctx.body = { message: `Cannot parse JSON body` };
       } else {
-        options.log(`admin: ${(error as Error).stack ?? String(error)}`);
+        options.log(`admin: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
         ctx.status = 500;
         ctx.body = { message: 'An unexpected error occurred' };
       }
@@ -91,21 +103,25 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     formLimit: ADMIN_BODY_LIMIT,
   }));
 
-  mountNodeRoutes(router, operations, registry, {
+  mountNodeRoutes(router, service, registry, {
     nodeId,
     role: options.role,
     luaVersion: options.luaVersion,
     serverStatus: options.serverStatus,
     configurationHash: options.configurationHash,
   });
-  mountConsumerRoutes(router, operations, now);
-  mountProxyRoutes(router, operations);
+  mountSchemaRoutes(router, registry, service);
+  // Kong's custom routes (kong/api/routes/*.lua) before the generic ones they extend.
+  mountConsumerRoutes(router, service);
+  mountTagRoutes(router, service);
+  mountEntityEndpoints(router, service);
   mountUnsupportedRoutes(router);
-  mountSchemaRoutes(router, registry);
   // kong/api/routes/clustering.lua: the data planes this control plane serves.
   router.get('/clustering/data-planes', (ctx) => {
     ctx.body = { data: options.dataPlanes?.() ?? [], next: null };
   });
+
+  mountMetricsRoute(router, { node: options.nodeStatus, nodeId, dataPlanes: () => options.dataPlanes?.() ?? [], log: options.log });
 
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -1,4 +1,4 @@
-import { KongValidationError } from '../schema/entity-schemas.ts';
+import { InvalidPaging } from '../schema/errors.ts';
 
 /** Kong's list endpoints: `size` (1..1000, default 100), opaque `offset`, `tags` (a,b AND / a/b OR). */
 export interface Page<T> {
@@ -7,8 +7,8 @@ export interface Page<T> {
   next: string | null;
 }
 
-function invalid(name: string, message: string): never {
-  throw new KongValidationError({ code: name === 'invalid offset' ? 7 : 9, name, message, fields: {} });
+function invalid(name: 'invalid offset' | 'invalid size' | 'invalid filter', message: string): never {
+  throw new InvalidPaging(name, message);
 }
 
 export function parseTags(tags: unknown): ((entityTags: string[] | null) => boolean) | undefined {
@@ -23,6 +23,27 @@ export function parseTags(tags: unknown): ((entityTags: string[] | null) => bool
   return (entityTags) => all.every((t) => entityTags?.includes(t));
 }
 
+/** Kong's paging arguments: `size` (1..1000, default 100) and the offset a previous page gave. */
+export function pageArguments(query: Record<string, unknown>): { size: number; after: unknown[] | undefined } {
+  let size = 100;
+  if (query.size !== undefined) {
+    size = Number(query.size);
+    if (!Number.isFinite(size)) invalid('invalid size', 'size must be a number');
+    if (!Number.isInteger(size) || size < 1 || size > 1000) invalid('invalid size', 'size must be an integer between 1 and 1000');
+  }
+  if (query.offset === undefined) return { size, after: undefined };
+  try {
+    const decoded: unknown = JSON.parse(Buffer.from(String(query.offset), 'base64').toString('utf8'));
+    if (!Array.isArray(decoded) || typeof decoded[0] !== 'string') throw new Error('bad offset');
+    return { size, after: decoded };
+  } catch {
+    return invalid('invalid offset', `'${String(query.offset)}' is not a valid offset: bad base64 encoding`);
+  }
+}
+
+/** The opaque offset of the page after `values` (Kong: base64 of a JSON array). */
+export const encodeOffset = (values: unknown[]): string => Buffer.from(JSON.stringify(values)).toString('base64');
+
 /** Entities ordered by id (as Kong's PostgreSQL strategy pages them), filtered, then sliced. */
 export function paginate<T extends { id: string; tags: string[] | null }>(
   items: T[],
@@ -30,30 +51,16 @@ export function paginate<T extends { id: string; tags: string[] | null }>(
   basePath: string,
   render: (item: T) => unknown = (item) => item,
 ): Page<unknown> {
-  let size = 100;
-  if (query.size !== undefined) {
-    size = Number(query.size);
-    if (!Number.isFinite(size)) invalid('invalid size', 'size must be a number');
-    if (!Number.isInteger(size) || size < 1 || size > 1000) invalid('invalid size', 'size must be an integer between 1 and 1000');
-  }
-  let after: string | undefined;
-  if (query.offset !== undefined) {
-    try {
-      const decoded = JSON.parse(Buffer.from(String(query.offset), 'base64').toString('utf8')) as unknown;
-      if (!Array.isArray(decoded) || typeof decoded[0] !== 'string') throw new Error('bad offset');
-      after = decoded[0];
-    } catch {
-      invalid('invalid offset', `'${String(query.offset)}' is not a valid offset: bad base64 encoding`);
-    }
-  }
+  const { size, after: afterKey } = pageArguments(query);
+  const after = afterKey && String(afterKey[0]);
   const matches = parseTags(query.tags);
   const sorted = items.filter((item) => !matches || matches(item.tags)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const start = after === undefined ? 0 : sorted.findIndex((item) => item.id > after);
   const slice = start === -1 ? [] : sorted.slice(start, start + size);
-  const more = start !== -1 && start + size < sorted.length;
+  const last = slice[slice.length - 1];
   const page: Page<unknown> = { data: slice.map(render), next: null };
-  if (more) {
-    const offset = Buffer.from(JSON.stringify([slice[slice.length - 1]!.id])).toString('base64');
+  if (last && start + size < sorted.length) {
+    const offset = encodeOffset([last.id]);
     page.offset = offset;
     const extras = `${query.tags !== undefined ? `&tags=${encodeURIComponent(String(query.tags))}` : ''}${query.size !== undefined ? `&size=${String(query.size)}` : ''}`;
     page.next = `${basePath}?offset=${encodeURIComponent(offset)}${extras}`;

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type Router from '@koa/router';
 import { KONG_TAGLINE, KONG_VERSION } from '../kong-version.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
-import type { AdminOperations } from './operations.ts';
+import type { EntityService } from '../db/entity-service.ts';
 
 /** nginx's connection counters (ngx_http_stub_status), as Kong's /status reports them. */
 export interface ServerStatus {
@@ -37,7 +37,7 @@ const NO_SERVER: ServerStatus = {
 };
 
 /** `GET /`, `/status` and `/plugins/enabled` (kong/api/routes/kong.lua, health.lua). */
-export function mountNodeRoutes(router: Router, operations: AdminOperations, registry: PluginRegistry, node: NodeInfo): void {
+export function mountNodeRoutes(router: Router, service: EntityService, registry: PluginRegistry, node: NodeInfo): void {
   const { nodeId } = node;
   router.get('/', (ctx) => {
     const available: Record<string, { version: string; priority: number }> = {};
@@ -52,7 +52,7 @@ export function mountNodeRoutes(router: Router, operations: AdminOperations, reg
       timers: { running: 0, pending: 0 },
       plugins: {
         available_on_server: available,
-        enabled_in_cluster: [...new Set(operations.snapshot.list('plugins').map((p) => p.name))].sort(),
+        enabled_in_cluster: [...new Set(service.list('plugins').map((p) => p.name))].sort(),
       },
       pids: { master: process.pid, workers: [process.pid] },
       // DB mode, as Kong with PostgreSQL answers: decK syncs a database-backed Kong and refuses

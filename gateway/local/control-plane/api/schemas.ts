@@ -1,29 +1,36 @@
 import type Router from '@koa/router';
-import { ENTITY_FIELDS, KongValidationError, schemaViolation, validateEntity } from '../schema/entity-schemas.ts';
-import { kongSchemaField, kongSchemaFields, type FieldErrors } from '../schema/field-schema.ts';
+import type { EntityService } from '../db/entity-service.ts';
+import type { TProperties } from '@sinclair/typebox';
+import type { EntityDefinition } from '../schema/entity.ts';
+import { definitionOf, isEntityName } from '../schema/entities/index.ts';
+import { REFUSED_ENTITIES } from '../schema/entities/refused.ts';
+import { validateEntityInput } from '../schema/entity-validation.ts';
+import { refuseInvalid } from '../schema/errors.ts';
+import { kongSchemaField, kongSchemaFields } from '../schema/kong-format.ts';
+import { PLUGIN_PROTOCOLS } from '../schema/entities/plugins.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
+import * as T from '../schema/typedefs.ts';
 
 // Kong's schema endpoints (kong/api/routes/kong.lua): decK reads entity and plugin schemas from
 // them to fill defaults before it diffs, and the validate endpoints check an entity unstored.
 
-type EntityName = keyof typeof ENTITY_FIELDS;
-const isEntityName = (name: string): name is EntityName => Object.hasOwn(ENTITY_FIELDS, name);
+/** Any entity type Kong has: the ones the gateway runs, then the ones it refuses. */
+function definitionNamed(name: string): EntityDefinition<TProperties> | undefined {
+  return isEntityName(name) ? definitionOf(name) : Object.hasOwn(REFUSED_ENTITIES, name) ? REFUSED_ENTITIES[name] : undefined;
+}
 
-/** Kong keeps `ttl` out of key-auth's schema: it is a DAO option (ttl = true), not a field. */
-const HIDDEN: Partial<Record<EntityName, readonly string[]>> = { keyauth_credentials: ['ttl'] };
-
-const ENTITY_META: Record<EntityName, Record<string, unknown>> = {
-  services: { name: 'services', primary_key: ['id'], endpoint_key: 'name', workspaceable: true },
-  routes: { name: 'routes', primary_key: ['id'], endpoint_key: 'name', workspaceable: true, subschema_key: 'protocols' },
-  consumers: { name: 'consumers', primary_key: ['id'], endpoint_key: 'username', workspaceable: true },
-  keyauth_credentials: { name: 'keyauth_credentials', primary_key: ['id'], endpoint_key: 'key', workspaceable: true, ttl: true },
-  plugins: { name: 'plugins', primary_key: ['id'], workspaceable: true, subschema_key: 'name' },
-};
-
-export function entitySchema(name: EntityName): Record<string, unknown> {
-  const hidden = HIDDEN[name] ?? [];
-  const fields = ENTITY_FIELDS[name].filter((entry) => !Object.keys(entry).some((field) => hidden.includes(field)));
-  return { ...ENTITY_META[name], fields: kongSchemaFields(fields) };
+/** An entity type's schema as `/schemas/{name}` prints it (kong/api/routes/kong.lua, api_helpers schema_to_jsonable). */
+function entitySchema(definition: EntityDefinition<TProperties>): Record<string, unknown> {
+  return {
+    name: definition.name,
+    primary_key: [...definition.primary_key],
+    ...(definition.endpoint_key ? { endpoint_key: definition.endpoint_key } : {}),
+    ...(definition.cache_key ? { cache_key: [...definition.cache_key] } : {}),
+    ...(definition.subschema_key ? { subschema_key: definition.subschema_key } : {}),
+    ...(definition.ttl ? { ttl: true } : {}),
+    workspaceable: true,
+    fields: kongSchemaFields(definition.schema.properties),
+  };
 }
 
 /** A plugin's subschema as `/schemas/plugins/{name}` prints it: scope fields, protocols, config. */
@@ -33,56 +40,46 @@ export function pluginSchema(registry: PluginRegistry, name: string): Record<str
   const scope = (field: string, reference: string, forbidden: boolean | undefined) => ({
     [field]: forbidden ? { type: 'foreign', reference, eq: null } : { type: 'foreign', reference, default: null },
   });
+  const protocols = T.set(T.string({ one_of: PLUGIN_PROTOCOLS }), { required: true, default: [...PLUGIN_PROTOCOLS] });
   return {
     fields: [
       scope('consumer', 'consumers', definition.noConsumer),
       scope('service', 'services', definition.noService),
       scope('route', 'routes', definition.noRoute),
-      { protocols: kongSchemaField({ type: 'set', required: true, default: ['grpc', 'grpcs', 'http', 'https'], elements: { type: 'string', one_of: ['grpc', 'grpcs', 'http', 'https'] } }) },
-      { config: { ...kongSchemaField({ type: 'record', fields: definition.configFields }), required: true } },
+      { protocols: kongSchemaField(protocols) },
+      { config: kongSchemaField(definition.config) },
     ],
   };
 }
 
-function validateUnstored(registry: PluginRegistry, name: EntityName, input: Record<string, unknown>): void {
-  const errors: FieldErrors = {};
-  if (name === 'plugins') {
-    const { config, ...rest } = input;
-    const fields = validateEntity('plugins', rest, errors);
-    if (typeof fields.name === 'string') {
-      const scope = { consumer: !!fields.consumer, route: !!fields.route, service: !!fields.service };
-      registry.validateConfig(fields.name, config, scope, errors);
-    }
-  } else {
-    validateEntity(name, input, errors);
-  }
-  if (Object.keys(errors).length > 0) throw new KongValidationError(schemaViolation(errors));
-}
-
-export function mountSchemaRoutes(router: Router, registry: PluginRegistry): void {
+export function mountSchemaRoutes(router: Router, registry: PluginRegistry, service: EntityService): void {
   const noEntity = (name: string) => ({ message: `No entity named '${name}'` });
   router.get('/schemas/plugins/:name', (ctx) => {
-    const schema = pluginSchema(registry, ctx.params.name!);
+    const name = ctx.params.name ?? '';
+    const schema = pluginSchema(registry, name);
     ctx.status = schema ? 200 : 404;
-    ctx.body = schema ?? { message: `No plugin named '${ctx.params.name!}'` };
+    ctx.body = schema ?? { message: `No plugin named '${name}'` };
   });
   router.post('/schemas/plugins/validate', (ctx) => {
-    validateUnstored(registry, 'plugins', (ctx.request.body ?? {}) as Record<string, unknown>);
+    service.validate('plugins', ctx.request.body);
     ctx.body = { message: 'schema validation successful' };
   });
   router.get('/schemas/:name', (ctx) => {
-    const name = ctx.params.name!;
-    ctx.status = isEntityName(name) ? 200 : 404;
-    ctx.body = isEntityName(name) ? entitySchema(name) : noEntity(name);
+    const name = ctx.params.name ?? '';
+    const definition = definitionNamed(name);
+    ctx.status = definition ? 200 : 404;
+    ctx.body = definition ? entitySchema(definition) : noEntity(name);
   });
   router.post('/schemas/:name/validate', (ctx) => {
-    const name = ctx.params.name!;
-    if (!isEntityName(name)) {
+    const name = ctx.params.name ?? '';
+    const definition = definitionNamed(name);
+    if (!definition) {
       ctx.status = 404;
       ctx.body = noEntity(name);
       return;
     }
-    validateUnstored(registry, name, (ctx.request.body ?? {}) as Record<string, unknown>);
+    if (isEntityName(name)) service.validate(name, ctx.request.body);
+    else refuseInvalid(validateEntityInput(definition, ctx.request.body, registry).errors);
     ctx.body = { message: 'schema validation successful' };
   });
 }

@@ -1,7 +1,6 @@
 import type Router from '@koa/router';
-import { KongValidationError, schemaViolation } from '../schema/entity-schemas.ts';
+import { NotFound, SchemaViolation } from '../schema/errors.ts';
 import { paginate } from './listing.ts';
-import { NotFound } from './operations.ts';
 
 /**
  * Entity types of Kong OSS 3.9 that decK reads and the local gateway does not run: their lists
@@ -19,7 +18,7 @@ export function mountUnsupportedRoutes(router: Router): void {
       throw new NotFound();
     });
     const refuse = () => {
-      throw new KongValidationError(schemaViolation({ '@entity': `${type}: not supported by the local gateway (it runs services, routes, consumers, key-auth credentials and plugins)` }));
+      throw new SchemaViolation({ '@entity': `${type}: not supported by the local gateway (it runs services, routes, consumers, key-auth credentials and plugins)` });
     };
     router.post(`/${type}`, refuse);
     router.put(`/${type}/:id`, refuse);

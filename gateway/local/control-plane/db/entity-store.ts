@@ -1,12 +1,24 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import knex, { type Knex } from 'knex';
-import { sqliteConfig } from '../../../../backend/src/db/sqlite.ts';
-import { ENTITY_TYPES, type EntityType, type EntityTypes } from './entities.ts';
-import { upgradeStored } from './entity-rules.ts';
+import { sqliteConfig } from '../../../../packages/node-runtime/sqlite.js';
+import { ENTITY_NAMES, definitionOf, type AnyEntity, type EntityName as EntityType, type EntityTypes } from '../schema/entities/index.ts';
+import { kongField } from '../schema/typedefs.ts';
 
-type AnyEntity = EntityTypes[EntityType];
 const CONFIG_VERSION = 'config_version';
+
+/**
+ * A row as the current schema reads it: fields added since it was written read as null, fields
+ * since dropped are left behind (an older key-auth row's `ttl`, now `expires_at`).
+ */
+function upgradeStored(type: EntityType, row: Record<string, unknown>): AnyEntity {
+  const entity: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(definitionOf(type).schema.properties)) {
+    entity[name] = row[name] ?? (kongField(schema).attributes.required ? row[name] : null);
+  }
+  // A row of the current schema: the store wrote it from a validated entity.
+  return entity as unknown as AnyEntity;
+}
 export type EntityMaps = { [T in EntityType]: ReadonlyMap<string, EntityTypes[T]> };
 
 /** An immutable view of every entity; replaced as a whole on each committed write. */
@@ -26,10 +38,13 @@ export class Snapshot {
 export class Draft {
   readonly maps: { [T in EntityType]: Map<string, EntityTypes[T]> };
   readonly changed = new Map<string, { type: EntityType; id: string; entity?: AnyEntity }>();
+  /** The configuration version this draft becomes when committed. */
+  readonly version: number;
 
   constructor(base: Snapshot) {
+    this.version = base.version + 1;
     this.maps = Object.fromEntries(
-      ENTITY_TYPES.map((type) => [type, new Map(base.entities[type] as ReadonlyMap<string, AnyEntity>)]),
+      ENTITY_NAMES.map((type) => [type, new Map(base.entities[type] as ReadonlyMap<string, AnyEntity>)]),
     ) as unknown as Draft['maps'];
   }
 
@@ -61,7 +76,6 @@ export class EntityStore {
   private current: Snapshot;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<(snapshot: Snapshot) => void>();
-  private readonly checks = new Set<(snapshot: Snapshot) => void>();
 
   private constructor(private readonly db: Knex, initial: Snapshot) {
     this.current = initial;
@@ -86,9 +100,9 @@ export class EntityStore {
         table.text('value').notNullable();
       });
     }
-    const maps = Object.fromEntries(ENTITY_TYPES.map((type) => [type, new Map()])) as { [T in EntityType]: Map<string, AnyEntity> };
+    const maps = Object.fromEntries(ENTITY_NAMES.map((type) => [type, new Map()])) as { [T in EntityType]: Map<string, AnyEntity> };
     for (const row of await db<{ type: EntityType; id: string; body: string }>('entities').select()) {
-      maps[row.type]?.set(row.id, upgradeStored(row.type, JSON.parse(row.body) as AnyEntity));
+      maps[row.type]?.set(row.id, upgradeStored(row.type, JSON.parse(row.body) as Record<string, unknown>));
     }
     const version = await db<{ key: string; value: string }>('meta').where({ key: CONFIG_VERSION }).first();
     return new EntityStore(db, new Snapshot(maps as unknown as EntityMaps, version ? Number(version.value) : 0));
@@ -104,27 +118,15 @@ export class EntityStore {
   }
 
   /**
-   * `check` sees every state a write would produce before it is persisted; if it throws, the
-   * write is refused and nothing is stored. Listeners (onChange) then never get a state that
-   * fails what the check builds from it (e.g. the router).
-   */
-  beforeCommit(check: (snapshot: Snapshot) => void): () => void {
-    this.checks.add(check);
-    return () => this.checks.delete(check);
-  }
-
-  /**
-   * Runs `change` on a draft of the current state; if it returns without throwing and every
-   * beforeCommit check accepts the result, persists what it changed atomically and publishes it.
-   * Writes run one at a time.
+   * Runs `change` on a draft of the current state; if it returns without throwing, persists what
+   * it changed atomically and publishes it. Writes run one at a time.
    */
   write<R>(change: (draft: Draft) => R): Promise<R> {
     const run = async () => {
       const draft = new Draft(this.current);
       const result = change(draft);
       if (draft.changed.size > 0) {
-        const next = new Snapshot(draft.maps, this.current.version + 1);
-        for (const check of this.checks) check(next);
+        const next = new Snapshot(draft.maps, draft.version);
         await this.db.transaction(async (trx) => {
           await trx('meta').insert({ key: CONFIG_VERSION, value: String(next.version) }).onConflict('key').merge();
           for (const { type, id, entity } of draft.changed.values()) {

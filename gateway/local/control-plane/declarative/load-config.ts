@@ -1,14 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import type { FieldErrors } from '../schema/field-schema.ts';
-import { validateEntity } from '../schema/entity-schemas.ts';
-import type { PluginRegistry } from '../schema/plugins/registry.ts';
+import { isPlainObject } from '../schema/validate.ts';
 
-/** An entity of kong.yml after validation; references to other entities are by name or id. */
-export interface Declared<T = Record<string, unknown>> {
+/** An entity of kong.yml as the file gives it; references to other entities are by name or id. */
+export interface Declared {
   /** Where it is in the file, for messages: `services[0] (animal-store)`. */
   where: string;
-  fields: T;
+  /** The entity's fields as written (nested lists and references taken out), select tags added. */
+  input: Record<string, unknown>;
   refs: { service?: string; route?: string; consumer?: string };
 }
 
@@ -60,32 +59,30 @@ function label(type: string, index: number, fields: Record<string, unknown>): st
   return `${type}[${index}]${name ? ` (${String(name)})` : ''}`;
 }
 
-const asList = (value: unknown, where: string, problems: string[]): Record<string, unknown>[] => {
+const asList = (value: unknown, where: string, problems: string[]): unknown[] => {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) {
     problems.push(`${where}: expected a list`);
     return [];
   }
-  return value as Record<string, unknown>[];
+  return value;
 };
 
-function reportErrors(where: string, errors: FieldErrors, problems: string[]): void {
-  for (const [field, message] of Object.entries(errors)) {
-    problems.push(field === '@entity' || field.endsWith('.@entity') ? `${where}: ${message}` : `${where}: ${field}: ${message}`);
-  }
-}
-
-/** Reads and validates a decK/Kong declarative file (format 3.0). Throws DeclarativeConfigError. */
-export function loadDeclarativeConfig(file: string, registry: PluginRegistry, env: NodeJS.ProcessEnv = process.env): DeclarativeConfig {
+/**
+ * Reads a decK/Kong declarative file (format 3.0) into its entities, each with where it is and
+ * what it references by name. Throws DeclarativeConfigError naming every problem of the file's
+ * form; the entities' own rules are the entity service's, which the sync applies.
+ */
+export function readDeclarativeConfig(file: string, env: NodeJS.ProcessEnv = process.env): DeclarativeConfig {
   const problems: string[] = [];
-  let document: Record<string, unknown>;
+  let parsed: unknown;
   try {
-    const text = substituteEnv(readFileSync(file, 'utf8'), env, problems);
-    document = (parse(text) ?? {}) as Record<string, unknown>;
+    parsed = parse(substituteEnv(readFileSync(file, 'utf8'), env, problems)) ?? {};
   } catch (error) {
-    throw new DeclarativeConfigError(file, [`cannot read or parse: ${(error as Error).message}`]);
+    throw new DeclarativeConfigError(file, [`cannot read or parse: ${error instanceof Error ? error.message : String(error)}`]);
   }
-  if (typeof document !== 'object' || Array.isArray(document)) throw new DeclarativeConfigError(file, ['the file must be a YAML mapping']);
+  if (!isPlainObject(parsed)) throw new DeclarativeConfigError(file, ['the file must be a YAML mapping']);
+  const document = parsed;
 
   if (document._format_version !== '3.0') problems.push(`_format_version: expected "3.0", got ${JSON.stringify(document._format_version)}`);
   for (const key of Object.keys(document)) {
@@ -93,131 +90,94 @@ export function loadDeclarativeConfig(file: string, registry: PluginRegistry, en
   }
   if (document._workspace !== undefined) problems.push('_workspace: workspaces are a Kong Enterprise feature');
   if (document._transform === false) problems.push('_transform: false (pre-hashed credentials) is not supported');
-  const info = (document._info ?? {}) as Record<string, unknown>;
+  const info = isPlainObject(document._info) ? document._info : {};
   for (const key of Object.keys(info)) {
     if (key !== 'select_tags') problems.push(`_info.${key}: not supported by the local gateway`);
   }
-  const selectTags = (info.select_tags ?? []) as string[];
-  if (!Array.isArray(selectTags) || selectTags.some((t) => typeof t !== 'string')) problems.push('_info.select_tags: expected a list of strings');
+  const tagList = info.select_tags ?? [];
+  const selectTags = Array.isArray(tagList) && tagList.every((t): t is string => typeof t === 'string') ? tagList : [];
+  if (selectTags !== tagList) problems.push('_info.select_tags: expected a list of strings');
 
   const config: DeclarativeConfig = { file, selectTags, services: [], routes: [], consumers: [], keyauthCredentials: [], plugins: [] };
 
-  const withTags = (fields: Record<string, unknown>) => {
-    const tags = new Set([...((fields.tags as string[] | null) ?? []), ...selectTags]);
-    return { ...fields, tags: tags.size > 0 ? [...tags] : null };
-  };
-
-  const declare = (
-    type: 'services' | 'routes' | 'consumers' | 'keyauth_credentials' | 'plugins',
-    raw: Record<string, unknown>,
-    where: string,
-    refs: Declared['refs'],
-  ): Declared | undefined => {
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+  const declare = (type: string, raw: unknown, where: string, refs: Declared['refs']): Declared | undefined => {
+    if (!isPlainObject(raw)) {
       problems.push(`${where}: expected a mapping`);
       return undefined;
     }
     const input = { ...raw };
     for (const nested of NESTED[type] ?? []) delete input[nested];
-    if (type === 'services' && typeof input.url === 'string') Object.assign(input, parseServiceUrl(input.url, where, problems));
-    delete input.url;
     for (const ref of ['service', 'route', 'consumer'] as const) {
-      if (input[ref] !== undefined && input[ref] !== null) {
-        const value = input[ref];
-        const target = typeof value === 'string' ? value : ((value as Record<string, unknown>).id ?? (value as Record<string, unknown>).name ?? (value as Record<string, unknown>).username);
-        if (typeof target !== 'string') problems.push(`${where}: ${ref}: expected a name, username or id`);
-        else refs[ref] = target;
-      }
+      const value = input[ref];
+      if (value === undefined || value === null) continue;
+      const target = typeof value === 'string' ? value : isPlainObject(value) ? (value.id ?? value.name ?? value.username) : undefined;
+      if (typeof target !== 'string') problems.push(`${where}: ${ref}: expected a name, username or id`);
+      else refs[ref] = target;
       delete input[ref];
     }
-    const errors: FieldErrors = {};
-    let fields: Record<string, unknown>;
-    if (type === 'plugins') {
-      const { config: pluginConfig, ...rest } = input;
-      fields = validateEntity('plugins', rest, errors);
-      if (typeof fields.name === 'string') {
-        const scope = { consumer: !!refs.consumer, route: !!refs.route, service: !!refs.service };
-        fields.config = registry.validateConfig(fields.name, pluginConfig, scope, errors);
-      }
-    } else {
-      fields = validateEntity(type, input, errors);
+    // decK matches entities by these keys: without them a sync could not find them again.
+    if ((type === 'services' || type === 'routes') && typeof input.name !== 'string') {
+      problems.push(`${where}: name: required in the local gateway (decK matches entities by name)`);
     }
-    if (type === 'consumers' && !fields.username && !fields.custom_id) {
-      errors['@entity'] = "at least one of these fields must be non-empty: 'custom_id', 'username'";
+    if (type === 'keyauth_credentials' && typeof input.key !== 'string') {
+      problems.push(`${where}: key: required in a declarative file (decK matches credentials by key)`);
     }
-    if (type === 'keyauth_credentials' && typeof fields.key !== 'string') {
-      errors.key = 'required in a declarative file (decK matches credentials by key)';
+    // Every entity of the file carries the select tags (decK's --select-tag).
+    const own = Array.isArray(input.tags) ? (input.tags as unknown[]) : input.tags === undefined || input.tags === null ? [] : undefined;
+    if (own) {
+      const tags = [...new Set([...own, ...selectTags])];
+      input.tags = tags.length > 0 ? tags : null;
     }
-    if ((type === 'services' || type === 'routes') && typeof fields.name !== 'string') {
-      errors.name = 'required in the local gateway (decK matches entities by name)';
-    }
-    reportErrors(where, errors, problems);
-    return { where, fields: withTags(fields), refs };
+    return { where, input, refs };
   };
 
   const pushPlugins = (list: unknown, parent: string, refs: Declared['refs']) => {
     asList(list, `${parent}.plugins`, problems).forEach((raw, i) => {
-      const declared = declare('plugins', raw, `${parent}.plugins[${i}] (${String(raw?.name)})`, { ...refs });
+      const name = isPlainObject(raw) ? String(raw.name) : 'undefined';
+      const declared = declare('plugins', raw, `${parent}.plugins[${i}] (${name})`.replace(/^\./, ''), { ...refs });
       if (declared) config.plugins.push(declared);
     });
   };
+  const entries = (list: unknown, type: string, parent = '') =>
+    asList(list, parent ? `${parent}.${type}` : type, problems).map((raw, i) => ({
+      raw,
+      nested: isPlainObject(raw) ? raw : {},
+      where: `${parent ? `${parent}.` : ''}${label(type, i, isPlainObject(raw) ? raw : {})}`,
+    }));
 
-  asList(document.services, 'services', problems).forEach((raw, i) => {
-    const where = label('services', i, raw ?? {});
+  for (const { raw, nested, where } of entries(document.services, 'services')) {
     const service = declare('services', raw, where, {});
-    if (!service) return;
+    if (!service) continue;
     config.services.push(service);
-    const serviceName = service.fields.name as string;
-    pushPlugins(raw.plugins, where, { service: serviceName });
-    asList(raw.routes, `${where}.routes`, problems).forEach((routeRaw, j) => {
-      const routeWhere = `${where}.${label('routes', j, routeRaw ?? {})}`;
-      const route = declare('routes', routeRaw, routeWhere, { service: serviceName });
-      if (!route) return;
-      config.routes.push(route);
-      pushPlugins(routeRaw.plugins, routeWhere, { route: route.fields.name as string });
-    });
-  });
-  asList(document.routes, 'routes', problems).forEach((raw, i) => {
-    const where = label('routes', i, raw ?? {});
+    const serviceName = String(service.input.name);
+    pushPlugins(nested.plugins, where, { service: serviceName });
+    for (const route of entries(nested.routes, 'routes', where)) {
+      const declared = declare('routes', route.raw, route.where, { service: serviceName });
+      if (!declared) continue;
+      config.routes.push(declared);
+      pushPlugins(route.nested.plugins, route.where, { route: String(declared.input.name) });
+    }
+  }
+  for (const { raw, nested, where } of entries(document.routes, 'routes')) {
     const route = declare('routes', raw, where, {});
-    if (!route) return;
+    if (!route) continue;
     if (!route.refs.service) problems.push(`${where}: service: required for a top-level route`);
     config.routes.push(route);
-    pushPlugins(raw.plugins, where, { route: route.fields.name as string });
-  });
-  asList(document.consumers, 'consumers', problems).forEach((raw, i) => {
-    const where = label('consumers', i, raw ?? {});
+    pushPlugins(nested.plugins, where, { route: String(route.input.name) });
+  }
+  for (const { raw, nested, where } of entries(document.consumers, 'consumers')) {
     const consumer = declare('consumers', raw, where, {});
-    if (!consumer) return;
+    if (!consumer) continue;
     config.consumers.push(consumer);
-    const ref = (consumer.fields.username ?? consumer.fields.custom_id) as string;
-    asList(raw.keyauth_credentials, `${where}.keyauth_credentials`, problems).forEach((credRaw, j) => {
-      const credential = declare('keyauth_credentials', credRaw, `${where}.keyauth_credentials[${j}]`, { consumer: ref });
-      if (credential) config.keyauthCredentials.push(credential);
+    const ref = String(consumer.input.username ?? consumer.input.custom_id);
+    asList(nested.keyauth_credentials, `${where}.keyauth_credentials`, problems).forEach((credential, j) => {
+      const declared = declare('keyauth_credentials', credential, `${where}.keyauth_credentials[${j}]`, { consumer: ref });
+      if (declared) config.keyauthCredentials.push(declared);
     });
-    pushPlugins(raw.plugins, where, { consumer: ref });
-  });
+    pushPlugins(nested.plugins, where, { consumer: ref });
+  }
   pushPlugins(document.plugins, '', {});
-  config.plugins.forEach((p) => (p.where = p.where.replace(/^\./, '')));
 
   if (problems.length > 0) throw new DeclarativeConfigError(file, problems);
   return config;
-}
-
-export function parseServiceUrl(url: string, where: string, problems: string[]): Record<string, unknown> {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    problems.push(`${where}: url: invalid URL ${JSON.stringify(url)}`);
-    return {};
-  }
-  const protocol = parsed.protocol.replace(/:$/, '');
-  const defaultPort = protocol === 'https' ? 443 : 80;
-  return {
-    protocol,
-    host: parsed.hostname.replace(/^\[|\]$/g, ''),
-    port: parsed.port ? Number(parsed.port) : defaultPort,
-    ...(parsed.pathname && parsed.pathname !== '/' ? { path: parsed.pathname } : url.replace(/\/+$/, '') !== url ? { path: '/' } : {}),
-  };
 }

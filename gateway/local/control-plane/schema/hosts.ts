@@ -67,6 +67,14 @@ export function hostError(host: string): string | undefined {
   return parsed.port === undefined ? undefined : 'must not have a port';
 }
 
+/** typedefs.sni (validate_sni): a name, neither an IP address nor with a port. */
+export function sniError(host: string): string | undefined {
+  const parsed = parse(host);
+  if ('error' in parsed) return parsed.error === 'invalid port number' ? 'must not have a port' : `invalid value: ${host}`;
+  if (parsed.type !== 'name') return 'must not be an IP';
+  return parsed.port === undefined ? undefined : 'must not have a port';
+}
+
 /** typedefs.hosts elements (a route's `hosts`): at most one `*`, as the leftmost or rightmost label. */
 export function wildcardHostError(host: string): string | undefined {
   if ((host.match(/\*/g)?.length ?? 0) > 1) return 'invalid wildcard: must have at most one wildcard';

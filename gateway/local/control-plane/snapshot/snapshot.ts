@@ -1,26 +1,36 @@
 import { createHash } from 'node:crypto';
-import type { Consumer, KeyAuthCredential, Plugin, Reference, Route, Service } from '../db/entities.ts';
-import type { Snapshot as StoreView } from '../db/entity-store.ts';
+import type { Snapshot } from '../db/entity-store.ts';
+
+/** The store's state, committed or about to be (a draft compiles to what it would commit). */
+type StoreView = Pick<Snapshot, 'list' | 'version'>;
+import type { Consumer, ForeignKey as Reference, Plugin, Route, Service } from '../schema/entities/index.ts';
 
 // The document every data-plane node runs: gateway/local/snapshot.schema.json, whose shapes these
 // types spell out (a test validates compiled snapshots against the schema).
 
 export const SNAPSHOT_VERSION = 1;
 
-export type SnapshotService = Pick<
-  Service,
-  'id' | 'name' | 'protocol' | 'host' | 'port' | 'path' | 'retries' | 'connect_timeout' | 'write_timeout' | 'read_timeout' | 'enabled'
+/** Kong's balancer falls back to these when a service leaves them null (kong/runloop/handler.lua:824-829). */
+type Runtime<T, K extends keyof T> = Omit<T, K> & { [F in K]: NonNullable<T[F]> };
+export type SnapshotService = Runtime<
+  Pick<Service, 'id' | 'name' | 'protocol' | 'host' | 'port' | 'path' | 'retries' | 'connect_timeout' | 'write_timeout' | 'read_timeout' | 'enabled'>,
+  'retries' | 'connect_timeout' | 'write_timeout' | 'read_timeout'
 >;
-export type SnapshotRoute = Pick<
-  Route,
-  | 'id' | 'name' | 'service' | 'protocols' | 'methods' | 'hosts' | 'paths' | 'headers' | 'strip_path' | 'preserve_host'
-  | 'regex_priority' | 'path_handling' | 'https_redirect_status_code' | 'request_buffering' | 'response_buffering' | 'created_at'
+/** A route's path_handling and regex_priority as Kong's router reads them when null: v0 and 0. */
+export type SnapshotRoute = Runtime<
+  Pick<
+    Route,
+    | 'id' | 'name' | 'service' | 'protocols' | 'methods' | 'hosts' | 'paths' | 'headers' | 'strip_path' | 'preserve_host'
+    | 'regex_priority' | 'path_handling' | 'https_redirect_status_code' | 'request_buffering' | 'response_buffering' | 'created_at'
+  >,
+  'regex_priority' | 'path_handling'
 >;
 export type SnapshotConsumer = Pick<Consumer, 'id' | 'username' | 'custom_id'>;
 export interface SnapshotCredential {
   id: string;
   consumer: Reference;
   key: string;
+  tags: string[] | null;
   /** Unix seconds; the data plane stops authenticating the key then. */
   expires_at: number | null;
 }
@@ -62,10 +72,10 @@ function entitiesOf(view: StoreView): SnapshotEntities {
       host: s.host,
       port: s.port,
       path: s.path,
-      retries: s.retries,
-      connect_timeout: s.connect_timeout,
-      write_timeout: s.write_timeout,
-      read_timeout: s.read_timeout,
+      retries: s.retries ?? 5,
+      connect_timeout: s.connect_timeout ?? 60000,
+      write_timeout: s.write_timeout ?? 60000,
+      read_timeout: s.read_timeout ?? 60000,
       enabled: s.enabled,
     })),
     routes: view.list('routes').sort(byId).map((r) => ({
@@ -79,18 +89,19 @@ function entitiesOf(view: StoreView): SnapshotEntities {
       headers: r.headers,
       strip_path: r.strip_path,
       preserve_host: r.preserve_host,
-      regex_priority: r.regex_priority,
-      path_handling: r.path_handling,
+      regex_priority: r.regex_priority ?? 0,
+      path_handling: r.path_handling ?? 'v0',
       https_redirect_status_code: r.https_redirect_status_code,
       request_buffering: r.request_buffering,
       response_buffering: r.response_buffering,
       created_at: r.created_at,
     })),
     consumers: view.list('consumers').sort(byId).map((c) => ({ id: c.id, username: c.username, custom_id: c.custom_id })),
-    keyauth_credentials: view.list('keyauth_credentials').sort(byId).map((k: KeyAuthCredential) => ({
+    keyauth_credentials: view.list('keyauth_credentials').sort(byId).map((k) => ({
       id: k.id,
       consumer: { id: k.consumer.id },
       key: k.key,
+      tags: k.tags,
       expires_at: k.expires_at === null ? null : k.expires_at / 1000,
     })),
     plugins: view.list('plugins').sort(byId).map((p) => ({

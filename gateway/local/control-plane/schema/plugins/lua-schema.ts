@@ -1,9 +1,11 @@
-import type { FieldSchema } from '../field-schema.ts';
+import type { TObject, TProperties, TSchema } from '@sinclair/typebox';
+import * as T from '../typedefs.ts';
+import { configRecord } from './plugin-schema.ts';
 import { TYPEDEF_CHECKS } from './typedef-checks.ts';
 
 /**
  * Converts the `fields` of a plugin's schema.lua (Kong's schema DSL, already JSON-encoded by the
- * VM) into the gateway's FieldSchema. Anything this reading does not understand is refused by
+ * VM) into the gateway's schemas (typedefs.ts). Anything this reading does not understand is refused by
  * name rather than skipped.
  */
 const SUPPORTED_KEYS = new Set([
@@ -11,31 +13,60 @@ const SUPPORTED_KEYS = new Set([
   'description', 'referenceable', 'encrypted', 'typedef', 'starts_with', 'match_none', 'uuid',
 ]);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const TYPES = new Set(['string', 'boolean', 'integer', 'number', 'array', 'set', 'record', 'map']);
 
 type LuaField = Record<string, unknown>;
 
-function convert(plugin: string, path: string, field: LuaField): FieldSchema {
+function convert(plugin: string, path: string, field: LuaField): TSchema {
   for (const key of Object.keys(field)) {
     if (!SUPPORTED_KEYS.has(key)) throw new Error(`plugin ${plugin}: schema field ${path} uses '${key}', which the local gateway does not implement`);
   }
-  if (!TYPES.has(field.type as string)) throw new Error(`plugin ${plugin}: schema field ${path} has unsupported type '${String(field.type)}'`);
-  const schema: FieldSchema = { type: field.type as FieldSchema['type'] };
-  if (field.required !== undefined) schema.required = field.required as boolean;
-  if (field.default !== undefined && field.default !== null) schema.default = field.default;
-  if (field.one_of) schema.one_of = field.one_of as string[];
-  if (field.between) schema.between = field.between as [number, number];
-  if (field.gt !== undefined) schema.gt = field.gt as number;
-  if (field.len_min !== undefined) schema.len_min = field.len_min as number;
-  if (field.match !== undefined) schema.match = luaPatternToRegExp(plugin, path, field.match as string);
-  const checks = stringChecks(plugin, path, field);
-  if (checks.length > 0) schema.custom = (value) => checks.map((check) => check(value)).find((error) => error !== undefined);
-  if (field.elements) schema.elements = convert(plugin, `${path}[]`, field.elements as LuaField);
-  if (field.keys) schema.keys = convert(plugin, `${path}{key}`, field.keys as LuaField);
-  if (field.values) schema.values = convert(plugin, `${path}{value}`, field.values as LuaField);
-  if (field.fields) schema.fields = convertFields(plugin, path, field.fields);
-  return schema;
+  const schema = convertType(plugin, path, field, typeof field.type === 'string' ? field.type : '');
+  return field.default === undefined || field.default === null ? schema : T.withDefault(schema, field.default);
 }
+
+function convertType(plugin: string, path: string, field: LuaField, type: string): TSchema {
+  const common = typeof field.required === 'boolean' ? { required: field.required } : {};
+  const checks = stringChecks(plugin, path, field);
+  switch (type) {
+    case 'string':
+      return T.string({
+        ...common,
+        ...(Array.isArray(field.one_of) ? { one_of: field.one_of as string[] } : {}),
+        ...(typeof field.len_min === 'number' ? { len_min: field.len_min } : {}),
+        ...(typeof field.match === 'string' ? { match: luaPatternToRegExp(plugin, path, field.match) } : {}),
+        ...(checks.length > 0 ? { custom: (value: string) => checks.map((check) => check(value)).find((e) => e !== undefined) } : {}),
+      });
+    case 'integer':
+    case 'number': {
+      const attributes = {
+        ...common,
+        ...(Array.isArray(field.one_of) ? { one_of: field.one_of as number[] } : {}),
+        ...(Array.isArray(field.between) ? { between: field.between as [number, number] } : {}),
+        ...(typeof field.gt === 'number' ? { gt: field.gt } : {}),
+      };
+      return type === 'integer' ? T.integer(attributes) : T.number(attributes);
+    }
+    case 'boolean':
+      return T.boolean(common);
+    case 'array':
+    case 'set': {
+      const elements = isLuaField(field.elements) ? convert(plugin, `${path}[]`, field.elements) : T.string();
+      const attributes = { ...common, ...(typeof field.len_min === 'number' ? { len_min: field.len_min } : {}) };
+      return type === 'set' ? T.set(elements, attributes) : T.array(elements, attributes);
+    }
+    case 'map': {
+      const keys = isLuaField(field.keys) ? convert(plugin, `${path}{key}`, field.keys) : T.string();
+      const values = isLuaField(field.values) ? convert(plugin, `${path}{value}`, field.values) : T.string();
+      return T.map(keys, values, common);
+    }
+    case 'record':
+      return T.record(convertFields(plugin, path, field.fields ?? []), common);
+    default:
+      throw new Error(`plugin ${plugin}: schema field ${path} has unsupported type '${String(field.type)}'`);
+  }
+}
+
+const isLuaField = (value: unknown): value is LuaField => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** starts_with, match_none, uuid and the named typedef check, as string validators. */
 function stringChecks(plugin: string, path: string, field: LuaField): Array<(value: string) => string | undefined> {
@@ -57,15 +88,18 @@ function stringChecks(plugin: string, path: string, field: LuaField): Array<(val
   return checks;
 }
 
-function convertFields(plugin: string, path: string, fields: unknown): Array<Record<string, FieldSchema>> {
+function convertFields(plugin: string, path: string, fields: unknown): TProperties {
   // An empty Lua table reaches JS as {}: `fields = {}` is a record without fields, as Kong reads it.
-  if (isEmptyObject(fields)) return [];
+  if (isEmptyObject(fields)) return {};
   if (!Array.isArray(fields)) throw new Error(`plugin ${plugin}: ${path}.fields must be an array`);
-  return fields.map((entry: Record<string, LuaField>) => {
-    const [name, ...rest] = Object.keys(entry);
-    if (!name || rest.length > 0) throw new Error(`plugin ${plugin}: each entry of ${path}.fields must name one field`);
-    return { [name]: convert(plugin, path ? `${path}.${name}` : name, entry[name]!) };
-  });
+  const properties: TProperties = {};
+  for (const entry of fields as unknown[]) {
+    const names = isLuaField(entry) ? Object.keys(entry) : [];
+    const field = names.length === 1 ? (entry as Record<string, unknown>)[names[0]!] : undefined;
+    if (!isLuaField(field)) throw new Error(`plugin ${plugin}: each entry of ${path}.fields must name one field`);
+    properties[names[0]!] = convert(plugin, path ? `${path}.${names[0]!}` : names[0]!, field);
+  }
+  return properties;
 }
 
 /** Lua patterns used in schemas are simple; this translates the common subset and refuses the rest. */
@@ -101,7 +135,7 @@ function luaPatternToRegExp(plugin: string, path: string, pattern: string): RegE
 }
 
 export interface ConvertedSchema {
-  config: Array<Record<string, FieldSchema>>;
+  config: TObject;
   noConsumer: boolean;
   noRoute: boolean;
   noService: boolean;
@@ -110,12 +144,12 @@ export interface ConvertedSchema {
 /** Reads the top-level fields: `config` (a record), `protocols`, and the no_* foreign typedefs. */
 export function fieldsFromLuaSchema(plugin: string, fields: unknown): ConvertedSchema {
   if (!Array.isArray(fields)) throw new Error(`plugin ${plugin}: schema.lua must have a fields array`);
-  const result: ConvertedSchema = { config: [], noConsumer: false, noRoute: false, noService: false };
+  const result: ConvertedSchema = { config: configRecord({}), noConsumer: false, noRoute: false, noService: false };
   for (const entry of fields as Array<Record<string, LuaField>>) {
     for (const [name, field] of Object.entries(entry)) {
       if (name === 'config') {
         if (field.type !== 'record') throw new Error(`plugin ${plugin}: config must be a record`);
-        result.config = convertFields(plugin, 'config', field.fields ?? []);
+        result.config = configRecord(convertFields(plugin, 'config', field.fields ?? []));
       } else if (name === 'protocols') {
         continue;
       } else if (field.type === 'foreign' && ['consumer', 'route', 'service'].includes(name)) {

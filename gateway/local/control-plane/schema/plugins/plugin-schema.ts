@@ -1,23 +1,38 @@
-import type { FieldSchema } from '../field-schema.ts';
+import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox';
+import * as T from '../typedefs.ts';
 
 /**
- * A plugin's configuration schema on the control plane: Kong's schema.lua `config` record in the
- * gateway's schema DSL, its scope restrictions and the checks Kong runs as entity_checks or a
- * custom_validator. Bundled plugins write theirs in TypeScript (kong/plugins/<name>/schema.lua);
+ * A plugin's configuration schema on the control plane: Kong's schema.lua `config` record, its
+ * scope restrictions and the checks Kong runs as entity_checks or a custom_validator. Bundled
+ * plugins write theirs in TypeScript (kong/plugins/<name>/schema.lua), typed from the schema;
  * custom plugins' schema.lua files are read by the data plane's Lua and converted (lua-schema.ts).
  */
-export interface PluginSchema {
+export interface PluginSchema<C extends TSchema = TObject> {
   name: string;
   /** typedefs.no_consumer / no_route / no_service */
   noConsumer?: boolean;
   noRoute?: boolean;
   noService?: boolean;
-  configFields: FieldSchema['fields'];
+  /** The `config` record. */
+  config: C;
   /** The schema's entity checks: an error message, or undefined. */
-  check?(config: Record<string, unknown>): string | undefined;
+  check?(config: Static<C>): string | undefined;
   /** What the data plane cannot run faithfully: a message naming the field, or undefined. */
-  unsupported?(config: Record<string, unknown>): string | undefined;
+  unsupported?(config: Static<C>): string | undefined;
 }
+
+/** A bundled plugin's schema; its config type is `PluginConfig<typeof schema>`. */
+export function definePlugin<P extends TProperties>(schema: PluginSchema<TObject<P>>): PluginSchema<TObject<P>> {
+  return schema;
+}
+
+export type PluginConfig<S> = S extends PluginSchema<infer C> ? Static<C> : never;
+
+/** A plugin's config record: required, as Kong makes records in entities (make_records_required). */
+export const configRecord = <P extends TProperties>(fields: P) => T.record(fields, { required: true });
+
+/** Kong's header_name typedef: letters, digits, dash and underscore. */
+export const HEADER_NAME = /^[A-Za-z0-9_-]+$/;
 
 /** What the data plane's Lua reports for each plugin it loads (describe mode: plugins.json). */
 export interface PluginDescription {

@@ -1,8 +1,9 @@
-import { validateRecord, type FieldErrors } from '../field-schema.ts';
+import { validateField, type FieldErrors } from '../validate.ts';
 import { correlationId } from './correlation-id.ts';
 import { keyAuth } from './key-auth.ts';
 import { fieldsFromLuaSchema } from './lua-schema.ts';
 import type { PluginDefinition, PluginDescription, PluginSchema } from './plugin-schema.ts';
+import { prometheus } from './prometheus.ts';
 import { rateLimiting } from './rate-limiting.ts';
 import { requestSizeLimiting } from './request-size-limiting.ts';
 import { requestTermination } from './request-termination.ts';
@@ -20,9 +21,9 @@ export const KONG_BUNDLED_PLUGINS = new Set([
 ]);
 
 /** The bundled plugins the data plane implements, with their schemas (the data plane trusts them). */
-export const BUNDLED_SCHEMAS: readonly PluginSchema[] = [
-  keyAuth, rateLimiting, requestTermination, responseTransformer, correlationId, requestSizeLimiting,
-];
+export const BUNDLED_SCHEMAS = [
+  keyAuth, rateLimiting, requestTermination, responseTransformer, correlationId, requestSizeLimiting, prometheus,
+] as const;
 
 export class PluginDescriptionError extends Error {}
 
@@ -44,7 +45,7 @@ export class PluginRegistry {
       }
       const schema = bundled.get(name);
       if (schema) {
-        definitions.set(name, { ...schema, priority, version, custom: false });
+        definitions.set(name, { ...(schema as PluginSchema), priority, version, custom: false });
       } else if (KONG_BUNDLED_PLUGINS.has(name)) {
         throw new PluginDescriptionError(`plugin ${name} is bundled with Kong but the control plane has no schema for it`);
       } else {
@@ -56,7 +57,7 @@ export class PluginRegistry {
           priority,
           version,
           custom: true,
-          configFields: converted.config,
+          config: converted.config,
           noConsumer: converted.noConsumer,
           noRoute: converted.noRoute,
           noService: converted.noService,
@@ -95,7 +96,7 @@ export class PluginRegistry {
     if (definition.noRoute && scope.route) errors.route = 'value must be null';
     if (definition.noService && scope.service) errors.service = 'value must be null';
     const local: FieldErrors = {};
-    const validated = validateRecord(definition.configFields, config ?? {}, 'config', local);
+    const validated = validateField(definition.config, config ?? {}, 'config', local) as Record<string, unknown>;
     if (Object.keys(local).length === 0) {
       const problem = definition.check?.(validated);
       if (problem) local['@entity'] = problem;

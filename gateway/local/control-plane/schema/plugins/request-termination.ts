@@ -1,19 +1,19 @@
-import { headerName } from '../field-schema.ts';
-import type { PluginSchema } from './plugin-schema.ts';
+import * as T from '../typedefs.ts';
+import { configRecord, definePlugin, HEADER_NAME } from './plugin-schema.ts';
 
-const present = (value: unknown) => typeof value === 'string' && value.length > 0;
+const present = (value: string | null) => typeof value === 'string' && value.length > 0;
 
 /** kong/plugins/request-termination/schema.lua (3.9.3). */
-export const requestTermination: PluginSchema = {
+export const requestTermination = definePlugin({
   name: 'request-termination',
-  configFields: [
-    { status_code: { type: 'integer', required: true, default: 503, between: [100, 599] } },
-    { message: { type: 'string' } },
-    { content_type: { type: 'string' } },
-    { body: { type: 'string' } },
-    { echo: { type: 'boolean', required: true, default: false } },
-    { trigger: headerName },
-  ],
+  config: configRecord({
+    status_code: T.integer({ required: true, default: 503, between: [100, 599] }),
+    message: T.string(),
+    content_type: T.string(),
+    body: T.string(),
+    echo: T.boolean({ required: true, default: false }),
+    trigger: T.string({ match: HEADER_NAME }),
+  }),
   check(config) {
     if (present(config.message) && (present(config.content_type) || present(config.body))) {
       return 'message cannot be used with content_type or body';
@@ -24,4 +24,4 @@ export const requestTermination: PluginSchema = {
     }
     return undefined;
   },
-};
+});

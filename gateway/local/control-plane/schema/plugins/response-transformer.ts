@@ -1,25 +1,24 @@
-import type { FieldSchema } from '../field-schema.ts';
-import type { PluginSchema } from './plugin-schema.ts';
+import * as T from '../typedefs.ts';
+import { configRecord, definePlugin } from './plugin-schema.ts';
 
 const COLON_PAIR = /^[^:]+:.*$/;
-const pairs: FieldSchema = { type: 'array', default: [], required: true, elements: { type: 'string', match: COLON_PAIR } };
-const names: FieldSchema = { type: 'array', default: [], required: true, elements: { type: 'string' } };
-const jsonTypes: FieldSchema = { type: 'array', default: [], required: true, elements: { type: 'string', one_of: ['boolean', 'number', 'string'] } };
+const list = (elements: ReturnType<typeof element>) => T.array(elements, { default: [], required: true });
+const element = (match?: RegExp) => T.string(match ? { match } : {});
+const jsonTypes = () => T.array(T.string({ one_of: ['boolean', 'number', 'string'] }), { default: [], required: true });
 
-const section = (withTypes: boolean, headerList: FieldSchema, jsonList: FieldSchema): FieldSchema => ({
-  type: 'record',
-  required: true,
-  fields: [{ json: jsonList }, ...(withTypes ? [{ json_types: jsonTypes }] : []), { headers: headerList }],
-});
+const names = () => T.record({ json: list(element()), headers: list(element()) }, { required: true });
+const pairs = () => T.record({ json: list(element(COLON_PAIR)), headers: list(element(COLON_PAIR)) }, { required: true });
+const typedPairs = () =>
+  T.record({ json: list(element(COLON_PAIR)), json_types: jsonTypes(), headers: list(element(COLON_PAIR)) }, { required: true });
 
 /** kong/plugins/response-transformer/schema.lua (3.9.3). */
-export const responseTransformer: PluginSchema = {
+export const responseTransformer = definePlugin({
   name: 'response-transformer',
-  configFields: [
-    { remove: section(false, names, names) },
-    { rename: section(false, pairs, pairs) },
-    { replace: section(true, pairs, pairs) },
-    { add: section(true, pairs, pairs) },
-    { append: section(true, pairs, pairs) },
-  ],
-};
+  config: configRecord({
+    remove: names(),
+    rename: pairs(),
+    replace: typedPairs(),
+    add: typedPairs(),
+    append: typedPairs(),
+  }),
+});

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { hostError, wildcardHostError } from '../hosts.ts';
+import { hostError, sniError, wildcardHostError } from '../hosts.ts';
 
 /**
  * The checks behind the typedefs custom plugins' schema.lua files use. Kong's typedefs
@@ -22,6 +22,7 @@ function cidrError(value: string, family?: 4): string | undefined {
 
 export const TYPEDEF_CHECKS: Readonly<Record<string, Check>> = {
   host: hostError,
+  sni: sniError,
   wildcard_host: wildcardHostError,
   host_with_optional_port: (value) => {
     const match = /^(.*?)(?::(\d{1,5}))?$/.exec(value)!;

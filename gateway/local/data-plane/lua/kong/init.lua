@@ -31,6 +31,9 @@ local phase_checker = require "kong.pdk.private.phases"
 _G.kong = PDK.new(config, {
   version = meta._VERSION,
   version_num = 30903,
+  -- what Kong.init sets besides the PDK: plugins may read credentials through them
+  db = require("kong.db").new(),
+  cache = require("kong.cache").new(),
 })
 
 local runloop = require "kong.runloop.handler"
@@ -38,6 +41,7 @@ local plugins_iterator = require "kong.runloop.plugins_iterator"
 local plugins_loader = require "kong.runloop.plugins_loader"
 local dns = require "kong.runloop.dns"
 local clustering = require "kong.clustering"
+local lua_mem = require "kong.runloop.lua_mem"
 local poller = require "kong.clustering.poller"
 local error_handlers = require "kong.error_handlers"
 local resty_ctx = require "kong.resty.ctx"
@@ -156,19 +160,27 @@ local function configure_plugins(rt)
   end
 end
 
+-- The runtime whose configs the plugins' configure handlers were last given: worker 0's poller
+-- installs what it receives itself, so a change is noticed here, not only in refresh().
+local configured_rt
+
+local function configure_if_changed()
+  local rt = clustering.current()
+  if rt ~= configured_rt then
+    configured_rt = rt
+    configure_plugins(rt)
+  end
+end
+
 --- Runs a runtime this worker built (and the plugins' configure with it).
 local function install(rt)
   clustering.install(rt)
-  configure_plugins(rt)
+  configure_if_changed()
 end
 
 local function refresh()
-  local before = clustering.current()
   clustering.refresh()
-  local after = clustering.current()
-  if after ~= before then
-    configure_plugins(after)
-  end
+  configure_if_changed()
 end
 
 --- Global instances' handlers for a phase (no route collected).
@@ -333,6 +345,7 @@ function Kong.init_worker()
   ctx.KONG_PHASE = PHASES.init_worker
   math.randomseed(ngx.worker.pid() * ngx.now())
 
+  lua_mem.init_worker()
   clustering.start_worker()
   install(clustering.empty_runtime())
   refresh()
@@ -699,6 +712,7 @@ function Kong.log()
   ctx.KONG_PHASE = PHASE_LOG
 
   execute_collected_plugins("log", ctx)
+  lua_mem.update()
 
   local cfgs = ctx.plugins_cfgs
   if cfgs then
@@ -723,48 +737,82 @@ function Kong.handle_error()
   return error_handlers(ctx)
 end
 
---- The status API (status_listen): /status/ready as Kong's, and the routes plugins add through
--- kong.plugins.<name>.status_api ({ [path] = { GET = function(self) ... } }).
+--- The status API (status_listen, and the node's own unix:<prefix>/status.sock): Kong's
+-- /status and /status/ready (kong/api/routes/health.lua, kong/status/ready.lua), and the routes
+-- plugins add through kong.plugins.<name>.status_api ({ [path] = { GET = function(self) ... } }),
+-- e.g. prometheus's /metrics. As Kong's lapis app, a path also matches with or without a
+-- trailing slash.
 local status_routes
-function Kong.status_content()
-  local ctx = ngx.ctx
-  ctx.KONG_PHASE = PHASES.admin_api
+local bytes_to_str = require("kong.pdk.node").bytes_to_str
 
+local function status_route(path)
   if not status_routes then
-    status_routes = {}
+    status_routes = {
+      ["/status/ready"] = {
+        GET = function()
+          local rt = clustering.current()
+          if rt and rt.hash ~= "" then
+            return kong.response.exit(200, { message = "ready" })
+          end
+          return kong.response.exit(503, { message = "no configuration available (empty configuration present)" })
+        end,
+      },
+      ["/status"] = {
+        GET = function(self)
+          local unit = self.params.unit
+          if type(unit) ~= "string" then
+            unit = "m"
+          end
+          local scale = tonumber(self.params.scale)
+          local ok, err = pcall(bytes_to_str, 0, unit, scale)
+          if not ok then
+            return kong.response.exit(400, { message = err })
+          end
+          local hash = clustering.current_hash()
+          -- a data plane has no database: Kong leaves `database` out and gives its hash instead
+          return kong.response.exit(200, {
+            memory = kong.node.get_memory_stats(unit, scale),
+            server = kong.nginx.get_statistics(),
+            configuration_hash = hash ~= "" and hash or string.rep("0", 32),
+          })
+        end,
+      },
+    }
     for _, plugin in ipairs(loaded_plugins) do
-      local ok, routes = pcall(require, "kong.plugins." .. plugin.name .. ".status_api")
-      if ok and type(routes) == "table" then
-        for path, methods in pairs(routes) do
-          status_routes[path] = methods
+      local module = "kong.plugins." .. plugin.name .. ".status_api"
+      local ok, routes = pcall(require, module)
+      if not ok and not tostring(routes):find("module '" .. module .. "' not found", 1, true) then
+        log(ERR, "could not load ", module, ": ", routes)
+      elseif ok and type(routes) == "table" then
+        for route_path, methods in pairs(routes) do
+          if type(methods) == "table" then
+            status_routes[route_path] = methods
+          end
         end
       end
     end
   end
-
-  local path = var.uri
-  local method = ngx.req.get_method()
-
-  if path == "/status/ready" then
-    local rt = clustering.current()
-    if rt and rt.hash ~= "" then
-      return kong.response.exit(200, { message = "ready" })
-    end
-    return kong.response.exit(503, { message = "no configuration available (empty configuration present)" })
-  end
-
-  if path == "/status" then
-    return kong.response.exit(200, {
-      configuration_hash = clustering.current_hash() ~= "" and clustering.current_hash() or string.rep("0", 32),
-      server = { connections_active = tonumber(var.connections_active) },
-    })
-  end
-
   local methods = status_routes[path]
+  if methods then
+    return methods
+  end
+  if path:sub(-1) == "/" then
+    return status_routes[path:sub(1, -2)]
+  end
+  return status_routes[path .. "/"]
+end
+
+function Kong.status_content()
+  local ctx = ngx.ctx
+  ctx.KONG_PHASE = PHASES.admin_api
+  -- what the status routes report (the hash, the plugins' configure state) is the node's latest
+  refresh()
+
+  local methods = status_route(var.uri)
   if not methods then
     return kong.response.exit(404, { message = "Not found" })
   end
-  local handler = methods[method]
+  local handler = methods[ngx.req.get_method()]
   if not handler then
     return kong.response.exit(405, { message = "Method not allowed" })
   end

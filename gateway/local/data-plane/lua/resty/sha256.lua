@@ -1,11 +1,17 @@
 -- resty.sha256, as OpenResty's lua-resty-string names it (Debian does not package it): SHA-256
 -- through OpenSSL's libcrypto over LuaJIT's FFI. nginx is linked against libcrypto, so its
 -- symbols are already in the process; outside nginx (the luajit command) the library is loaded.
+--
+--   local h = sha256:new()      -- nil, err when OpenSSL cannot initialise a context
+--   h:update(s [, len])         -- true; len (0..#s): hash only the first len bytes of s
+--   h:final()                   -- the 32-byte binary digest (resty.string's to_hex for hex)
+--   h:reset()                   -- true: start over, the context reused
 local ffi = require "ffi"
 
 local ffi_new = ffi.new
 local ffi_str = ffi.string
 local setmetatable = setmetatable
+local error = error
 
 ffi.cdef [[
 typedef struct SHA256state_st {
@@ -31,13 +37,13 @@ end
 local C = crypto_library()
 
 local DIGEST_LENGTH = 32
-local ctx_type = ffi.typeof("SHA256_CTX")
-local digest_type = ffi.typeof("unsigned char[?]")
+local ctx_type = ffi.typeof("SHA256_CTX[1]")
+-- final() copies the digest out at once, and nothing yields in between: one buffer serves all.
+local digest = ffi_new("unsigned char[?]", DIGEST_LENGTH)
 
 local _M = { _VERSION = "0.1.0", DIGEST_LENGTH = DIGEST_LENGTH }
 local mt = { __index = _M }
 
---- A new hashing context, or nil and an error.
 function _M.new(_)
   local ctx = ffi_new(ctx_type)
   if C.SHA256_Init(ctx) == 0 then
@@ -46,13 +52,15 @@ function _M.new(_)
   return setmetatable({ _ctx = ctx }, mt)
 end
 
-function _M:update(s)
-  return C.SHA256_Update(self._ctx, s, #s) == 1
+function _M:update(s, len)
+  if len and (len < 0 or len > #s) then
+    -- lua-resty-string would read past the string's end
+    error("len must be between 0 and #s", 2)
+  end
+  return C.SHA256_Update(self._ctx, s, len or #s) == 1
 end
 
---- The 32-byte binary digest of everything passed to update since new or reset.
 function _M:final()
-  local digest = ffi_new(digest_type, DIGEST_LENGTH)
   if C.SHA256_Final(digest, self._ctx) == 1 then
     return ffi_str(digest, DIGEST_LENGTH)
   end

@@ -202,6 +202,7 @@ local ENTITIES = {
       id = uuid,
       consumer = reference,
       key = nonempty_string,
+      tags = nullable(array_of(any_string)),
       expires_at = number_or_null,
     },
   },

@@ -1,11 +1,12 @@
 -- kong.runloop.entities: the entities of the snapshot this worker runs, indexed for lookups on
--- the request path. Kong's plugins reach them through kong.db and kong.cache; the data plane
--- has no DAO, so bundled plugins (key-auth) ask this module instead.
+-- the request path. Kong's plugins reach them through kong.db and kong.cache; here bundled plugins
+-- (key-auth) ask this module, and kong.db's subset (kong/db/init.lua) reads it for custom ones.
 --
 -- Interface (stable; bundled plugins depend on it):
 --
 --   entities.keyauth_credential(key)    -> credential | nil
---       { id = <uuid>, consumer = { id = <uuid> }, key = <string>, expires_at = <number|nil> }
+--       { id = <uuid>, consumer = { id = <uuid> }, key = <string>, tags = <strings|nil>,
+--         expires_at = <number|nil> }
 --       nil when no credential has this key, or when it has expired (expires_at <= ngx.now(),
 --       the test clock's when it runs): Kong's row TTL makes such a row disappear.
 --   entities.consumer(id)               -> consumer | nil   { id, username, custom_id }

@@ -234,6 +234,10 @@ local function clear_local_counter(db_key)
 end
 
 
+--- Sends this worker's deltas to Redis. Kong reads the shared delta table while the pipeline is
+--- built and clears it once the commit returned: two plugins' timers syncing one Redis at once
+--- send the same deltas twice, and what requests count while a commit waits on Redis is lost.
+--- Here a sync takes the table it sends and leaves a new one for the requests meanwhile.
 local function sync_to_redis(conf, derived)
   local db_key = derived.db_key
   local red, err = get_redis_connection(conf, derived)
@@ -243,16 +247,19 @@ local function sync_to_redis(conf, derived)
     return
   end
 
-  local _, expire_at, delta = init_tables(db_key)
+  local usage, expire_at, sending = init_tables(db_key)
+  cur_delta[db_key] = {}
 
   red:init_pipeline()
-  for cache_key, value in pairs(delta) do
-    red:eval(SYNC_SCRIPT, 1, cache_key, value, expire_at[cache_key])
+  for cache_key, value in pairs(sending) do
+    if value ~= 0 then
+      red:eval(SYNC_SCRIPT, 1, cache_key, value, expire_at[cache_key])
+    end
   end
 
-  _, err = red:commit_pipeline()
-  if err then
-    kong.log.err("[rate-limiting] failed to commit increment pipeline in Redis: ", err)
+  local _, commit_err = red:commit_pipeline()
+  if commit_err then
+    kong.log.err("[rate-limiting] failed to commit increment pipeline in Redis: ", commit_err)
     clear_local_counter(db_key)
     return
   end
@@ -263,7 +270,15 @@ local function sync_to_redis(conf, derived)
     kong.log.err("[rate-limiting] failed to set Redis keepalive: ", err)
   end
 
-  clear_local_counter(db_key)
+  -- Every count sent is forgotten, so the next request reads Redis (with the other nodes' counts);
+  -- what was counted meanwhile stays pending, with the expiry its next sync needs.
+  local pending = cur_delta[db_key]
+  for cache_key in pairs(sending) do
+    usage[cache_key] = nil
+    if pending[cache_key] == nil then
+      expire_at[cache_key] = nil
+    end
+  end
 end
 
 
@@ -366,10 +381,15 @@ _M.redis = {
         end
 
         if batched then
-          usage[cache_key] = current_metric or 0
+          -- Concurrent requests' INCRs can come back out of order: the count only grows, so the
+          -- highest seen stands (Kong keeps the last to return, a lower count under load).
+          local seen = usage[cache_key]
+          local count = current_metric or 0
+          usage[cache_key] = (seen and seen > count) and seen or count
           expire_at[cache_key] = starts[i] + expiration
-          -- INCR counted this request already; increment() will count it again locally.
-          delta[cache_key] = -1
+          -- INCR counted this request already; increment() will count it again locally. What
+          -- this worker counted and has not sent yet stays pending.
+          delta[cache_key] = (delta[cache_key] or 0) - 1
         end
 
         counts[i] = current_metric or 0

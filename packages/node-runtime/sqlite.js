@@ -1,7 +1,3 @@
-import type { Knex } from 'knex';
-
-type SqliteConnection = { exec(sql: string, done: (error: Error | null) => void): void };
-
 /**
  * Settings for every SQLite file of this repository (the backend's store, the local gateway's
  * entities), written once:
@@ -11,8 +7,11 @@ type SqliteConnection = { exec(sql: string, done: (error: Error | null) => void)
  *   transaction across a crash of the process (kill -9); FULL would add durability across power
  *   loss at the cost of an fsync per commit;
  * - foreign keys enforced (SQLite leaves them off by default).
+ *
+ * @param {string} filename
+ * @returns {import('knex').Knex.Config}
  */
-export function sqliteConfig(filename: string): Knex.Config {
+export function sqliteConfig(filename) {
   return {
     client: 'sqlite3',
     connection: { filename },
@@ -20,7 +19,7 @@ export function sqliteConfig(filename: string): Knex.Config {
     pool: {
       min: 1,
       max: 1,
-      afterCreate(connection: SqliteConnection, done: (error: Error | null, connection: unknown) => void) {
+      afterCreate(connection, done) {
         connection.exec(
           'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;',
           (error) => done(error, connection),

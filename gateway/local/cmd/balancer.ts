@@ -1,0 +1,114 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { NginxBinary } from './nginx-binary.ts';
+import { writeFileAtomically } from './nginx-prefix.ts';
+import { answers, freePort, startServerProcess, type ServerProcess } from './server-process.ts';
+
+/**
+ * The source address the balancer connects to the nodes from: a loopback address of its own, so
+ * that the nodes can trust the balancer's X-Forwarded-For (trusted_ips) without trusting clients
+ * that reach them on 127.0.0.1.
+ */
+export const BALANCER_SOURCE_ADDRESS = '127.0.0.2';
+
+export interface BalancerOptions {
+  /** Its nginx prefix (created when missing). */
+  dir: string;
+  host: string;
+  /** 0: a free loopback port. */
+  port: number;
+  /** The data-plane nodes' proxy addresses, `host:port`. */
+  upstreams: string[];
+  nginx: NginxBinary;
+  onLine?: (line: string) => void;
+}
+
+export interface RunningBalancer extends ServerProcess {
+  url: string;
+  port: number;
+}
+
+/**
+ * A load balancer as a platform team puts in front of Kong nodes: Debian's nginx, round robin,
+ * keepalive to the nodes, X-Forwarded-For/-Proto/-Host/-Port set for them, bodies and responses
+ * streamed (the nodes buffer as Kong does). A node that refuses connections is skipped for 2 s.
+ * X-Balancer-Upstream on each response names the node that answered it.
+ */
+export function balancerConf(options: { dir: string; listen: string; upstreams: string[] }): string {
+  const servers = options.upstreams.map((address) => `        server ${address} max_fails=1 fail_timeout=2s;`).join('\n');
+  return `# The local cluster's load balancer (gateway/local/cmd/balancer.ts): round robin over the nodes.
+worker_processes 1;
+pid ${join(options.dir, 'nginx.pid')};
+error_log stderr notice;
+
+events {
+    worker_connections 4096;
+}
+
+http {
+    access_log off;
+    server_tokens off;
+    client_body_temp_path ${join(options.dir, 'client_body_temp')};
+    proxy_temp_path       ${join(options.dir, 'proxy_temp')};
+    fastcgi_temp_path     ${join(options.dir, 'fastcgi_temp')};
+    uwsgi_temp_path       ${join(options.dir, 'uwsgi_temp')};
+    scgi_temp_path        ${join(options.dir, 'scgi_temp')};
+
+    map $http_upgrade $upstream_connection {
+        default upgrade;
+        ''      '';
+    }
+
+    upstream data_plane_nodes {
+${servers}
+        keepalive 64;
+    }
+
+    server {
+        listen ${options.listen} backlog=4096;
+        client_max_body_size 0;
+
+        location / {
+            proxy_pass http://data_plane_nodes;
+            proxy_http_version 1.1;
+            proxy_bind ${BALANCER_SOURCE_ADDRESS};
+            proxy_request_buffering off;
+            proxy_buffering off;
+            proxy_pass_header Server;
+            proxy_set_header Host              $http_host;
+            proxy_set_header Upgrade           $http_upgrade;
+            proxy_set_header Connection        $upstream_connection;
+            proxy_set_header X-Forwarded-For   $proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            proxy_set_header X-Forwarded-Host  $host;
+            proxy_set_header X-Forwarded-Port  $server_port;
+            # which node answered (for people and tests watching the round robin)
+            add_header X-Balancer-Upstream $upstream_addr always;
+        }
+    }
+}
+`;
+}
+
+export async function startBalancer(options: BalancerOptions): Promise<RunningBalancer> {
+  mkdirSync(options.dir, { recursive: true });
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port || (await freePort(options.host));
+    const listen = `${options.host}:${port}`;
+    const confPath = join(options.dir, 'nginx.conf');
+    writeFileAtomically(confPath, balancerConf({ dir: options.dir, listen, upstreams: options.upstreams }));
+    try {
+      const server = await startServerProcess({
+        name: `the load balancer (nginx) on ${listen}`,
+        command: options.nginx.path,
+        args: ['-p', `${options.dir}/`, '-c', confPath, '-g', 'daemon off;'],
+        cwd: options.dir,
+        ready: async (logs) => logs.some((line) => line.includes('start worker process')) && (await answers(options.host, port)),
+        onLine: options.onLine,
+      });
+      return Object.assign(server, { url: `http://${listen}`, port });
+    } catch (error) {
+      if (options.port || attempt >= 5 || !/Address already in use/.test((error as Error).message)) throw error;
+    }
+  }
+}

@@ -1,0 +1,115 @@
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import type { EntityService, Parent } from '../db/entity-service.ts';
+import { ENTITY_NAMES, definitionOf, isEntityName, type AnyEntity, type EntityName } from '../schema/entities/index.ts';
+import { MethodNotAllowed, NotFound } from '../schema/errors.ts';
+import { kongField } from '../schema/typedefs.ts';
+import { isPlainObject } from '../schema/validate.ts';
+import { paginate } from './listing.ts';
+
+/**
+ * The Admin API's entity endpoints, generated from the entity definitions as Kong's
+ * kong/api/endpoints.lua generates them:
+ *
+ *   /{entities}                              GET (page), POST
+ *   /{entities}/{key}                        GET, PUT (upsert), PATCH (update), DELETE
+ *   /{entities}/{key}/{foreign}              the entity a foreign key references
+ *   /{references}/{key}/{entities}           GET, POST, scoped to the parent
+ *   /{references}/{key}/{entities}/{key}     GET, PUT, PATCH, DELETE, scoped to the parent
+ *
+ * `{key}` is an id, or the type's endpoint key (a name, a username, a key).
+ */
+
+const pathName = (name: EntityName) => definitionOf(name).admin_api_name ?? name;
+const nestedName = (name: EntityName) => definitionOf(name).admin_api_nested_name ?? pathName(name);
+
+function param(ctx: Koa.Context, name: string): string {
+  const value = (ctx.params as Record<string, string | undefined>)[name];
+  if (value === undefined) throw new NotFound();
+  return value;
+}
+
+function body(ctx: Koa.Context): Record<string, unknown> {
+  const value: unknown = ctx.request.body;
+  return isPlainObject(value) ? value : {};
+}
+
+/** The foreign fields of a type that reference another type the gateway runs. */
+function foreignKeys(name: EntityName): Array<{ field: string; reference: EntityName }> {
+  return Object.entries(definitionOf(name).schema.properties).flatMap(([field, schema]) => {
+    const reference = kongField(schema).attributes.reference;
+    return reference !== undefined && isEntityName(reference) ? [{ field, reference }] : [];
+  });
+}
+
+export function mountEntityEndpoints(router: Router, service: EntityService): void {
+  const present = (name: EntityName) => (entity: AnyEntity) => service.present(name, entity);
+
+  const collection = (path: string, name: EntityName, foreign?: { field: string; reference: EntityName }) => {
+    const parent = (ctx: Koa.Context): Parent | undefined => (foreign ? { field: foreign.field, key: param(ctx, 'parent') } : undefined);
+    router.get(path, (ctx) => {
+      const scope = parent(ctx);
+      if (!foreign || !scope) {
+        ctx.body = paginate(service.list(name), ctx.query, `/${pathName(name)}`, present(name));
+        return;
+      }
+      const owner = service.parentOf(name, scope);
+      const items = service.list(name, { field: foreign.field, id: owner.id });
+      ctx.body = paginate(items, ctx.query, `/${pathName(foreign.reference)}/${owner.id}/${nestedName(name)}`, present(name));
+    });
+    router.post(path, async (ctx) => {
+      ctx.body = service.present(name, await service.insert(name, body(ctx), { parent: parent(ctx) }));
+      ctx.status = 201;
+    });
+  };
+
+  const entity = (path: string, name: EntityName, parentField?: string) => {
+    const parent = (ctx: Koa.Context): Parent | undefined => (parentField ? { field: parentField, key: param(ctx, 'parent') } : undefined);
+    router.get(path, (ctx) => {
+      ctx.body = service.present(name, service.find(name, param(ctx, 'key'), parent(ctx)));
+    });
+    router.put(path, async (ctx) => {
+      ctx.body = service.present(name, await service.upsert(name, param(ctx, 'key'), body(ctx), { parent: parent(ctx) }));
+    });
+    router.patch(path, async (ctx) => {
+      ctx.body = service.present(name, await service.update(name, param(ctx, 'key'), body(ctx), { parent: parent(ctx) }));
+    });
+    router.delete(path, async (ctx) => {
+      await service.delete(name, param(ctx, 'key'), { parent: parent(ctx) });
+      ctx.status = 204;
+    });
+  };
+
+  /** `/routes/{route}/service`: the referenced entity, read and written through the referencing one. */
+  const foreignEntity = (path: string, name: EntityName, field: string, reference: EntityName) => {
+    const target = (ctx: Koa.Context): string => {
+      const entity: Record<string, unknown> = service.find(name, param(ctx, 'key'));
+      const key = entity[field];
+      if (!isPlainObject(key) || typeof key.id !== 'string') throw new NotFound();
+      return key.id;
+    };
+    router.get(path, (ctx) => {
+      ctx.body = service.present(reference, service.find(reference, target(ctx)));
+    });
+    router.patch(path, async (ctx) => {
+      ctx.body = service.present(reference, await service.update(reference, target(ctx), body(ctx)));
+    });
+    router.put(path, async (ctx) => {
+      ctx.body = service.present(reference, await service.upsertReferenced(name, param(ctx, 'key'), field, body(ctx)));
+    });
+    router.delete(path, (ctx) => {
+      target(ctx);
+      throw new MethodNotAllowed();
+    });
+  };
+
+  for (const name of ENTITY_NAMES) {
+    collection(`/${pathName(name)}`, name);
+    entity(`/${pathName(name)}/:key`, name);
+    for (const { field, reference } of foreignKeys(name)) {
+      foreignEntity(`/${pathName(name)}/:key/${field}`, name, field, reference);
+      collection(`/${pathName(reference)}/:parent/${nestedName(name)}`, name, { field, reference });
+      entity(`/${pathName(reference)}/:parent/${nestedName(name)}/:key`, name, field);
+    }
+  }
+}

@@ -1,0 +1,350 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { EntityDefinition, Subschemas } from '../schema/entity.ts';
+import { ENTITY_NAMES, definitionOf, isEntityName, type AnyEntity, type EntityName, type EntityTypes } from '../schema/entities/index.ts';
+import { validateEntityInput, type Input } from '../schema/entity-validation.ts';
+import { ForeignKeyViolation, NotFound, SchemaViolation, UniqueViolation, refuseInvalid } from '../schema/errors.ts';
+import { isUuid, kongField } from '../schema/typedefs.ts';
+import { isPlainObject, type FieldErrors } from '../schema/validate.ts';
+import type { Draft, EntityStore, Snapshot } from './entity-store.ts';
+
+/** Reads see the committed state or a write's draft alike. */
+export type View = Pick<Snapshot, 'get' | 'list'>;
+
+/** A nested endpoint's parent: `/services/{key}/routes` is `{ field: 'service', key }` for routes. */
+export interface Parent {
+  field: string;
+  key: string;
+}
+
+export interface WriteOptions {
+  parent?: Parent;
+  /** Kong's `ttl` option for ttl-enabled types: seconds to live; absent or 0: forever. */
+  ttl?: number;
+}
+
+/** How a write treats an existing entity: Kong's insert, update (PATCH) and upsert (PUT). */
+type Mode = 'insert' | 'update' | 'upsert';
+
+const seconds = (ms: number) => Math.floor(ms / 1000);
+
+/** The foreign fields of a type: name, the type referenced, what deleting that one does. */
+function foreignFields(definition: EntityDefinition): Array<{ field: string; reference: EntityName; onDelete: 'cascade' | 'restrict' }> {
+  return Object.entries(definition.schema.properties).flatMap(([field, schema]) => {
+    const { attributes } = kongField(schema);
+    const reference = attributes.reference;
+    return attributes.type === 'foreign' && reference !== undefined && isEntityName(reference)
+      ? [{ field, reference, onDelete: attributes.on_delete ?? 'restrict' }]
+      : [];
+  });
+}
+
+const fieldsOf = (entity: AnyEntity): Input => entity;
+const idOf = (value: unknown): string | undefined => (isPlainObject(value) && typeof value.id === 'string' ? value.id : undefined);
+
+/**
+ * Kong's DAO (kong/db/dao/init.lua) for every entity type the gateway runs: select by id or
+ * endpoint key, page, insert, update (PATCH), upsert (PUT) and delete, with Kong's defaults,
+ * foreign keys, unique fields, cascades and ttl. The Admin API and kong.yml's sync both write
+ * through it, so each rule is here once; each write is one store write, validated whole before
+ * the store commits it.
+ */
+export class EntityService {
+  /**
+   * `admit` sees the state every write would commit, after the service's own checks: a throw
+   * refuses the write before anything is stored (the control plane compiles the snapshot there).
+   */
+  constructor(
+    private readonly store: EntityStore,
+    readonly subschemas: Subschemas,
+    private readonly now: () => number,
+    private readonly admit: (draft: Draft) => void = () => undefined,
+  ) {}
+
+  /** One store write through the service: `change` on a draft, admitted whole or not at all. */
+  transaction<R>(change: (draft: Draft) => R): Promise<R> {
+    return this.store.write((draft) => {
+      const result = change(draft);
+      if (draft.changed.size > 0) this.admit(draft);
+      return result;
+    });
+  }
+
+  get view(): Snapshot {
+    return this.store.snapshot;
+  }
+
+  // reads ----------------------------------------------------------------------------------------
+
+  /**
+   * Kong's rule for `/{entities}/{key}`: a UUID is looked up by id only, anything else by the
+   * endpoint key (kong/api/endpoints.lua query_entity). Expired ttl rows are not found.
+   */
+  select<N extends EntityName>(name: N, key: string, view: View = this.view): EntityTypes[N] | undefined {
+    const definition = definitionOf(name);
+    const endpointKey = definition.endpoint_key;
+    const found = isUuid(key)
+      ? view.get(name, key)
+      : endpointKey
+        ? view.list(name).find((entity) => fieldsOf(entity)[endpointKey] === key)
+        : undefined;
+    return found && this.live(name, found) ? found : undefined;
+  }
+
+  /** Every live entity of a type, optionally only those whose `field` references `parentId`. */
+  list<N extends EntityName>(name: N, filter?: { field: string; id: string }, view: View = this.view): Array<EntityTypes[N]> {
+    return view.list(name).filter((entity) => this.live(name, entity) && (!filter || idOf(fieldsOf(entity)[filter.field]) === filter.id));
+  }
+
+  /** Kong's ttl_select_where: a row past its ttl is gone for reads. */
+  private live(name: EntityName, entity: AnyEntity): boolean {
+    if (!definitionOf(name).ttl) return true;
+    const expiresAt = fieldsOf(entity).expires_at;
+    return typeof expiresAt !== 'number' || expiresAt > this.now();
+  }
+
+  /** The parent a nested endpoint names, or NotFound (kong/api/endpoints.lua: not_found()). */
+  parentOf(name: EntityName, parent: Parent, view: View = this.view): AnyEntity {
+    const reference = foreignFields(definitionOf(name)).find((f) => f.field === parent.field)?.reference;
+    const entity = reference && this.select(reference, parent.key, view);
+    if (!entity) throw new NotFound();
+    return entity;
+  }
+
+  /** The entity at `key`, within its parent when nested; NotFound otherwise. */
+  find<N extends EntityName>(name: N, key: string, parent?: Parent, view: View = this.view): EntityTypes[N] {
+    const owner = parent && this.parentOf(name, parent, view);
+    const entity = this.select(name, key, view);
+    if (!entity || (owner && parent && idOf(fieldsOf(entity)[parent.field]) !== owner.id)) throw new NotFound();
+    return entity;
+  }
+
+  /** An entity's fields as Kong's schema has them (internal ones left out). */
+  private stored(name: EntityName, entity: AnyEntity): Input {
+    const output: Input = {};
+    for (const [field, schema] of Object.entries(definitionOf(name).schema.properties)) {
+      if (!kongField(schema).attributes.internal) output[field] = fieldsOf(entity)[field];
+    }
+    return output;
+  }
+
+  /** What the Admin API answers for an entity: internal fields left out; a ttl row's ttl is the time left. */
+  present(name: EntityName, entity: AnyEntity): Input {
+    const output = this.stored(name, entity);
+    if (definitionOf(name).ttl) {
+      // kong/db/strategies/postgres/init.lua: FLOOR(EXTRACT(EPOCH FROM (ttl - CURRENT_TIMESTAMP))).
+      const expiresAt = fieldsOf(entity).expires_at;
+      output.ttl = typeof expiresAt === 'number' ? Math.max(0, Math.floor((expiresAt - this.now()) / 1000)) : null;
+    }
+    return output;
+  }
+
+  /** `/schemas/{entity}/validate`: the input checked as a write would check it, nothing stored. */
+  validate(name: EntityName, input: unknown): void {
+    const given = isPlainObject(input) ? this.withoutOptions(name, input).input : input;
+    refuseInvalid(validateEntityInput(definitionOf(name), given, this.subschemas).errors);
+  }
+
+  // writes ---------------------------------------------------------------------------------------
+
+  /** POST /{entities} and /{parents}/{key}/{entities}. */
+  insert<N extends EntityName>(name: N, input: Input, options: WriteOptions = {}): Promise<EntityTypes[N]> {
+    return this.transaction((draft) => {
+      const given = this.scoped(draft, name, input, options.parent, 'insert');
+      if (isUuid(given.id) && draft.get(name, given.id)) throw new UniqueViolation({ id: given.id });
+      return this.write(draft, name, given, undefined, { ...options, mode: 'insert' });
+    });
+  }
+
+  /** PATCH: the stored fields with the given ones over them; records (a plugin's config) merged. */
+  update<N extends EntityName>(name: N, key: string, input: Input, options: WriteOptions = {}): Promise<EntityTypes[N]> {
+    return this.transaction((draft) => {
+      const existing = this.find(name, key, options.parent, draft);
+      const given = this.scoped(draft, name, input, options.parent, 'update');
+      const merged = this.stored(name, existing);
+      const properties = definitionOf(name).schema.properties;
+      for (const [field, value] of Object.entries(given)) {
+        const current = merged[field];
+        const schema = properties[field];
+        const abstract = schema !== undefined && kongField(schema).attributes.abstract === true;
+        merged[field] = abstract && isPlainObject(current) && isPlainObject(value) ? { ...current, ...value } : value;
+      }
+      return this.write(draft, name, merged, existing, { ...options, mode: 'update' });
+    });
+  }
+
+  /**
+   * PUT: creates or replaces the entity the URL names, by id when the key is a UUID, else by
+   * endpoint key (kong/db/dao/init.lua upsert, upsert_by_<endpoint_key>).
+   */
+  upsert<N extends EntityName>(name: N, key: string, input: Input, options: WriteOptions = {}): Promise<EntityTypes[N]> {
+    return this.transaction((draft) => {
+      const endpointKey = definitionOf(name).endpoint_key;
+      if (!isUuid(key) && !endpointKey) throw new NotFound();
+      const existing = this.select(name, key, draft);
+      if (existing && options.parent) this.find(name, key, options.parent, draft);
+      const given = this.scoped(draft, name, input, options.parent, 'upsert');
+      if (isUuid(key)) {
+        given.id = key;
+      } else if (endpointKey) {
+        // The URL's key wins over the body's (check_upsert: entity_to_upsert[name] = key).
+        given[endpointKey] = key;
+        if (existing) given.id = existing.id;
+      }
+      return this.write(draft, name, given, existing, { ...options, mode: 'upsert' });
+    });
+  }
+
+  /**
+   * PUT /{entities}/{key}/{field} (`/routes/{route}/service`): upserts the entity the foreign key
+   * references; when there is none yet, creates it and points the foreign key at it
+   * (kong/api/endpoints.lua put_entity_endpoint, `associate`).
+   */
+  upsertReferenced(name: EntityName, key: string, field: string, input: Input): Promise<AnyEntity> {
+    return this.transaction((draft) => {
+      const entity = this.find(name, key, undefined, draft);
+      const reference = foreignFields(definitionOf(name)).find((f) => f.field === field)?.reference;
+      if (!reference) throw new NotFound();
+      const current = idOf(fieldsOf(entity)[field]);
+      const existing = current === undefined ? undefined : draft.get(reference, current);
+      const referenced = this.write(draft, reference, { ...input, id: current ?? randomUUID() }, existing, { mode: 'upsert' });
+      if (current === undefined) this.write(draft, name, { ...this.stored(name, entity), [field]: { id: referenced.id } }, entity, { mode: 'update' });
+      return referenced;
+    });
+  }
+
+  /** DELETE: a missing entity is not an error at the top level; a nested one is NotFound. */
+  delete(name: EntityName, key: string, options: { parent?: Parent } = {}): Promise<void> {
+    return this.transaction((draft) => {
+      const existing = options.parent ? this.find(name, key, options.parent, draft) : this.select(name, key, draft);
+      if (existing) this.remove(draft, name, existing.id);
+    });
+  }
+
+  /** Deletes an entity and, as Kong's on_delete says, cascades or refuses for what references it. */
+  remove(draft: Draft, name: EntityName, id: string): void {
+    for (const other of ENTITY_NAMES) {
+      for (const { field, reference, onDelete } of foreignFields(definitionOf(other))) {
+        if (reference !== name) continue;
+        const referencing = draft.list(other).filter((entity) => idOf(fieldsOf(entity)[field]) === id);
+        if (referencing.length > 0 && onDelete === 'restrict') throw ForeignKeyViolation.referencedBy(other, name);
+        for (const entity of referencing) this.remove(draft, other, entity.id);
+      }
+    }
+    draft.delete(name, id);
+  }
+
+  /**
+   * The one path of every write: the input validated as Kong's schema says, auto fields filled,
+   * foreign keys resolved and checked, unique fields and cache keys checked, then put in the draft.
+   * `keep` carries an existing row's state a re-sync must not reset (a credential's expiry).
+   */
+  write<N extends EntityName>(
+    draft: Draft,
+    name: N,
+    input: Input,
+    existing: EntityTypes[N] | undefined,
+    options: WriteOptions & { mode: Mode; keepExpiry?: boolean },
+  ): EntityTypes[N] {
+    const definition = definitionOf(name);
+    const { input: given, ttl } = this.withoutOptions(name, input, options.ttl);
+    const errors: FieldErrors = {};
+    this.resolveForeign(draft, definition, given, errors);
+    refuseInvalid(errors);
+    const { fields, errors: invalid } = validateEntityInput(definition, given, this.subschemas);
+    refuseInvalid(invalid);
+    const record: Input = fields;
+    const nowMs = this.now();
+    for (const [field, schema] of Object.entries(definition.schema.properties)) {
+      const { attributes } = kongField(schema);
+      if (attributes.internal) record[field] = existing ? fieldsOf(existing)[field] : null;
+      if (!attributes.auto) continue;
+      if (attributes.uuid) record[field] = existing?.id ?? (isUuid(record[field]) ? record[field] : randomUUID());
+      else if (field === 'created_at') record[field] = existing ? fieldsOf(existing).created_at : seconds(nowMs);
+      else if (field === 'updated_at') record[field] = seconds(nowMs);
+      // Kong's auto strings are random (kong/db/schema/init.lua: utils.random_string): 32 hex.
+      else if (attributes.type === 'string') record[field] = record[field] ?? randomBytes(16).toString('hex');
+    }
+    if (definition.ttl) {
+      // The row expires ttl seconds after it was written (postgres/init.lua get_ttl_value); a
+      // re-sync of kong.yml keeps the deadline it had.
+      const since = options.mode === 'update' ? seconds(nowMs) : Number(record.created_at);
+      const kept = options.keepExpiry && existing ? fieldsOf(existing).expires_at : null;
+      record.expires_at = ttl ? (typeof kept === 'number' ? kept : (since + ttl) * 1000) : null;
+    }
+    this.checkForeign(draft, definition, record);
+    this.checkUnique(draft, name, definition, record);
+    const entity = record as unknown as EntityTypes[N];
+    draft.put(name, entity);
+    return entity;
+  }
+
+  /** Kong's `ttl` is an option of ttl-enabled types, not a field (kong/api/endpoints.lua extract_options). */
+  private withoutOptions(name: EntityName, input: Input, ttlOption?: number): { input: Input; ttl: number | undefined } {
+    if (!definitionOf(name).ttl || input.ttl === undefined) return { input, ttl: ttlOption };
+    const { ttl, ...rest } = input;
+    if (ttl !== null && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0 || ttl > 100000000)) {
+      throw new SchemaViolation({ ttl: typeof ttl === 'number' && Number.isInteger(ttl) ? 'value should be between 0 and 100000000' : 'expected an integer' });
+    }
+    return { input: rest, ttl: typeof ttl === 'number' ? ttl : undefined };
+  }
+
+  /** A nested endpoint's parent as the foreign key of the input (kong/api/endpoints.lua). */
+  private scoped(draft: Draft, name: EntityName, input: Input, parent: Parent | undefined, mode: Mode): Input {
+    if (!parent) return { ...input };
+    const owner = this.parentOf(name, parent, draft);
+    // PATCH keeps a foreign key the body sets; POST and PUT pin it to the URL's parent.
+    if (mode === 'update' && input[parent.field] !== undefined) return { ...input };
+    return { ...input, [parent.field]: { id: owner.id } };
+  }
+
+  /**
+   * A foreign key given without a valid primary key is looked up by the referenced type's unique
+   * fields, as Kong's DAO resolve_foreign does (`{ "name": "svc" }`); a whole entity is its id.
+   */
+  private resolveForeign(draft: Draft, definition: EntityDefinition, input: Input, errors: FieldErrors): void {
+    for (const { field, reference } of foreignFields(definition)) {
+      const value = input[field];
+      if (!isPlainObject(value) || isUuid(value.id)) continue;
+      const target = definitionOf(reference);
+      const keys = Object.entries(target.schema.properties)
+        .filter(([key, schema]) => kongField(schema).attributes.unique || key === target.endpoint_key)
+        .map(([key]) => key)
+        .filter((key) => typeof value[key] === 'string');
+      for (const key of keys) {
+        const found = draft.list(reference).find((entity) => fieldsOf(entity)[key] === value[key]);
+        if (found) {
+          input[field] = { id: found.id };
+          break;
+        }
+        errors[field] = `the foreign key '{${key}="${String(value[key])}"}' does not reference an existing '${reference}' entity.`;
+      }
+    }
+  }
+
+  /** Every foreign key names an existing entity (foreign key violation otherwise). */
+  private checkForeign(draft: Draft, definition: EntityDefinition, record: Input): void {
+    for (const { field, reference } of foreignFields(definition)) {
+      const id = idOf(record[field]);
+      if (id !== undefined && !draft.get(reference, id)) throw ForeignKeyViolation.missing(field, reference, { id });
+    }
+  }
+
+  /** Unique fields, the endpoint key and the cache key are unique across the type (409 otherwise). */
+  private checkUnique(draft: Draft, name: EntityName, definition: EntityDefinition, record: Input): void {
+    const others = draft.list(name).filter((entity) => entity.id !== record.id);
+    for (const [field, schema] of Object.entries(definition.schema.properties)) {
+      const value = record[field];
+      if (value === null || value === undefined) continue;
+      if (!kongField(schema).attributes.unique && field !== definition.endpoint_key) continue;
+      if (others.some((entity) => fieldsOf(entity)[field] === value)) throw new UniqueViolation({ [field]: value });
+    }
+    const cacheKey = definition.cache_key;
+    if (cacheKey && cacheKey.length > 1) {
+      const key = (entity: Input) => JSON.stringify(cacheKey.map((field) => idOf(entity[field]) ?? entity[field] ?? null));
+      const mine = key(record);
+      if (others.some((entity) => key(fieldsOf(entity)) === mine)) {
+        throw new UniqueViolation(Object.fromEntries(cacheKey.map((field) => [field, record[field] ?? null])));
+      }
+    }
+  }
+}

@@ -1,0 +1,24 @@
+import { defineEntity, type EntityOf } from '../entity.ts';
+import * as T from '../typedefs.ts';
+
+/** kong/plugins/key-auth/daos.lua (3.9.3). */
+export const keyauthCredentials = defineEntity({
+  name: 'keyauth_credentials',
+  primary_key: ['id'],
+  endpoint_key: 'key',
+  cache_key: ['key'],
+  admin_api_name: 'key-auths',
+  admin_api_nested_name: 'key-auth',
+  ttl: true,
+  schema: T.entity({
+    id: T.uuid(),
+    created_at: T.autoTimestamp(),
+    consumer: T.foreign('consumers', { required: true, on_delete: 'cascade' }),
+    key: T.string({ unique: true, auto: true }),
+    tags: T.tags(),
+    /** Unix ms after which the key neither authenticates nor is listed (Kong's ttl column). */
+    expires_at: T.internal(T.number()),
+  }),
+});
+
+export type KeyAuthCredential = EntityOf<typeof keyauthCredentials>;

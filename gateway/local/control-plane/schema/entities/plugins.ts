@@ -1,0 +1,37 @@
+import { defineEntity, type EntityOf } from '../entity.ts';
+import * as T from '../typedefs.ts';
+
+/** Kong's plugins.lua `protocols = typedefs.protocols`: the HTTP subsystem's protocols by default. */
+export const PLUGIN_PROTOCOLS = ['grpc', 'grpcs', 'http', 'https'] as const;
+
+/**
+ * kong/db/schema/entities/plugins.lua (3.9.3). `config` is abstract here: each plugin's own schema
+ * (schema/plugins/) validates it, chosen by `name` (subschema_key).
+ */
+export const plugins = defineEntity({
+  name: 'plugins',
+  primary_key: ['id'],
+  endpoint_key: 'instance_name',
+  cache_key: ['name', 'route', 'service', 'consumer'],
+  subschema_key: 'name',
+  schema: T.entity({
+    id: T.uuid(),
+    name: T.string({ required: true }),
+    instance_name: T.string(),
+    created_at: T.autoTimestamp(),
+    updated_at: T.autoTimestamp(),
+    route: T.foreign('routes', { on_delete: 'cascade' }),
+    service: T.foreign('services', { on_delete: 'cascade' }),
+    consumer: T.foreign('consumers', { on_delete: 'cascade' }),
+    config: T.abstractRecord(),
+    protocols: T.set(T.string(), { required: true, default: [...PLUGIN_PROTOCOLS] }),
+    enabled: T.boolean({ required: true, default: true }),
+    tags: T.tags(),
+  }),
+  subschema(plugin, errors, subschemas) {
+    const scope = { consumer: plugin.consumer !== null, route: plugin.route !== null, service: plugin.service !== null };
+    plugin.config = subschemas.validateConfig(plugin.name, plugin.config, scope, errors);
+  },
+});
+
+export type Plugin = EntityOf<typeof plugins>;

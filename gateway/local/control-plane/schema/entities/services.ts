@@ -1,0 +1,64 @@
+import { defineEntity, type EntityOf } from '../entity.ts';
+import { hostError } from '../hosts.ts';
+import * as T from '../typedefs.ts';
+import type { FieldErrors } from '../validate.ts';
+
+const timeout = () => T.integer({ default: 60000, between: [1, 2147483646] });
+
+/** The `url` shorthand: protocol, host, port and path from one URL (services.lua shorthand_fields). */
+export function serviceUrlFields(url: unknown, errors: FieldErrors): Record<string, unknown> {
+  if (typeof url !== 'string') {
+    errors.url = 'expected a string';
+    return {};
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    errors.url = 'missing host in url';
+    return {};
+  }
+  const protocol = parsed.protocol.replace(/:$/, '');
+  return {
+    protocol,
+    host: parsed.hostname.replace(/^\[|\]$/g, ''),
+    port: parsed.port ? Number(parsed.port) : protocol === 'https' ? 443 : 80,
+    ...(parsed.pathname && parsed.pathname !== '/' ? { path: parsed.pathname } : url.replace(/\/+$/, '') !== url ? { path: '/' } : {}),
+  };
+}
+
+/** kong/db/schema/entities/services.lua (3.9.3). */
+export const services = defineEntity({
+  name: 'services',
+  primary_key: ['id'],
+  endpoint_key: 'name',
+  schema: T.entity({
+    id: T.uuid(),
+    created_at: T.autoTimestamp(),
+    updated_at: T.autoTimestamp(),
+    name: T.name(),
+    retries: T.integer({ default: 5, between: [0, 32767] }),
+    protocol: T.string({ required: true, default: 'http', one_of: T.PROTOCOLS }),
+    host: T.string({ required: true, custom: hostError }),
+    port: T.integer({ required: true, default: 80, between: [0, 65535] }),
+    path: T.string({ match: /^\// }),
+    connect_timeout: timeout(),
+    write_timeout: timeout(),
+    read_timeout: timeout(),
+    tags: T.tags(),
+    client_certificate: T.foreign('certificates'),
+    tls_verify: T.boolean(),
+    tls_verify_depth: T.integer(),
+    ca_certificates: T.array(T.string()),
+    enabled: T.boolean({ required: true, default: true }),
+  }),
+  shorthands: { url: serviceUrlFields },
+  unsupported: {
+    client_certificate: 'client certificates are not implemented',
+    tls_verify: 'TLS verification settings are not implemented',
+    tls_verify_depth: 'TLS verification settings are not implemented',
+    ca_certificates: 'CA certificates are not implemented',
+  },
+});
+
+export type Service = EntityOf<typeof services>;

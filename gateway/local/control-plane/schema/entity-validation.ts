@@ -1,0 +1,43 @@
+import type { Static, TObject, TProperties } from '@sinclair/typebox';
+import type { EntityDefinition, Subschemas } from './entity.ts';
+import { isPlainObject, validateFields, type FieldErrors } from './validate.ts';
+
+export type Input = Record<string, unknown>;
+
+const isSet = (value: unknown) => value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0);
+
+/**
+ * An entity's input checked against its definition, without the store: shorthands expanded,
+ * fields validated and defaulted (auto fields left to the entity service), then what the local
+ * gateway cannot run refused, Kong's entity checks and the subschema (a plugin's config). What
+ * `/schemas/{entity}/validate`, kong.yml's loader and every write share.
+ */
+export function validateEntityInput<P extends TProperties>(
+  definition: EntityDefinition<P>,
+  input: unknown,
+  subschemas: Subschemas,
+): { fields: Static<TObject<P>>; errors: FieldErrors } {
+  const errors: FieldErrors = {};
+  const given: Input = isPlainObject(input) ? { ...input } : {};
+  if (!isPlainObject(input)) errors['@entity'] = 'expected a record';
+  for (const [name, expand] of Object.entries(definition.shorthands ?? {})) {
+    if (!(name in given)) continue;
+    const value = given[name];
+    delete given[name];
+    Object.assign(given, expand(value, errors));
+  }
+  for (const [name, reason] of Object.entries(definition.refusedInput ?? {})) {
+    if (isSet(given[name])) errors[name] = `not supported by the local gateway: ${reason}`;
+    delete given[name];
+  }
+  const record = validateFields(definition.schema.properties, given, '', errors, { skipAuto: true });
+  // The fields as the entity's type: every field validated (auto ones the entity service fills).
+  const fields = record as Static<TObject<P>>;
+  for (const [name, reason] of Object.entries<string | undefined>(definition.unsupported ?? {})) {
+    if (isSet(record[name])) errors[name] = `not supported by the local gateway: ${reason}`;
+  }
+  const fieldsValid = Object.keys(errors).length === 0;
+  if (definition.subschema && typeof record[definition.subschema_key ?? ''] === 'string') definition.subschema(fields, errors, subschemas);
+  if (fieldsValid) definition.check?.(fields, errors);
+  return { fields, errors };
+}

@@ -1,0 +1,105 @@
+import type { FieldErrors } from './validate.ts';
+
+/** Kong's Admin API error bodies (kong/db/errors.lua): what the Admin API answers for each error class. */
+export interface KongErrorBody {
+  code: number;
+  name: string;
+  message: string;
+  fields: Record<string, unknown>;
+}
+
+/** An error Kong reports with a code, a name and the fields concerned; `status` is its HTTP status. */
+export class KongError extends Error {
+  constructor(readonly body: KongErrorBody, readonly status: number) {
+    super(body.message);
+  }
+}
+
+/** Nested `fields` from dotted paths, `@entity` messages collected in a list. */
+function nest(errors: FieldErrors): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const [path, message] of Object.entries(errors)) {
+    const parts = path.split('.');
+    const last = parts.pop() ?? path;
+    let node = fields;
+    for (const part of parts) {
+      const next = node[part];
+      node = (node[part] = typeof next === 'object' && next !== null ? next : {}) as Record<string, unknown>;
+    }
+    if (last === '@entity') {
+      const list: unknown = node['@entity'];
+      node['@entity'] = [...(Array.isArray(list) ? (list as unknown[]) : []), message];
+    } else {
+      node[last] = message;
+    }
+  }
+  return fields;
+}
+
+/** code 2, 400: the input does not validate. */
+export class SchemaViolation extends KongError {
+  constructor(readonly errors: FieldErrors) {
+    const list = Object.entries(errors).map(([path, message]) => (path.endsWith('@entity') ? message : `${path}: ${message}`));
+    super(
+      {
+        code: 2,
+        name: 'schema violation',
+        message: list.length === 1 ? `schema violation (${list[0]})` : `${list.length} schema violations (${list.join('; ')})`,
+        fields: nest(errors),
+      },
+      400,
+    );
+  }
+}
+
+/** Throws a SchemaViolation when `errors` has any. */
+export function refuseInvalid(errors: FieldErrors): void {
+  if (Object.keys(errors).length > 0) throw new SchemaViolation(errors);
+}
+
+/** Lua's pretty-printing of a key as Kong's messages show it: `{name="x",route=null}`. */
+function pretty(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'string') return `"${value}"`;
+  if (typeof value === 'object') {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${k}=${pretty(v)}`).join(',')}}`;
+  }
+  return String(value);
+}
+
+/** code 5, 409: another entity has these unique values. */
+export class UniqueViolation extends KongError {
+  constructor(key: Record<string, unknown>) {
+    super({ code: 5, name: 'unique constraint violation', message: `UNIQUE violation detected on '${pretty(key)}'`, fields: key }, 409);
+  }
+}
+
+/** code 4, 400: a foreign key names no entity, or an entity is still referenced (on_delete restrict). */
+export class ForeignKeyViolation extends KongError {
+  static referencedBy(referencing: string, referenced: string): ForeignKeyViolation {
+    return new ForeignKeyViolation(`an existing '${referencing}' entity references this '${referenced}' entity`, { '@referenced_by': referencing });
+  }
+
+  static missing(field: string, reference: string, key: Record<string, unknown>): ForeignKeyViolation {
+    const message = `the foreign key '${pretty(key)}' does not reference an existing '${reference}' entity.`;
+    return new ForeignKeyViolation(message, { [field]: message });
+  }
+
+  private constructor(message: string, fields: Record<string, unknown>) {
+    super({ code: 4, name: 'foreign key violation', message, fields }, 400);
+  }
+}
+
+/** code 7 (offset) and 9 (size), 400: a list request Kong cannot page. */
+export class InvalidPaging extends KongError {
+  constructor(name: 'invalid offset' | 'invalid size' | 'invalid filter', message: string) {
+    super({ code: name === 'invalid offset' ? 7 : 9, name, message, fields: {} }, 400);
+  }
+}
+
+/** 404 {"message":"Not found"}: the entity, or its parent, does not exist. */
+export class NotFound extends Error {}
+
+/** 405: Kong's method_not_allowed (e.g. DELETE /routes/{route}/service). */
+export class MethodNotAllowed extends Error {}

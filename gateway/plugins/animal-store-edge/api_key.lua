@@ -1,0 +1,112 @@
+-- API keys as the edge plugin sees them (README, "API keys: format, storage, migration"; the CLI's
+-- side is scripts/lib/api-keys.ts, test vectors in test/fixtures/api-key-vectors.json):
+--
+--   ask_ <43 random> <6 checksum>   53 characters, base64url (A-Z a-z 0-9 - _) after the prefix
+--
+-- The checksum is the CRC-32 of the 47 characters before it, 4 bytes big-endian, base64url without
+-- padding. ngx.crc32_long and ngx.base64's encode_base64url are in lua-resty-core 0.1.25 (ngx_lua
+-- 0.10.23) and in Kong 3.9's OpenResty 1.25.3 alike; resty.sha256 and resty.string are OpenResty's
+-- lua-resty-string on Kong, the data plane's own modules of the same names locally.
+local sha256 = require "resty.sha256"
+local to_hex = require("resty.string").to_hex
+local encode_base64url = require("ngx.base64").encode_base64url
+local bit = require "bit"
+
+local ngx = ngx
+local type = type
+local byte = string.byte
+local char = string.char
+local sub = string.sub
+local band = bit.band
+local rshift = bit.rshift
+local crc32_long = ngx.crc32_long
+
+local KEY_LENGTH = 53
+local LEGACY_LENGTH = 47 -- ask_ + 43: keys issued before the checksum
+local BODY_LENGTH = 47   -- what the checksum covers: everything before it
+
+local BASE64URL = {}
+for c in ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"):gmatch(".") do
+  BASE64URL[byte(c)] = true
+end
+
+local A, S, K, UNDERSCORE = byte("a"), byte("s"), byte("k"), byte("_")
+
+local api_key = {
+  CHECKSUMMED = "checksummed", -- hash, look up
+  LEGACY = "legacy",           -- hash, look up
+  MALFORMED = "malformed",     -- refused before any hash or look-up
+  UNPREFIXED = "unprefixed",   -- not an ask_ key (one an admin made by hand): hash, look up
+  -- the tag on a credential whose key is the digest of the API key (kept in sync with the CLI's)
+  HASHED_TAG = "key-hash:sha256",
+}
+
+local function checksum_matches(token)
+  local crc = crc32_long(sub(token, 1, BODY_LENGTH))
+  local bytes = char(band(rshift(crc, 24), 0xff), band(rshift(crc, 16), 0xff),
+                     band(rshift(crc, 8), 0xff), band(crc, 0xff))
+  return encode_base64url(bytes) == sub(token, BODY_LENGTH + 1)
+end
+
+--- What a bearer token is: one of the classes above. No hash and no look-up: byte checks, and
+--- for a token of the key's length a CRC-32 and its base64url to compare.
+function api_key.classify(token)
+  local b1, b2, b3, b4 = byte(token, 1, 4)
+  if b1 ~= A or b2 ~= S or b3 ~= K or b4 ~= UNDERSCORE then
+    return api_key.UNPREFIXED
+  end
+
+  local length = #token
+  if length ~= KEY_LENGTH and length ~= LEGACY_LENGTH then
+    return api_key.MALFORMED
+  end
+  for i = 5, length do
+    if not BASE64URL[byte(token, i)] then
+      return api_key.MALFORMED
+    end
+  end
+
+  if length == LEGACY_LENGTH then
+    return api_key.LEGACY
+  end
+  return checksum_matches(token) and api_key.CHECKSUMMED or api_key.MALFORMED
+end
+
+-- One context per worker, reset for each token: nothing yields between reset and final.
+local hasher
+
+--- The lower-case hex SHA-256 of the token: what a hashed credential stores as its key. nil and
+--- an error when OpenSSL cannot hash.
+function api_key.digest(token)
+  if hasher then
+    hasher:reset()
+  else
+    local err
+    hasher, err = sha256:new()
+    if not hasher then
+      return nil, err or "could not create a SHA-256 context"
+    end
+  end
+  hasher:update(token)
+  local digest = hasher:final()
+  if not digest then
+    return nil, "SHA-256 failed"
+  end
+  return to_hex(digest)
+end
+
+--- true when a credential (as kong.db returns it) holds a digest rather than the key itself.
+function api_key.is_hashed(credential)
+  local tags = credential.tags
+  if type(tags) ~= "table" then
+    return false
+  end
+  for i = 1, #tags do
+    if tags[i] == api_key.HASHED_TAG then
+      return true
+    end
+  end
+  return false
+end
+
+return api_key

@@ -1,0 +1,142 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { findNginx } from '../../gateway/local/index.ts';
+import { DATA_PLANE_DIR } from '../../gateway/local/index.ts';
+import { GATEWAY_DIR } from '../../gateway/local/index.ts';
+
+/**
+ * What hashing and the checksum add to the edge plugin's access per request (issue 22; target
+ * ≤ 2 µs): CPU µs per call of the plugin's own functions (gateway/plugins/animal-store-edge/
+ * api_key.lua), run inside nginx as on a data-plane node, so ngx.crc32_long, ngx.base64 and
+ * resty.sha256 (libcrypto from the nginx process) are the ones requests use. Each figure is the
+ * least of five rounds after a warm-up (LuaJIT has compiled the loop by then), as
+ * test/bench/least-cpu.ts measures.
+ *
+ *   npx tsx test/bench/edge-hash.ts [--seconds 2] [--json]
+ */
+
+export interface EdgeHashFigures {
+  /** classify() of a valid ask_ key: byte checks, CRC-32, base64url. */
+  checksum: number;
+  /** digest(): SHA-256 of the token, hex. */
+  hash: number;
+  /** What a request with a valid key pays: classify + digest. */
+  added: number;
+  /** A request whose ask_ key has a wrong checksum: classify only, then refused. */
+  refusal: number;
+  /** A key issued before the checksum (ask_ + 43): classify + digest. */
+  legacy: number;
+}
+
+const SCENARIOS: Record<keyof EdgeHashFigures, string> = {
+  checksum: 'classify(KEY)',
+  hash: 'digest(KEY)',
+  added: 'if classify(KEY) ~= MALFORMED then digest(KEY) end',
+  refusal: 'if classify(TYPO) ~= MALFORMED then digest(TYPO) end',
+  legacy: 'if classify(LEGACY) ~= MALFORMED then digest(LEGACY) end',
+};
+
+function luaProgram(seconds: number): string {
+  const plugin = join(GATEWAY_DIR, 'plugins', 'animal-store-edge');
+  const scenarios = Object.entries(SCENARIOS)
+    .map(([name, body]) => `  { name = "${name}", run = function() ${body} end },`)
+    .join('\n');
+  return `
+package.path = "${join(DATA_PLANE_DIR, 'lua')}/?.lua;" .. package.path
+table.insert(package.loaders, 2, function(name)
+  local module = name:match("^kong%.plugins%.animal%-store%-edge%.([%w_]+)$")
+  if module then return assert(loadfile("${plugin}/" .. module .. ".lua")) end
+end)
+local api_key = require "kong.plugins.animal-store-edge.api_key"
+local classify, digest, MALFORMED = api_key.classify, api_key.digest, api_key.MALFORMED
+local KEY = "ask_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8M6jqiQ"
+local TYPO = "ask_AAECAwQFBgcICQoLDA0ODyAREhMUFRYXGBkaGxwdHh8M6jqiQ"
+local LEGACY = "ask_y4D_Cl3JKusGKa9i3S-0V7dCuX2a36JC6zuvmOUS_YU"
+assert(classify(KEY) == api_key.CHECKSUMMED and classify(TYPO) == MALFORMED and classify(LEGACY) == api_key.LEGACY)
+assert(digest(KEY) == "addad977039356a771f9336a0b08ca76f149cff080476e5a0a49251c0e0cea5d")
+local clock = os.clock
+local function least_us(run)
+  for _ = 1, 20000 do run() end
+  local best = math.huge
+  for _ = 1, 5 do
+    local started, count = clock(), 0
+    local deadline = started + ${seconds} / 5
+    local now = started
+    while now < deadline do
+      for _ = 1, 1000 do run() end
+      count = count + 1000
+      now = clock()
+    end
+    best = math.min(best, (now - started) * 1e6 / count)
+  end
+  return best
+end
+local out = {}
+for _, s in ipairs({
+${scenarios}
+}) do
+  out[#out + 1] = string.format('"%s": %.4f', s.name, least_us(s.run))
+end
+io.stdout:write("{" .. table.concat(out, ", ") .. "}\\n")
+io.stdout:flush()
+os.exit(0)
+`;
+}
+
+/** Runs the measurement in a throwaway nginx (init_by_lua, which exits nginx when done). */
+export async function measureEdgeHash(seconds = 2): Promise<EdgeHashFigures> {
+  const nginx = findNginx();
+  const prefix = mkdtempSync(join(tmpdir(), 'edge-hash-'));
+  try {
+    writeFileSync(join(prefix, 'bench.lua'), luaProgram(seconds));
+    const conf = [
+      ...nginx.loadModules,
+      'pid nginx.pid;',
+      'error_log stderr warn;',
+      'events {}',
+      'http {',
+      '  client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp; uwsgi_temp_path tmp; scgi_temp_path tmp;',
+      `  init_by_lua_file ${join(prefix, 'bench.lua')};`,
+      '}',
+    ].join('\n');
+    writeFileSync(join(prefix, 'nginx.conf'), conf);
+    const output = await new Promise<string>((resolve, reject) => {
+      const child = spawn(nginx.path, ['-p', `${prefix}/`, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], { cwd: prefix });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      const timer = setTimeout(() => child.kill('SIGKILL'), seconds * 1000 * 10 + 30_000);
+      child.once('error', reject);
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        if (code === 0 && stdout.trim()) resolve(stdout.trim());
+        else reject(new Error(`the measurement failed (nginx exited ${code}):\n${stderr}${stdout}`));
+      });
+    });
+    return JSON.parse(output) as EdgeHashFigures;
+  } finally {
+    rmSync(prefix, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const secondsFlag = process.argv.indexOf('--seconds');
+  const seconds = secondsFlag > 0 ? Number(process.argv[secondsFlag + 1]) : 2;
+  if (!(seconds > 0)) {
+    console.error('error: --seconds takes a positive number');
+    process.exit(2);
+  }
+  const figures = await measureEdgeHash(seconds);
+  if (process.argv.includes('--json')) {
+    console.log(JSON.stringify(figures));
+  } else {
+    console.log('edge plugin, hash + checksum per request (CPU µs, least of 5 rounds, in nginx):');
+    console.log(`  added for a valid ask_ key   ${figures.added.toFixed(3)} µs  (checksum ${figures.checksum.toFixed(3)}, SHA-256 + hex ${figures.hash.toFixed(3)}; target ≤ 2)`);
+    console.log(`  legacy key (no checksum)     ${figures.legacy.toFixed(3)} µs`);
+    console.log(`  refused, wrong checksum      ${figures.refusal.toFixed(3)} µs  (no hash, no look-up)`);
+  }
+}

@@ -1,0 +1,155 @@
+import anyTest, { type TestFn } from 'ava';
+import { startFixture, type Fixture } from '../helpers/fixture.ts';
+import { kongAdminProblems } from '../helpers/kong-admin-contract.ts';
+
+// What go-kong (the client of decK and the Kong Ingress Controller) found the local Admin API
+// doing otherwise than Kong 3.9 (issue 23), each case as Kong's source decides it.
+const test = anyTest as TestFn<{ f: Fixture }>;
+
+test.before(async (t) => {
+  t.context.f = await startFixture('_format_version: "3.0"\n');
+});
+test.after.always(async (t) => {
+  await t.context.f?.dispose();
+});
+
+test("GET /routes/{route}/service is the route's service (kong/api/endpoints.lua generate_entity_endpoints)", async (t) => {
+  const { f } = t.context;
+  const service = await f.admin('/services', { method: 'POST', json: { name: 'fk-owner', url: 'http://127.0.0.1:9' } });
+  const route = await f.admin('/services/fk-owner/routes', { method: 'POST', json: { name: 'fk-child', paths: ['/fk-child'] } });
+  const read = await f.admin('/routes/fk-child/service');
+  t.is(read.status, 200);
+  t.deepEqual(read.body, service.body);
+  // Kong's OpenAPI does not list this endpoint: the body is a service, as GET /services/{service} answers it.
+  t.deepEqual(kongAdminProblems('GET', '/services/{service_id_or_name}', 200, read.body), []);
+  // PATCH through the route writes the service; DELETE through it is not allowed (method_not_allowed).
+  const patched = await f.admin(`/routes/${route.body.id}/service`, { method: 'PATCH', json: { retries: 2 } });
+  t.is(patched.body.retries, 2);
+  t.is((await f.admin('/routes/fk-child/service', { method: 'DELETE' })).status, 405);
+  // A route without a service has none to show (get_entity_endpoint: `not pk or pk == null`)...
+  await f.admin('/routes', { method: 'POST', json: { name: 'fk-orphan', paths: ['/orphan'] } });
+  t.is((await f.admin('/routes/fk-orphan/service')).status, 404);
+  // ...and a PUT creates one and points the route at it (put_entity_endpoint's `associate`).
+  const created = await f.admin('/routes/fk-orphan/service', { method: 'PUT', json: { url: 'http://127.0.0.1:9/made' } });
+  t.is(created.status, 200, JSON.stringify(created.body));
+  t.is(created.body.path, '/made');
+  t.deepEqual((await f.admin('/routes/fk-orphan')).body.service, { id: created.body.id });
+  const replaced = await f.admin('/routes/fk-orphan/service', { method: 'PUT', json: { url: 'http://127.0.0.1:9/again' } });
+  t.deepEqual([replaced.body.id, replaced.body.path], [created.body.id, '/again']);
+});
+
+test('a foreign key sent as the whole entity is its primary key (kong/db/schema/init.lua:963-976, validate_primary_key(pk, true))', async (t) => {
+  const { f } = t.context;
+  const service = await f.admin('/services', { method: 'POST', json: { name: 'whole', url: 'http://127.0.0.1:9' } });
+  // go-kong sends the Service object it got back, every field included.
+  const route = await f.admin('/routes', { method: 'POST', json: { name: 'by-whole', paths: ['/whole'], service: service.body } });
+  t.is(route.status, 201, JSON.stringify(route.body));
+  t.deepEqual(route.body.service, { id: service.body.id });
+  const plugin = await f.admin('/plugins', { method: 'POST', json: { name: 'correlation-id', route: route.body } });
+  t.is(plugin.status, 201, JSON.stringify(plugin.body));
+  t.deepEqual(plugin.body.route, { id: route.body.id });
+});
+
+test("a foreign key's id must be a UUID; a name goes in the endpoint key's field (kong/db/dao/init.lua resolve_foreign)", async (t) => {
+  const { f } = t.context;
+  await f.admin('/services', { method: 'POST', json: { name: 'named', url: 'http://127.0.0.1:9' } });
+  const byIdName = await f.admin('/routes', { method: 'POST', json: { name: 'id-is-a-name', paths: ['/n'], service: { id: 'named' } } });
+  t.is(byIdName.status, 400);
+  t.like(byIdName.body, { code: 2, name: 'schema violation', fields: { service: { id: 'expected a valid UUID' } } });
+  t.is((await f.admin('/routes/id-is-a-name')).status, 404);
+  // resolve_foreign looks a key without a valid primary key up by the referenced type's unique fields.
+  const byName = await f.admin('/routes', { method: 'POST', json: { name: 'by-name', paths: ['/by-name'], service: { name: 'named' } } });
+  t.is(byName.status, 201, JSON.stringify(byName.body));
+  const missing = await f.admin('/routes', { method: 'POST', json: { name: 'no-such', paths: ['/x'], service: { id: '00000000-0000-4000-8000-000000000000' } } });
+  t.is(missing.status, 400);
+  t.is(missing.body.name, 'foreign key violation');
+});
+
+test('POST /schemas/routes/validate runs the route checks: a regex with unmatched parentheses is refused (routes.lua validate_route)', async (t) => {
+  // traditional_compatible validates each route with the ATC router (kong/db/schema/entities/routes.lua).
+  const { f } = t.context;
+  const validate = (paths: string[]) => f.admin('/schemas/routes/validate', { method: 'POST', json: { paths } });
+  t.is((await validate(['/prefix/', '~/payment/(docs|health)$'])).status, 200);
+  const one = await validate(['~/payment/(docs|health))']);
+  t.is(one.status, 400);
+  t.true(one.body.message.startsWith('schema violation (paths.1: invalid regex:'), one.body.message);
+  const second = await validate(['/prefix/', '~/payment/(docs|health))', '/foo']);
+  t.true(second.body.message.startsWith('schema violation (paths.2: invalid regex:'), second.body.message);
+});
+
+test("a key-auth credential's ttl reads back as the whole seconds left (kong/db/strategies/postgres/init.lua:1064-1068)", async (t) => {
+  // Kong stores created_at + ttl (get_ttl_value) and selects FLOOR(ttl - CURRENT_TIMESTAMP).
+  const { f } = t.context;
+  await f.admin('/consumers', { method: 'POST', json: { username: 'ttl-reader' } });
+  await f.gateway.clock.advance(400); // created_at is whole seconds: 0.4 s of the first second is gone
+  const created = await f.admin('/consumers/ttl-reader/key-auth', { method: 'POST', json: { key: 'ttl-read', ttl: 10 } });
+  t.is(created.body.ttl, 9, 'already counting down when it is created');
+  await f.gateway.clock.advance(3_000);
+  t.is((await f.admin('/key-auths/ttl-read')).body.ttl, 6);
+  await f.gateway.clock.advance(6_600);
+  t.is((await f.admin('/key-auths/ttl-read')).status, 404, 'gone when the time is up');
+});
+
+test('GET /consumers?custom_id= selects by custom_id (kong/api/routes/consumers.lua:9-36)', async (t) => {
+  const { f } = t.context;
+  const consumer = await f.admin('/consumers', { method: 'POST', json: { username: 'by-custom', custom_id: 'ext-42' } });
+  await f.admin('/consumers', { method: 'POST', json: { username: 'other-custom', custom_id: 'ext-43' } });
+  const found = await f.admin('/consumers?custom_id=ext-42');
+  t.is(found.status, 200);
+  t.deepEqual(found.body, { data: [consumer.body], next: null });
+  t.deepEqual(kongAdminProblems('GET', '/consumers', 200, found.body), []);
+  t.deepEqual((await f.admin('/consumers?custom_id=nobody')).body, { data: [], next: null });
+  const empty = await f.admin('/consumers?custom_id=');
+  t.deepEqual([empty.status, empty.body], [400, { message: 'custom_id must be an unempty string' }]);
+});
+
+test('/tags lists every tag of every entity, /tags/{tag} the entities with one (kong/api/routes/tags.lua, postgres/tags.lua)', async (t) => {
+  const { f } = t.context;
+  const consumer = await f.admin('/consumers', { method: 'POST', json: { username: 'tagged', tags: ['tag-a', 'tag-b'] } });
+  const service = await f.admin('/services', { method: 'POST', json: { name: 'tagged', url: 'http://127.0.0.1:9', tags: ['tag-b'] } });
+  const all = await f.admin('/tags');
+  t.is(all.status, 200);
+  t.deepEqual(kongAdminProblems('GET', '/tags', 200, all.body), []);
+  const mine = all.body.data.filter((row: { tag: string }) => row.tag.startsWith('tag-'));
+  t.deepEqual(
+    mine.sort((a: { entity_id: string; tag: string }, b: { entity_id: string; tag: string }) => `${a.entity_id}${a.tag}`.localeCompare(`${b.entity_id}${b.tag}`)),
+    [
+      { entity_id: consumer.body.id, entity_name: 'consumers', tag: 'tag-a' },
+      { entity_id: consumer.body.id, entity_name: 'consumers', tag: 'tag-b' },
+      { entity_id: service.body.id, entity_name: 'services', tag: 'tag-b' },
+    ].sort((a, b) => `${a.entity_id}${a.tag}`.localeCompare(`${b.entity_id}${b.tag}`)),
+  );
+  const byTag = await f.admin('/tags/tag-b');
+  t.deepEqual(kongAdminProblems('GET', '/tags/{tags}', 200, byTag.body), []);
+  t.deepEqual(byTag.body.data.map((row: { entity_name: string }) => row.entity_name).sort(), ['consumers', 'services']);
+  // Paged by [entity_id, ordinality]: one row a page walks every row once.
+  const seen: string[] = [];
+  let next: string | null = '/tags?size=1';
+  while (next) {
+    const page = await f.admin(next);
+    seen.push(...page.body.data.map((row: { entity_id: string; tag: string }) => `${row.entity_id}:${row.tag}`));
+    next = page.body.next;
+  }
+  t.deepEqual(seen, all.body.data.map((row: { entity_id: string; tag: string }) => `${row.entity_id}:${row.tag}`));
+});
+
+test('/schemas/{entity} describes every entity type Kong has, run here or not (kong/api/routes/kong.lua /schemas/:db_entity_name)', async (t) => {
+  const { f } = t.context;
+  // go-kong's TestSchemaService reads these; describing a type is not running it.
+  for (const name of ['services', 'routes', 'consumers', 'plugins', 'keyauth_credentials', 'upstreams', 'targets', 'certificates', 'ca_certificates', 'snis', 'tags', 'vaults', 'keys', 'key_sets']) {
+    const schema = await f.admin(`/schemas/${name}`);
+    t.is(schema.status, 200, name);
+    t.true(Array.isArray(schema.body.fields) && schema.body.fields.length > 0, name);
+  }
+  // kong/db/schema/entities/upstreams.lua: slots default 10000, healthchecks' defaults from gen_fields.
+  const upstreams = (await f.admin('/schemas/upstreams')).body.fields as Array<Record<string, any>>;
+  t.like(upstreams.find((field) => field.slots)?.slots, { type: 'integer', default: 10000, between: [10, 65536] });
+  const healthchecks = upstreams.find((field) => field.healthchecks)?.healthchecks;
+  const active = healthchecks.fields.find((field: Record<string, unknown>) => field.active).active;
+  t.like(active.fields.find((field: Record<string, unknown>) => field.concurrency).concurrency, { default: 10 });
+  // Still not run: a write is refused, naming the type.
+  const write = await f.admin('/upstreams', { method: 'POST', json: { name: 'u' } });
+  t.is(write.status, 400);
+  t.regex(write.body.message, /upstreams: not supported by the local gateway/);
+  t.is((await f.admin('/schemas/nope')).status, 404);
+});

@@ -1,0 +1,95 @@
+// `npm run start:cluster` (scripts/stack/cluster.ts): the backend and the local cluster (Redis,
+// control plane, two data-plane nodes, nginx balancer) under the supervisor, started as npm does,
+// every address moved to an ephemeral port (the fixed ones are the defaults).
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import { request } from '../helpers/backend.ts';
+import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';
+
+const EPHEMERAL = {
+  BACKEND_PORT: '0',
+  KONG_PROXY_LISTEN: '127.0.0.1:0',
+  KONG_ADMIN_LISTEN: '127.0.0.1:0',
+  KONG_CLUSTER_LISTEN: '127.0.0.1:0',
+  CLUSTER_NODE_LISTEN: '127.0.0.1:0,127.0.0.1:0',
+  CLUSTER_NODE_STATUS_LISTEN: '127.0.0.1:0,127.0.0.1:0',
+  CLUSTER_REDIS_LISTEN: '127.0.0.1:0',
+  KONG_NGINX_WORKER_PROCESSES: '1',
+};
+
+function startCluster(t: ExecutionContext, env: NodeJS.ProcessEnv = {}): { stack: SpawnedProcess; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'npm-start-cluster-'));
+  const stack = spawnTs('scripts/stack/cluster.ts', [], { ...EPHEMERAL, DATA_DIR: dir, ...env });
+  t.teardown(() => {
+    stack.child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { stack, dir };
+}
+
+const alive = (pid: number) => {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
+function busyPort(t: ExecutionContext): Promise<number> {
+  const server: Server = createServer();
+  t.teardown(() => server.close());
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+}
+
+test('one banner lists every piece with its pid and address; one Ctrl-C stops them all', async (t) => {
+  const { stack, dir } = startCluster(t);
+  const [, balancer, balancerPid] = await stack.waitFor(/balancer\s+(http:\/\/\S+)\/v1\s+\(nginx pid (\d+)/, 60_000);
+  const [, node1, node1Pid] = await stack.waitFor(/node 1\s+(http:\/\/\S+)\/v1\s+\(data plane: nginx pid (\d+)/);
+  const [, node2, node2Pid] = await stack.waitFor(/node 2\s+(http:\/\/\S+)\/v1\s+\(data plane: nginx pid (\d+)/);
+  const [, admin, controlPlanePid] = await stack.waitFor(/admin API\s+(http:\/\/\S+)\s+\(control plane, role control_plane, pid (\d+)/);
+  const [, clusterAddress] = await stack.waitFor(/cluster\s+(\S+)\s+\(the control plane's listener/);
+  const [, redisAddress, redisPid] = await stack.waitFor(/redis\s+(\S+)\s+\(redis-server \S+, pid (\d+): rate limits and bans, policy redis/);
+  const [, backend, backendPid] = await stack.waitFor(/backend\s+(http:\/\/\S+)\s+\(backend, pid (\d+)/);
+  await stack.waitFor(/kill -HUP \d+/);
+  const pids = [balancerPid, node1Pid, node2Pid, controlPlanePid, redisPid, backendPid].map(Number);
+  t.is(new Set(pids).size, 6);
+  t.true(pids.every(alive));
+  t.regex(clusterAddress!, /^127\.0\.0\.1:\d+$/);
+  t.regex(redisAddress!, /^127\.0\.0\.1:\d+$/);
+
+  t.is((await request(`${admin}/`)).body.configuration.role, 'control_plane');
+  t.is((await request(`${backend}/pets?limit=1`)).status, 200);
+  for (const proxy of [balancer, node1, node2]) t.is((await request(`${proxy}/v1/pets`)).status, 401, `${proxy} answers`);
+  const upstreams = new Set<string | null>();
+  for (let i = 0; i < 4; i++) upstreams.add((await request(`${balancer}/v1/pets`)).headers.get('x-balancer-upstream'));
+  t.deepEqual([...upstreams].sort(), [new URL(node1!).host, new URL(node2!).host].sort(), 'round robin over both nodes');
+  t.true(stack.output().includes(`curl -si ${balancer}/v1/pets`));
+  // each piece in a directory of its own under DATA_DIR
+  for (const file of ['redis', 'control-plane/gateway.sqlite', 'node-1/nginx.conf', 'node-2/nginx.conf', 'balancer/nginx.conf', 'cluster.log']) {
+    t.true(existsSync(join(dir, 'cluster', file)), file);
+  }
+
+  stack.child.kill('SIGINT');
+  t.deepEqual(await stack.exited, { code: 0, signal: null });
+  for (const pid of pids) t.false(alive(pid), `pid ${pid} stopped`);
+});
+
+test('a missing redis-server is one line and exit 1', async (t) => {
+  const { stack } = startCluster(t, { PATH: '/nonexistent' });
+  const exit = await stack.exited;
+  t.is(exit.code, 1);
+  const lines = stack.output().trim().split('\n').filter((line) => line.startsWith('[cluster]'));
+  t.deepEqual(lines, ['[cluster] the cluster needs redis-server, which is missing: apt-get install redis-server']);
+});
+
+test('a taken balancer port is one line naming the variable', async (t) => {
+  const port = await busyPort(t);
+  const { stack } = startCluster(t, { KONG_PROXY_LISTEN: `127.0.0.1:${port}` });
+  const exit = await stack.exited;
+  t.is(exit.code, 1);
+  const lines = stack.output().trim().split('\n').filter((line) => line.startsWith('[cluster]'));
+  t.deepEqual(lines, [`[cluster] cannot listen on 127.0.0.1:${port} (KONG_PROXY_LISTEN, the balancer): address already in use`]);
+});
