@@ -1,7 +1,7 @@
 -- kong/globalpatches.lua's role here: what the node changes in ngx_lua's Lua API once, in
 -- init_by_lua, for every worker.
 --
--- ngx.var and ngx.header reads that LuaJIT can compile. lua-resty-core 0.1.25 ends both
+-- ngx.var, ngx.header and ngx.ctx reads that LuaJIT can compile. lua-resty-core 0.1.25 ends both
 -- __index functions in `return ffi.string(...)`: a tail call to a fast function, which the trace
 -- recorder cannot follow back into the caller ("NYI: return to lower frame"). The functions are
 -- blacklisted and every such read of every request runs in the interpreter, its FFI call through
@@ -103,11 +103,27 @@ local function resp_header_get(_, name)
   error(ffi_str(errmsg[0]), 2)
 end
 
+-- ngx.ctx is one of lua-resty-core's "magic keys" of the ngx table: its __index looks the key up
+-- in a table of getters and tail-calls the one found. Read from the plugins' loops, that lookup
+-- aborts traces ("loop unroll limit reached"); ngx.ctx, the most read of them, is answered first,
+-- by the same getter, and every other key goes the way it went.
+local get_ctx_table = require("resty.core.ctx").get_ctx_table
+
 local globalpatches = {}
 
 function globalpatches.install()
   getmetatable(ngx.var).__index = var_get
   getmetatable(ngx.header).__index = resp_header_get
+
+  local ngx_mt = getmetatable(ngx)
+  local magic_get = ngx_mt.__index
+  ngx_mt.__index = function(t, key)
+    if key == "ctx" then
+      local ctx = get_ctx_table()
+      return ctx
+    end
+    return magic_get(t, key)
+  end
 end
 
 return globalpatches
