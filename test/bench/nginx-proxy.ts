@@ -25,23 +25,28 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * nginx in front of the backend as the gateway's route is (/v1/ stripped): one process serving
- * requests (master_process off, so it is also the one whose CPU is measured), HTTP/1.1 with a
- * keepalive pool to the upstream, no access log. Temp paths in dir: nothing outside it is written.
+ * nginx in front of the backend as the gateway's route is (/v1/ stripped), with the data-plane
+ * node's worker count and the settings of its template that are not Kong's (multi_accept,
+ * keepalive_requests, an HTTP/1.1 keepalive pool to the upstream, no access log): what the node's
+ * nginx would cost with nothing of Kong in it. Master and workers, as the node runs; `pid` is the
+ * master's (its workers are its children). Temp paths in dir: nothing outside it is written.
  */
-export async function startNginxProxy(dir: string, backendUrl: string): Promise<NginxProxy> {
+export async function startNginxProxy(dir: string, backendUrl: string, workers: number): Promise<NginxProxy> {
   const port = await freePort();
   const upstream = new URL(backendUrl);
   mkdirSync(dir, { recursive: true });
   const conf = join(dir, 'nginx.conf');
   writeFileSync(conf, `daemon off;
-master_process off;
-worker_processes 1;
+worker_processes ${workers};
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
+events {
+  worker_connections 1024;
+  multi_accept on;
+}
 http {
   access_log off;
+  keepalive_requests 10000;
   client_body_temp_path ${dir}/client_body;
   proxy_temp_path ${dir}/proxy;
   fastcgi_temp_path ${dir}/fastcgi;

@@ -1,42 +1,80 @@
 import { benchBackend } from './backend-bench.ts';
-import { benchGateway } from './gateway-bench.ts';
-import type { LoadResult } from './load.ts';
+import { runExtras } from './extras.ts';
+import { benchGateway, type Figure, type GatewayBenchResult } from './gateway-bench.ts';
 
 /**
- * `npm run bench [-- --json] [--quick] [--only backend|gateway] [--profile]`
- * Runs every scenario side by side in one process and prints a table; with --json the same
- * figures follow as one JSON object on the last line.
+ * `npm run bench [-- --quick] [--json] [--only backend|gateway|extras]`
+ *
+ * Every figure of the run side by side, then a table of them against their targets. `backend`:
+ * the backend's own figures (autocannon, in process). `gateway`: issue 20's gateway figures and
+ * the chain's cost plugin by plugin (test/bench/gateway-bench.ts). `extras`: the measurements
+ * other issues wrote as scripts of their own (test/bench/extras.ts). --quick: shorter and single
+ * rounds, for a look; --json: the same figures as one JSON object on the last line.
  */
-const args = new Set(process.argv.slice(2));
-const quick = args.has('--quick');
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const onlyAt = args.indexOf('--only');
+const only = onlyAt === -1 ? undefined : args[onlyAt + 1];
+if (only !== undefined && !['backend', 'gateway', 'extras'].includes(only)) {
+  console.error('--only takes backend, gateway or extras');
+  process.exit(2);
+}
 const durationSeconds = quick ? 2 : 5;
+const rounds = quick ? 1 : 3;
 
-const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
-const runs: LoadResult[] = [];
-const ratios: Record<string, { value: number; target: string; ok: boolean }> = {};
+interface Run {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  cpuMicrosPerRequest?: number;
+  loaderCpuMicrosPerRequest?: number;
+}
+
+const runs: Run[] = [];
+const figures: Figure[] = [];
+let gateway: GatewayBenchResult | undefined;
+
 if (!only || only === 'backend') {
   const backend = await benchBackend({ durationSeconds, deepPets: quick ? 100_000 : 1_000_000 });
   runs.push(...backend.runs);
-  Object.assign(ratios, backend.ratios);
+  for (const [name, { value, target, ok }] of Object.entries(backend.ratios)) figures.push({ name, value, target, ok });
 }
 if (!only || only === 'gateway') {
-  const gateway = await benchGateway({ durationSeconds });
+  gateway = await benchGateway({ durationSeconds, rounds });
   runs.push(...gateway.runs);
-  Object.assign(ratios, gateway.ratios);
+  figures.push(...gateway.figures);
+  figures.push({
+    name: 'prometheus plugin: share of the chain\'s throughput (breakdown rounds), %',
+    value: gateway.breakdown.prometheusThroughputCostPercent,
+    target: '<= 10',
+    ok: gateway.breakdown.prometheusThroughputCostPercent <= 10,
+  });
+}
+if (!only || only === 'extras') {
+  figures.push(...(await runExtras({ quick })));
 }
 
-const pad = (value: string | number, width: number) => String(value).padStart(width);
+const pad = (value: string | number | undefined, width: number) => String(value ?? '').padStart(width);
 console.log('');
-// CPU µs/req: what the server process under test spent per request (separate processes only).
-console.log(`${'scenario'.padEnd(50)} ${pad('req/s', 8)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('errors', 7)} ${pad('CPU µs/req', 11)}`);
+console.log(`${'scenario'.padEnd(52)} ${pad('req/s', 7)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('errors', 7)} ${pad('server CPU µs/req', 18)} ${pad('wrk µs/req', 11)}`);
 for (const run of runs) {
-  console.log(`${run.name.padEnd(50)} ${pad(run.rps, 8)} ${pad(run.p50, 7)} ${pad(run.p99, 7)} ${pad(run.errors + run.non2xx, 7)} ${pad(run.cpuMicrosPerRequest ?? '', 11)}`);
+  const failed = run.errors + run.non2xx;
+  console.log(`${run.name.padEnd(52)} ${pad(run.rps, 7)} ${pad(run.p50, 7)} ${pad(run.p99, 7)} ${pad(failed, 7)} ${pad(run.cpuMicrosPerRequest, 18)} ${pad(run.loaderCpuMicrosPerRequest, 11)}`);
+}
+if (gateway) {
+  console.log('');
+  console.log(`${'where the full chain\'s CPU goes (node, µs per request)'.padEnd(64)} ${pad('µs', 6)}`);
+  for (const row of gateway.breakdown.rows) console.log(`${row.piece.padEnd(64)} ${pad(row.micros, 6)}${row.note ? `  (${row.note})` : ''}`);
 }
 console.log('');
-console.log(`${'ratio'.padEnd(50)} ${pad('value', 8)} ${pad('target', 8)}  ok`);
-for (const [name, { value, target, ok }] of Object.entries(ratios)) {
-  console.log(`${name.padEnd(50)} ${pad(value, 8)} ${pad(target, 8)}  ${target === '-' ? '' : ok ? 'yes' : 'NO'}`);
+console.log(`${'figure'.padEnd(72)} ${pad('value', 14)} ${pad('target', 9)}  met`);
+for (const figure of figures) {
+  const met = figure.target === undefined ? '' : figure.ok ? 'yes' : 'NO';
+  console.log(`${figure.name.padEnd(72)} ${pad(figure.value, 14)} ${pad(figure.target, 9)}  ${met}`);
 }
-if (args.has('--json')) {
-  console.log(JSON.stringify({ date: new Date().toISOString(), node: process.version, runs, ratios }));
+if (args.includes('--json')) {
+  console.log(JSON.stringify({ date: new Date().toISOString(), node: process.version, quick, runs, figures, gateway }));
 }
