@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs before `npm start` (prestart), `npm run start:cluster` and `npm test` (pretest), so that each
+# Runs before `npm start` (prestart), `npm run start:cluster`, `npm test` (pretest) and `npm run bench`, so that each
 # is one command on a fresh clone: it checks what the command needs beyond Node, one line per
 # missing piece naming the Debian package, then installs the npm packages when package-lock.json
 # changed since the last install (on a fresh clone: always). Bash, not TypeScript: it runs before
@@ -9,8 +9,8 @@ cd "$(dirname "$0")/.."
 
 purpose=${1:-}
 list_packages=${2:-}
-if [[ ($purpose != start && $purpose != cluster && $purpose != test) || ($list_packages != "" && $list_packages != --debian-packages) ]]; then
-  echo "usage: scripts/prerequisites.sh start|cluster|test [--debian-packages]" >&2
+if [[ ($purpose != start && $purpose != cluster && $purpose != test && $purpose != bench) || ($list_packages != "" && $list_packages != --debian-packages) ]]; then
+  echo "usage: scripts/prerequisites.sh start|cluster|test|bench [--debian-packages]" >&2
   exit 2
 fi
 
@@ -45,7 +45,10 @@ if ! have openresty; then
   need lua-cjson "lua-cjson (Kong's plugins require cjson)" bash -c 'ls /usr/lib/*/lua/5.1/cjson.so'
 fi
 
-if [[ $purpose == cluster ]]; then
+if [[ $purpose == bench ]]; then
+  need wrk "wrk (the bench's load generator)" have wrk
+fi
+if [[ $purpose == cluster || $purpose == bench ]]; then
   need redis-server "redis-server (the cluster's shared rate limits and bans)" have redis-server
 fi
 if [[ $purpose == test ]]; then
