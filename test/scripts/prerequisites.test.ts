@@ -77,7 +77,13 @@ test('as root with apt-get (our machines, CI), the missing Debian packages are i
 test('a wrong argument is a usage error', async (t) => {
   const { code, stderr } = await runBare(['deploy']);
   t.is(code, 2);
-  t.is(stderr, 'usage: scripts/prerequisites.sh start|cluster|test [--debian-packages]\n');
+  t.is(stderr, 'usage: scripts/prerequisites.sh start|cluster|test|bench [--debian-packages]\n');
+});
+
+test('npm run bench: wrk, its load generator, and redis-server for its cluster row', async (t) => {
+  const { code, stdout } = await runBare(['bench', '--debian-packages']);
+  t.is(code, 0);
+  t.deepEqual(present(stdout.trim().split(' ')).filter((p) => p !== 'libnginx-mod-http-lua'), ['build-essential', 'python3', 'wrk', 'redis-server']);
 });
 
 test('the README opens with two commands, each installing what it needs first; .ci/run runs the second', (t) => {
