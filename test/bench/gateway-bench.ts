@@ -80,6 +80,7 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-gateway-bench-'));
   const processes: SpawnedProcess[] = [];
   let nginx: NginxProxy | undefined;
+  let nginxLua: NginxProxy | undefined;
   try {
     progress('seeding 10000 pets');
     const db = await openDatabase({ dataDir: join(dir, 'backend') });
@@ -98,7 +99,8 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
     processes.push(bare.proc);
     const workers = childrenOf(full.nginxPid).length;
     nginx = await startNginxProxy(join(dir, 'nginx'), backendUrl!, workers);
-    progress(`the node runs ${workers} nginx workers; so does the nginx reference`);
+    nginxLua = await startNginxProxy(join(dir, 'nginx-lua'), backendUrl!, workers, { emptyLuaPhases: true });
+    progress(`the node runs ${workers} nginx workers; so do the nginx references`);
 
     // A consumer as the provisioning scripts make one: a hashed key, a plan that never runs out.
     await adminRequest('POST', `${full.admin}/consumers`, { username: 'bench' });
@@ -108,20 +110,21 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
     const auth = { authorization: `Bearer ${key}` };
     const path = '/v1/pets?limit=20';
 
-    const scenarios: Record<'direct' | 'nginx' | 'bare' | 'chain', WrkOptions> = {
+    const scenarios: Record<'direct' | 'nginx' | 'nginxLua' | 'bare' | 'chain', WrkOptions> = {
       direct: { name: 'backend direct, GET /pets?limit=20', url: `${backendUrl}/pets?limit=20`, durationSeconds, cpuOf: [backend.child.pid!] },
       nginx: { name: `nginx plain proxy (${workers} workers)`, url: `${nginx.url}${path}`, durationSeconds, cpuOf: [nginx.pid] },
+      nginxLua: { name: 'nginx + the node\'s 6 *_by_lua hooks, empty', url: `${nginxLua.url}${path}`, durationSeconds, cpuOf: [nginxLua.pid] },
       bare: { name: 'gateway, route without plugins', url: `${bare.proxy}${path}`, durationSeconds, cpuOf: [bare.nginxPid] },
       chain: { name: 'gateway, full chain (kong.yml, a key)', url: `${full.proxy}${path}`, headers: auth, durationSeconds, cpuOf: [full.nginxPid] },
     };
     // Steady state only: JIT traces, connection pools and caches warm before anything counts.
     for (const scenario of Object.values(scenarios)) await wrk({ ...scenario, name: `${scenario.name} (warm-up)`, durationSeconds: 2 });
-    const [direct, proxied, noPlugins, chain] = (await wrkAlternating(
-      [scenarios.direct, scenarios.nginx, scenarios.bare, scenarios.chain],
+    const [direct, proxied, luaFloor, noPlugins, chain] = (await wrkAlternating(
+      [scenarios.direct, scenarios.nginx, scenarios.nginxLua, scenarios.bare, scenarios.chain],
       rounds,
-    )) as [WrkResult, WrkResult, WrkResult, WrkResult];
+    )) as [WrkResult, WrkResult, WrkResult, WrkResult, WrkResult];
     const wide = await wrk({ ...scenarios.chain, name: 'gateway, full chain, 64 connections', connections: 64 });
-    const runs = [direct, proxied, noPlugins, chain, wide];
+    const runs = [direct, proxied, luaFloor, noPlugins, chain, wide];
     for (const run of runs) {
       if (run.non2xx > 0 || run.errors > 0) throw new Error(`${run.name}: ${run.non2xx} answers other than 2xx, ${run.errors} errors: not the path measured`);
     }
@@ -133,6 +136,8 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
 
     await nginx.stop();
     nginx = undefined;
+    await nginxLua.stop();
+    nginxLua = undefined;
 
     const largeBodies = await benchLargeBodies(full.proxy, key, () => gatewayProcesses(full.pid, full.nginxPid));
     const breakdown = await measureBreakdown({
@@ -148,6 +153,7 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
       chainCpu: chain.cpuMicrosPerRequest!,
       noPluginsCpu: noPlugins.cpuMicrosPerRequest!,
       nginxCpu: proxied.cpuMicrosPerRequest!,
+      luaFloorCpu: luaFloor.cpuMicrosPerRequest!,
     });
 
     const chainOverNginx = ratio(chain.rps, proxied.rps);
@@ -155,13 +161,15 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
     const chainOverBare = ratio(chain.rps, noPlugins.rps);
     // Kong refuses a Content-Length over the limit before reading the body; a chunked body has no
     // size until it is read, so Kong (request buffering on) reads it to a temporary file first.
-    const sized = largeBodies.bodies.filter((b) => !b.chunked);
-    const early = sized.filter((b) => b.status === 413 && b.sentMb < 256).length;
+    const { alone } = largeBodies;
+    const early = alone.status === 413 && alone.sentMb < 256;
+    const sizedRefused = largeBodies.bodies.filter((b) => !b.chunked && b.status === 413).length;
     const chunkedRefused = largeBodies.bodies.filter((b) => b.chunked && b.status === 413).length;
     const figures: Figure[] = [
       { name: `full chain / nginx plain proxy, ${workers} workers each, req/s`, value: chainOverNginx, target: '>= 0.8', ok: chainOverNginx >= 0.8 },
       { name: 'full chain / backend direct, req/s', value: chainOverDirect, target: '>= 0.45', ok: chainOverDirect >= 0.45 },
       { name: 'full chain / route without plugins, req/s', value: chainOverBare, target: '>= 0.8', ok: chainOverBare >= 0.8 },
+      { name: '  route without plugins / nginx plain proxy; empty *_by_lua / nginx', value: `${ratio(noPlugins.rps, proxied.rps)}; ${ratio(luaFloor.rps, proxied.rps)}` },
       { name: 'full chain p99 at 64 connections, ms', value: wide.p99, target: '<= 10', ok: wide.p99 <= 10 },
       {
         name: 'RSS after load: nginx (master + workers) + control plane, MB',
@@ -170,14 +178,16 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
         ok: memoryAfterLoad.total.rssMb <= 150,
       },
       { name: '  of which control plane / nginx, MB (RSS; PSS total)', value: `${cpOnly.rssMb} / ${nginxMemory.rssMb} (${memoryAfterLoad.total.pssMb})` },
-      { name: '2 x 256 MB bodies with Content-Length: 413 before the body was whole', value: `${early} of 2`, target: '2 of 2', ok: early === 2 },
-      { name: '2 x 256 MB chunked bodies: 413 once read (as Kong: no size until read)', value: `${chunkedRefused} of 2`, target: '2 of 2', ok: chunkedRefused === 2 },
+      { name: 'a 256 MB body with Content-Length, alone: MB sent when 413 came', value: `${alone.status}@${alone.sentMb}`, target: '413@<256', ok: early },
+      { name: '4 concurrent x 256 MB: 2 with Content-Length answered 413', value: `${sizedRefused} of 2`, target: '2 of 2', ok: sizedRefused === 2 },
+      { name: '  2 chunked answered 413 once read (as Kong: no size before)', value: `${chunkedRefused} of 2`, target: '2 of 2', ok: chunkedRefused === 2 },
       { name: '  each: MB sent when answered (CL, CL, chunked, chunked)', value: largeBodies.bodies.map((b) => `${b.status}@${b.sentMb}`).join(' ') },
       { name: '4 x 256 MB bodies: peak RSS, nginx + control plane, MB', value: largeBodies.peakRssMb, target: '< 300', ok: largeBodies.peakRssMb < 300 },
     ];
     return { workers, runs, figures, memoryAfterLoad, largeBodies, breakdown };
   } finally {
     await nginx?.stop();
+    await nginxLua?.stop();
     for (const proc of processes) proc.child.kill('SIGTERM');
     await Promise.all(processes.map((proc) => proc.exited));
     rmSync(dir, { recursive: true, force: true });

@@ -31,12 +31,28 @@ async function freePort(): Promise<number> {
  * nginx would cost with nothing of Kong in it. Master and workers, as the node runs; `pid` is the
  * master's (its workers are its children). Temp paths in dir: nothing outside it is written.
  */
-export async function startNginxProxy(dir: string, backendUrl: string, workers: number): Promise<NginxProxy> {
+export async function startNginxProxy(
+  dir: string,
+  backendUrl: string,
+  workers: number,
+  options: { emptyLuaPhases?: boolean } = {},
+): Promise<NginxProxy> {
   const port = await freePort();
   const upstream = new URL(backendUrl);
   mkdirSync(dir, { recursive: true });
   const conf = join(dir, 'nginx.conf');
-  writeFileSync(conf, `daemon off;
+  // emptyLuaPhases: ngx_lua's own floor under Kong's runloop. The node's six *_by_lua hooks, each
+  // doing nothing (the balancer only sets the peer): what entering Lua costs before any of Kong's code.
+  const lua = options.emptyLuaPhases === true;
+  const modules = lua ? 'load_module /usr/lib/nginx/modules/ndk_http_module.so;\nload_module /usr/lib/nginx/modules/ngx_http_lua_module.so;\n' : '';
+  const balancer = lua
+    ? `server 0.0.0.1;
+    balancer_by_lua_block { require("ngx.balancer").set_current_peer("${upstream.hostname}", ${upstream.port}) }`
+    : `server ${upstream.hostname}:${upstream.port};`;
+  const phases = lua
+    ? ['rewrite', 'access', 'header_filter', 'body_filter', 'log'].map((phase) => `    ${phase}_by_lua_block { return }`).join('\n')
+    : '';
+  writeFileSync(conf, `${modules}daemon off;
 worker_processes ${workers};
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
@@ -53,11 +69,12 @@ http {
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
   upstream backend {
-    server ${upstream.hostname}:${upstream.port};
+    ${balancer}
     keepalive 64;
   }
   server {
     listen 127.0.0.1:${port};
+${phases}
     location /v1/ {
       proxy_pass http://backend/;
       proxy_http_version 1.1;
