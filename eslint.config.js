@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 const GATEWAY_INTERNALS = { from: './gateway/local', except: ['./index.ts', './snapshot.schema.json', './package.json'] };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '**/*.d.ts'] },
+  { ignores: ['node_modules/', 'dist/', '**/*.d.ts', 'gateway/local/cmd/*.built.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -117,6 +117,9 @@ if [[ $installed != "$wanted" ]]; then
   echo "$wanted" >"$stamp"
 fi
 
+# The gateway's entry points as plain JavaScript (gateway/local/cmd/*.built.mjs), ~50 ms.
+bash scripts/build-gateway.sh
+
 if [[ $purpose == test ]]; then
   # decK, built once into ~/.cache/animal-store (a few minutes the first time; then instant).
   npm run --silent deck -- version >/dev/null

@@ -40,7 +40,7 @@ try {
   const backend = await supervisor.start<string>({ name: 'backend', nodeArgs: [...tsx, entry('backend/src/main.ts')], env: process.env, cwd });
   const cluster = await supervisor.start<ClusterReady>({
     name: 'cluster',
-    nodeArgs: ['--max-semi-space-size=4', ...tsx, entry('gateway/local/cmd/cluster-start.ts')],
+    nodeArgs: ['--max-semi-space-size=4', entry('gateway/local/cmd/cluster-start.built.mjs')],
     env: { DECK_ANIMAL_STORE_BACKEND_URL: backend.ready, ...process.env },
     cwd,
   });

@@ -52,7 +52,7 @@ export interface GatewayProcess {
 
 /** A gateway process as `npm start` runs it (same Node flags), on ports of its own. */
 async function startGatewayProcess(dir: string, name: string, configFile: string, backendUrl: string): Promise<GatewayProcess> {
-  const proc = spawnNode(['--max-semi-space-size=4', '--import', 'tsx', 'gateway/local/cmd/start.ts'], {
+  const proc = spawnNode(['--max-semi-space-size=4', 'gateway/local/cmd/start.built.mjs'], {
     KONG_DECLARATIVE_CONFIG: configFile,
     KONG_PROXY_LISTEN: '127.0.0.1:0',
     KONG_ADMIN_LISTEN: '127.0.0.1:0',
