@@ -143,7 +143,10 @@ test('an error in an access handler: 500, logged with the plugin\'s name; the re
   t.is(res.status, 500);
   t.is(res.json.message, 'An unexpected error occurred');
   t.deepEqual(trace(res), ['G:rewrite', 'crash:access', 'crash:header_filter', 'after:header_filter']);
-  t.true(node.logsMatching(/\[error\].*\[kong\] init\.lua:\d+ \[dp-probe\] .*handler\.lua:\d+: probe crash failed in access on purpose/).length > 0);
+  // the log reaches us through nginx's stderr pipe, which may be read after the response
+  await pollUntil('the error line', async () =>
+    node.logsMatching(/\[error\].*\[kong\] init\.lua:\d+ \[dp-probe\] .*handler\.lua:\d+: probe crash failed in access on purpose/).length > 0,
+  );
   const rid = String(res.headers['x-kong-request-id']);
   await pollUntil('the log phase', async () => node.logsMatching(new RegExp(`rid=${rid} .*source=error status=500`)).length > 0);
 });
