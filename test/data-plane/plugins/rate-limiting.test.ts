@@ -278,6 +278,12 @@ test.before(async () => {
     minute: 6, limit_by: 'ip', fault_tolerant: true, policy: 'redis',
     redis: { host: '127.0.0.1', port: redis.tlsPort, ssl: true, ssl_verify: true, server_name: 'localhost', database: REDIS_DATABASE },
   });
+  // the same Redis, database and name without the check: its pooled connections must not serve the above
+  main.service('redis-ssl-unverified', ['/redis-ssl-unverified']);
+  main.plugin('rate-limiting', { service: 'redis-ssl-unverified' }, {
+    minute: 6, limit_by: 'ip', fault_tolerant: true, policy: 'redis',
+    redis: { host: '127.0.0.1', port: redis.tlsPort, ssl: true, ssl_verify: false, server_name: 'localhost', database: REDIS_DATABASE },
+  });
   // Kong's key, value and expiry in Redis
   main.service('redis-key-layout', ['/redis-key-layout']);
   main.plugin('rate-limiting', { service: 'redis-key-layout' }, {
@@ -494,9 +500,14 @@ test.serial('redis: a Redis that dies and restarts, fault_tolerant false then tr
 });
 
 test('redis: ssl_verify true refuses a certificate no trusted CA signed (policies/init.lua:99)', async (t) => {
-  const res = await get(node, '/redis-ssl-verify');
-  t.is(res.status, 200);
-  noRateLimitHeaders(t, res);
+  // first a connection to the same Redis without the check, back in its pool once answered
+  const unverified = await get(node, '/redis-ssl-unverified');
+  t.is(unverified.headers['x-ratelimit-limit-minute'], '6');
+  for (let i = 0; i < 3; i++) {
+    const res = await get(node, '/redis-ssl-verify');
+    t.is(res.status, 200);
+    noRateLimitHeaders(t, res);
+  }
   await logged(node, /failed to do ssl handshake/);
 });
 

@@ -38,6 +38,29 @@ function _M:set_timeouts(connect_ms, send_ms, read_ms)
   return self._sock:settimeouts(connect_ms, send_ms, read_ms)
 end
 
+-- A TLS connection is pooled under its TLS settings as well: one whose certificate was never
+-- checked (ssl_verify false) must not serve a configuration that asks for the check, and a
+-- pooled connection does no new handshake. The cosocket options, per caller's opts table.
+local tls_sock_opts = setmetatable({}, { __mode = "k" })
+
+local function sock_opts_of(host, port, opts)
+  if not opts.ssl then
+    return opts
+  end
+  local derived = tls_sock_opts[opts]
+  if not derived then
+    local pool = opts.pool or (port and host .. ":" .. port or host)
+    derived = {
+      pool = pool .. (opts.ssl_verify and ";tls-verified;" or ";tls;") .. (opts.server_name or ""),
+      pool_size = opts.pool_size,
+      backlog = opts.backlog,
+    }
+    tls_sock_opts[opts] = derived
+  end
+  return derived
+end
+
+
 --- connect(host, port, opts): opts.pool, opts.pool_size, opts.backlog (the cosocket's own
 --- options, read from the same table), and TLS (opts.ssl, opts.ssl_verify, opts.server_name)
 --- through the cosocket's sslhandshake. A host "unix:/path" is a unix socket (no port).
@@ -49,12 +72,12 @@ function _M:connect(host, port, opts)
       opts = port
     end
     if opts then
-      ok, err = sock:connect(host, opts)
+      ok, err = sock:connect(host, sock_opts_of(host, nil, opts))
     else
       ok, err = sock:connect(host)
     end
   elseif opts then
-    ok, err = sock:connect(host, port, opts)
+    ok, err = sock:connect(host, port, sock_opts_of(host, port, opts))
   else
     ok, err = sock:connect(host, port)
   end
