@@ -6,6 +6,7 @@ import { digestApiKey, generateApiKey, storedCredential } from '../../scripts/li
 import { spawnNode, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
 import { adminRequest } from './admin.ts';
 import { measureBreakdown, type BreakdownResult } from './breakdown.ts';
+import { profileChain } from './lua-profile.ts';
 import { benchLargeBodies, type LargeBodiesResult } from './large-bodies.ts';
 import { progress, ratio } from './load.ts';
 import { nginxAvailable, startNginxProxy, type NginxProxy } from './nginx-proxy.ts';
@@ -29,6 +30,8 @@ export interface GatewayBenchResult {
   memoryAfterLoad: { controlPlane: Memory; nginx: Memory; total: Memory };
   largeBodies: LargeBodiesResult;
   breakdown: BreakdownResult;
+  /** jit.p's report for each worker of the node, with --profile. */
+  luaProfile?: string;
 }
 
 const NO_PLUGINS = (backendUrl: string) => `_format_version: "3.0"
@@ -74,7 +77,7 @@ async function startGatewayProcess(dir: string, name: string, configFile: string
  * alternating rounds; then latency at 64 connections, memory, four 256 MB bodies, and the chain's
  * cost plugin by plugin.
  */
-export async function benchGateway(options: { durationSeconds: number; rounds: number }): Promise<GatewayBenchResult> {
+export async function benchGateway(options: { durationSeconds: number; rounds: number; profile: boolean }): Promise<GatewayBenchResult> {
   const { durationSeconds, rounds } = options;
   if (!nginxAvailable()) throw new Error('the gateway bench needs nginx (Debian: nginx-light, libnginx-mod-http-lua)');
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-gateway-bench-'));
@@ -156,6 +159,10 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
       luaFloorCpu: luaFloor.cpuMicrosPerRequest!,
     });
 
+    const luaProfile = options.profile
+      ? await profileChain({ prefix: join(dir, 'full-prefix'), nginxPid: full.nginxPid, load: { ...scenarios.chain, durationSeconds: 10 } })
+      : undefined;
+
     const chainOverNginx = ratio(chain.rps, proxied.rps);
     const chainOverDirect = ratio(chain.rps, direct.rps);
     const chainOverBare = ratio(chain.rps, noPlugins.rps);
@@ -184,7 +191,7 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
       { name: '  each: MB sent when answered (CL, CL, chunked, chunked)', value: largeBodies.bodies.map((b) => `${b.status}@${b.sentMb}`).join(' ') },
       { name: '4 x 256 MB bodies: peak RSS, nginx + control plane, MB', value: largeBodies.peakRssMb, target: '< 300', ok: largeBodies.peakRssMb < 300 },
     ];
-    return { workers, runs, figures, memoryAfterLoad, largeBodies, breakdown };
+    return { workers, runs, figures, memoryAfterLoad, largeBodies, breakdown, luaProfile };
   } finally {
     await nginx?.stop();
     await nginxLua?.stop();

@@ -3,13 +3,14 @@ import { runExtras } from './extras.ts';
 import { benchGateway, type Figure, type GatewayBenchResult } from './gateway-bench.ts';
 
 /**
- * `npm run bench [-- --quick] [--json] [--only backend|gateway|extras]`
+ * `npm run bench [-- --quick] [--json] [--only backend|gateway|extras] [--profile]`
  *
  * Every figure of the run side by side, then a table of them against their targets. `backend`:
  * the backend's own figures (autocannon, in process). `gateway`: issue 20's gateway figures and
  * the chain's cost plugin by plugin (test/bench/gateway-bench.ts). `extras`: the measurements
  * other issues wrote as scripts of their own (test/bench/extras.ts). --quick: shorter and single
- * rounds, for a look; --json: the same figures as one JSON object on the last line.
+ * rounds, for a look; --json: the same figures as one JSON object on the last line; --profile:
+ * LuaJIT's profiler on the node's workers under the full chain (test/bench/lua-profile.ts).
  */
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -43,7 +44,7 @@ if (!only || only === 'backend') {
   for (const [name, { value, target, ok }] of Object.entries(backend.ratios)) figures.push({ name, value, target, ok });
 }
 if (!only || only === 'gateway') {
-  gateway = await benchGateway({ durationSeconds, rounds });
+  gateway = await benchGateway({ durationSeconds, rounds, profile: args.includes('--profile') });
   runs.push(...gateway.runs);
   figures.push(...gateway.figures);
   figures.push({
@@ -68,6 +69,11 @@ if (gateway) {
   console.log('');
   console.log(`${'where the full chain\'s CPU goes (node, µs per request)'.padEnd(64)} ${pad('µs', 6)}`);
   for (const row of gateway.breakdown.rows) console.log(`${row.piece.padEnd(64)} ${pad(row.micros, 6)}${row.note ? `  (${row.note})` : ''}`);
+}
+if (gateway?.luaProfile) {
+  console.log('');
+  console.log('LuaJIT profile of the node\'s workers under the full chain (jit.p: VM state, then function < caller)');
+  console.log(gateway.luaProfile);
 }
 console.log('');
 console.log(`${'figure'.padEnd(72)} ${pad('value', 14)} ${pad('target', 9)}  met`);
