@@ -124,6 +124,8 @@ test('bad settings and a missing kong.yml are one line each, naming the variable
     [{ BACKEND_PORT: 'http' }, 2, '[backend] BACKEND_PORT must be a port number, got "http"'],
     [{ KONG_DECLARATIVE_CONFIG: join(dir, 'missing.yml') }, 1, `[gateway] cannot open ${join(dir, 'missing.yml')} (KONG_DECLARATIVE_CONFIG): no such file or directory`],
     [{ DATA_DIR: join(dir, 'not-a-dir') }, 1, `[backend] cannot open the database (DATA_DIR=${join(dir, 'not-a-dir')}): a file is in the way`],
+    [{ KONG_LUA_SSL_VERIFY_DEPTH: 'deep' }, 2, '[gateway] KONG_LUA_SSL_VERIFY_DEPTH must be a non-negative integer, got "deep"'],
+    [{ KONG_LUA_SSL_TRUSTED_CERTIFICATE: 'system,/no/such/ca.pem' }, 1, '[gateway] refusing to start: KONG_LUA_SSL_TRUSTED_CERTIFICATE: failed loading certificate from /no/such/ca.pem'],
   ];
   await Promise.all(
     cases.map(async ([env, code, line]) => {

@@ -45,6 +45,14 @@ export interface NodeSettings {
    * injects it for the prometheus plugin). See PROMETHEUS_DICT_SIZE.
    */
   prometheusDictSize: string;
+  /**
+   * lua_ssl_trusted_certificate: the CAs cosockets verify against (rate-limiting's and the edge
+   * plugin's Redis with ssl_verify). Each entry "system" (the system's bundle), a PEM file's path,
+   * or a PEM itself (base64-encoded or not), as Kong's conf loader takes them.
+   */
+  luaSslTrustedCertificate: string[];
+  /** lua_ssl_verify_depth. */
+  luaSslVerifyDepth: number;
 }
 
 /**
@@ -74,6 +82,9 @@ export const DEFAULT_NODE_SETTINGS: Omit<NodeSettings, 'nodeId'> = {
   upstreamKeepaliveIdleTimeout: 60,
   snapshotDictSize: '32m',
   prometheusDictSize: PROMETHEUS_DICT_SIZE,
+  // kong_defaults.lua: lua_ssl_trusted_certificate = system, lua_ssl_verify_depth = 1
+  luaSslTrustedCertificate: ['system'],
+  luaSslVerifyDepth: 1,
 };
 
 export function withDefaults(settings: Partial<NodeSettings>): NodeSettings {
@@ -110,10 +121,53 @@ function checkSettings(settings: NodeSettings): void {
   for (const ip of settings.trustedIps) {
     if (!/^(?:unix:|[0-9A-Fa-f:.]+(?:\/\d{1,3})?)$/.test(ip)) throw new Error(`KONG_TRUSTED_IPS: not an address or CIDR: ${JSON.stringify(ip)}`);
   }
+  if (!(Number.isInteger(settings.luaSslVerifyDepth) && settings.luaSslVerifyDepth >= 0)) {
+    throw new Error(`KONG_LUA_SSL_VERIFY_DEPTH: expected a non-negative integer, got ${String(settings.luaSslVerifyDepth)}`);
+  }
   if (!/^[A-Za-z0-9_-]+$/.test(settings.realIpHeader)) throw new Error(`KONG_REAL_IP_HEADER: not a header name: ${JSON.stringify(settings.realIpHeader)}`);
   for (const plugin of settings.plugins) {
     if (!/^[a-z0-9_-]+$/i.test(plugin)) throw new Error(`KONG_PLUGINS: not a plugin name: ${JSON.stringify(plugin)}`);
   }
+}
+
+/** kong/tools/system.lua's trusted_certs_paths: where "system" looks, first found wins. */
+const SYSTEM_CA_BUNDLES = [
+  '/etc/ssl/certs/ca-certificates.crt',
+  '/etc/pki/tls/certs/ca-bundle.crt',
+  '/etc/ssl/ca-bundle.pem',
+  '/etc/pki/tls/cacert.pem',
+  '/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem',
+  '/etc/ssl/cert.pem',
+];
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
+
+/**
+ * lua_ssl_trusted_certificate's entries as kong/conf_loader/parse.lua reads them: "system" is the
+ * first system bundle found (none found: left out, as Kong only logs it), a path is read, anything
+ * else must be a PEM certificate, base64-encoded or not. Their PEMs, in order.
+ */
+function trustedCertificates(entries: string[]): string[] {
+  const pems: string[] = [];
+  for (const entry of entries) {
+    if (entry === 'system') {
+      const bundle = SYSTEM_CA_BUNDLES.find((path) => existsSync(path));
+      if (bundle) pems.push(readFileSync(bundle, 'utf8'));
+      continue;
+    }
+    if (existsSync(entry) && statSync(entry).isFile()) {
+      const pem = readFileSync(entry, 'utf8');
+      if (!PEM_CERTIFICATE.test(pem)) throw new Error(`KONG_LUA_SSL_TRUSTED_CERTIFICATE: no PEM certificate in ${entry}`);
+      pems.push(pem);
+      continue;
+    }
+    const decoded = PEM_CERTIFICATE.test(entry) ? entry : Buffer.from(entry, 'base64').toString('utf8');
+    if (!PEM_CERTIFICATE.test(decoded)) {
+      throw new Error(`KONG_LUA_SSL_TRUSTED_CERTIFICATE: failed loading certificate from ${entry.length > 80 ? `${entry.slice(0, 80)}…` : entry}`);
+    }
+    pems.push(decoded);
+  }
+  return pems;
 }
 
 /**
@@ -226,6 +280,11 @@ export function preparePrefix(
     mkdirSync(join(prefix, dir), { recursive: true });
   }
   linkCustomPlugins(prefix, settings.pluginsDir, settings.plugins);
+  // kong/cmd/utils/prefix_handler.lua: the trusted certificates combined into <prefix>/.ca_combined
+  const trusted = trustedCertificates(settings.luaSslTrustedCertificate);
+  const caCombined = join(prefix, '.ca_combined');
+  if (trusted.length > 0) writeFileAtomically(caCombined, trusted.map((pem) => (pem.endsWith('\n') ? pem : `${pem}\n`)).join(''));
+  else rmSync(caCombined, { force: true });
   const template = readFileSync(join(DATA_PLANE_DIR, 'nginx.conf'), 'utf8');
   const conf = renderTemplate(
     template,
@@ -249,6 +308,8 @@ export function preparePrefix(
       real_ip_header: settings.realIpHeader,
       real_ip_recursive: settings.realIpRecursive ? 'on' : 'off',
       set_real_ip_from: realIpLines(settings.trustedIps),
+      lua_ssl_verify_depth: String(settings.luaSslVerifyDepth),
+      lua_ssl_trusted_certificate: trusted.length > 0 ? [`lua_ssl_trusted_certificate '${caCombined}';`] : [],
       prefix,
     },
     { test_clock: settings.testClock },

@@ -78,6 +78,7 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
   const statusValue = env.KONG_STATUS_LISTEN ?? '127.0.0.1:8100';
   const status = statusValue === 'off' ? null : parseListen('KONG_STATUS_LISTEN', statusValue);
   const dataFile = env.GATEWAY_DATA_FILE ?? join(env.DATA_DIR ?? './data', 'gateway.sqlite');
+  const trustedCertificate = list(env.KONG_LUA_SSL_TRUSTED_CERTIFICATE);
   return {
     configFile: env.KONG_DECLARATIVE_CONFIG ?? join(GATEWAY_DIR, 'kong.yml'),
     pluginsDir: env.GATEWAY_PLUGINS_DIR ?? join(GATEWAY_DIR, 'plugins'),
@@ -103,8 +104,15 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
       realIpRecursive: parseBoolean('KONG_REAL_IP_RECURSIVE', env.KONG_REAL_IP_RECURSIVE, false),
       ...(env.KONG_HEADERS !== undefined ? { headers: list(env.KONG_HEADERS) } : {}),
       logLevel: env.KONG_LOG_LEVEL ?? 'notice',
+      ...(trustedCertificate ? { luaSslTrustedCertificate: trustedCertificate } : {}),
+      ...(env.KONG_LUA_SSL_VERIFY_DEPTH !== undefined ? { luaSslVerifyDepth: parseDepth(env.KONG_LUA_SSL_VERIFY_DEPTH) } : {}),
     },
   };
+}
+
+function parseDepth(value: string): number {
+  if (!/^\d{1,3}$/.test(value)) throw new SettingError(`KONG_LUA_SSL_VERIFY_DEPTH must be a non-negative integer, got ${JSON.stringify(value)}`);
+  return Number(value);
 }
 
 export interface ClusterSettings extends Omit<GatewaySettings, 'proxyListen' | 'dataFile' | 'prefix'> {

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -509,6 +509,29 @@ test('redis: ssl_verify true refuses a certificate no trusted CA signed (policie
     noRateLimitHeaders(t, res);
   }
   await logged(node, /failed to do ssl handshake/);
+});
+
+test('redis: ssl_verify true counts once KONG_LUA_SSL_TRUSTED_CERTIFICATE trusts the CA (nginx_kong_inject.lua:3-5)', async (t) => {
+  // kong/conf_loader/parse.lua: a path, read and combined into <prefix>/.ca_combined
+  const trusting = await startTestNode({
+    ...nodeOptions,
+    luaSslTrustedCertificate: [join(certDir, 'redis.crt')],
+    snapshot: {
+      services: [{ name: 'verified', url: `${upstream.url}/always_200` }],
+      routes: [{ service: 'verified', paths: ['/verified'] }],
+      plugins: [plugin('rate-limiting', {}, {
+        minute: 6, limit_by: 'service', policy: 'redis', fault_tolerant: false,
+        redis: { host: '127.0.0.1', port: redis.tlsPort, ssl: true, ssl_verify: true, server_name: 'localhost', database: REDIS_DATABASE },
+      })],
+    },
+  });
+  t.teardown(() => trusting.dispose());
+  for (const remaining of ['5', '4']) {
+    const res = await get(trusting, '/verified');
+    t.is(res.status, 200);
+    t.is(res.headers['x-ratelimit-remaining-minute'], remaining);
+  }
+  t.regex(readFileSync(join(trusting.prefix, 'nginx.conf'), 'utf8'), /^\s*lua_ssl_trusted_certificate '.*\/\.ca_combined';$/m);
 });
 
 test('redis: AUTH with the password, or the username and the password (policies/init.lua:120-133)', async (t) => {
