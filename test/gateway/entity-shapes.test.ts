@@ -187,6 +187,23 @@ test('an Admin API body over Kong’s 10m limit answers 413 in Kong’s error sh
   t.deepEqual(huge.body, { message: 'Payload too large' });
 });
 
+test('an Admin API body that is not UTF-8 is refused whole, never stored with U+FFFD in its place', async (t) => {
+  const { admin } = t.context;
+  const invalid = Buffer.concat([Buffer.from('{"username":"bad-'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+  const json = await admin('/consumers', { method: 'POST', headers: { 'content-type': 'application/json' }, body: invalid });
+  t.deepEqual([json.status, json.body], [400, { message: 'Cannot parse JSON body' }]);
+  const form = Buffer.concat([Buffer.from('username=bad-'), Buffer.from([0xc3, 0x28])]);
+  const formed = await admin('/consumers', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+  t.deepEqual([formed.status, formed.body], [400, { message: 'Cannot parse JSON body' }]);
+  t.false((await admin('/consumers')).body.data.some((c: { username: string }) => c.username.startsWith('bad-')), 'nothing stored');
+  // UTF-8 itself, multi-byte characters included, goes through untouched
+  const fine = await admin('/consumers', { method: 'POST', json: { username: 'zoë-🐈' } });
+  t.is(fine.status, 201, JSON.stringify(fine.body));
+  t.is(fine.body.username, 'zoë-🐈');
+  const formFine = await admin('/consumers', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'username=m%C3%BCller&tags[]=a' });
+  t.like(formFine.body, { username: 'müller', tags: ['a'] });
+});
+
 test('key-auth credentials by id and by key, nested and top level; PUT upserts by key', async (t) => {
   const { admin } = t.context;
   await admin('/consumers/keyed', { method: 'PUT', json: {} });

@@ -14,6 +14,7 @@ import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
 import { mountSchemaRoutes } from './schemas.ts';
 import { mountTagRoutes } from './tags.ts';
 import { mountUnsupportedRoutes } from './unsupported-routes.ts';
+import { utf8Bodies } from './utf8-body.ts';
 
 /** Kong's Admin API takes bodies up to nginx_admin_client_max_body_size (kong/templates/kong_defaults.lua). */
 export const ADMIN_BODY_LIMIT = '10mb';
@@ -94,6 +95,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     ctx.set('X-Kong-Admin-Latency', String(Math.round(performance.now() - started)));
     ctx.set('Server', `kong/${KONG_VERSION}`);
   });
+  app.use(utf8Bodies(ADMIN_BODY_LIMIT));
   app.use(koaBody({
     json: true,
     urlencoded: true,

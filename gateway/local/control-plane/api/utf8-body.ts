@@ -1,0 +1,35 @@
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+import type { Middleware } from 'koa';
+import getRawBody from 'raw-body';
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** An error whose status koa's error handling and admin-app's read (raw-body's carry one too). */
+const malformed = () => Object.assign(new Error('the request body is not valid UTF-8'), { status: 400 });
+
+/**
+ * Admin API bodies (JSON, forms) are UTF-8: a body that is not is refused whole, before koa-body,
+ * which decodes leniently and would store U+FFFD where the bytes were. (Kong passes the bytes on
+ * and PostgreSQL refuses them with a 500.) The body is read once, within `limit` (413 beyond),
+ * and handed on to the body parser as the same bytes.
+ */
+export function utf8Bodies(limit: string): Middleware {
+  return async (ctx, next) => {
+    const { headers } = ctx.req;
+    const length = headers['content-length'];
+    if (length === undefined ? headers['transfer-encoding'] === undefined : Number(length) === 0) {
+      await next();
+      return;
+    }
+    const raw = await getRawBody(ctx.req, { length, limit });
+    try {
+      strictUtf8.decode(raw);
+    } catch {
+      throw malformed();
+    }
+    // what koa-body (co-body, raw-body, inflate) reads of a request: its headers and its stream
+    ctx.req = Object.assign(Readable.from([raw]), { headers }) as unknown as IncomingMessage;
+    await next();
+  };
+}
