@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { readBackendConfigOrExit } from '../../backend/src/config.ts';
+import { buildGateway } from '../build-gateway.ts';
 import { StartFailed, Supervisor, describeExit, type RunningChild } from './supervisor.ts';
 
 export interface StackOptions<Ready> {
@@ -10,7 +10,7 @@ export interface StackOptions<Ready> {
   checkSettings(): void;
   /** What a Ctrl-C stops before the backend, for its line. */
   stopping: string;
-  /** The gateway side's entry point, bundled to plain JavaScript by scripts/build-gateway.sh first. */
+  /** The gateway side's entry point, bundled to plain JavaScript by scripts/build-gateway.ts first. */
   builtEntry: string;
   banner(supervisorPid: number, backend: RunningChild<string>, gateway: RunningChild<Ready>): string;
 }
@@ -47,7 +47,7 @@ export async function runStack<Ready>(options: StackOptions<Ready>): Promise<voi
   // KONG_DECLARATIVE_CONFIG are relative to, wherever the repository is.
   const entry = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
   // the bundle from the sources as they are now (~100 ms), whoever started us
-  execFileSync('bash', [entry('scripts/build-gateway.sh')], { stdio: 'inherit' });
+  await buildGateway();
   const cwd = process.cwd();
   try {
     const backend = await supervisor.start<string>({
