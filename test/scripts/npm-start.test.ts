@@ -3,17 +3,18 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { request } from '../helpers/backend.ts';
-import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';
+import { REPO_ROOT, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
 
 // The status listener is off: several stacks run side by side, and its default port is fixed.
 const EPHEMERAL = { BACKEND_PORT: '0', KONG_PROXY_LISTEN: '127.0.0.1:0', KONG_ADMIN_LISTEN: '127.0.0.1:0', KONG_STATUS_LISTEN: 'off' };
 
-function startStack(t: ExecutionContext, env: NodeJS.ProcessEnv = {}): SpawnedProcess {
+function startStack(t: ExecutionContext, env: NodeJS.ProcessEnv = {}, relativeDataDir = false): SpawnedProcess {
   const dir = mkdtempSync(join(tmpdir(), 'npm-start-'));
-  const stack = spawnTs('scripts/stack/start.ts', [], { ...EPHEMERAL, DATA_DIR: dir, ...env });
+  const dataDir = relativeDataDir ? relative(REPO_ROOT, dir) : dir;
+  const stack = spawnTs('scripts/stack/start.ts', [], { ...EPHEMERAL, DATA_DIR: dataDir, ...env });
   t.teardown(() => {
     stack.child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -64,6 +65,13 @@ test('two processes, a banner whose commands use the addresses in use, and one C
   t.false(alive(gatewayPid));
   t.false(alive(nginxPid), 'the data plane stops with the gateway');
   t.false(alive(backendPid));
+});
+
+test('a relative DATA_DIR, as the default ./data is, holds the gateway\'s prefix and the databases', async (t) => {
+  const stack = startStack(t, {}, true);
+  const { proxy, admin } = await banner(stack);
+  t.is((await request(`${proxy}/v1/pets`)).status, 401);
+  t.is((await request(admin)).status, 200);
 });
 
 test('when one process dies the supervisor says so, stops the other and exits 1 (no restart)', async (t) => {

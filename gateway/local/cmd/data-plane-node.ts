@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { findNginx, type NginxBinary } from './nginx-binary.ts';
 import { preparePrefix, prefixPaths, withDefaults, writeFileAtomically, type NodeSettings } from './nginx-prefix.ts';
 
@@ -151,7 +151,8 @@ export async function startDataPlaneNode(options: DataPlaneNodeOptions = {}): Pr
   const { prefix: givenPrefix, snapshot, log, startTimeoutMs = 15_000, nginx: givenNginx, ...rest } = options;
   const settings = withDefaults(rest);
   const nginx = givenNginx ?? findNginx();
-  const prefix = givenPrefix ?? mkdtempSync(join(tmpdir(), 'data-plane-'));
+  // absolute, as Kong's conf_loader makes it: nginx runs in it and reads -c relative to that
+  const prefix = resolve(givenPrefix ?? mkdtempSync(join(tmpdir(), 'data-plane-')));
   mkdirSync(prefix, { recursive: true });
   if (snapshot !== undefined) writeFileAtomically(prefixPaths(prefix).snapshot, typeof snapshot === 'string' ? snapshot : JSON.stringify(snapshot));
 

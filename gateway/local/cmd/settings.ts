@@ -1,4 +1,4 @@
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GatewayOptions } from './gateway.ts';
 
@@ -83,7 +83,7 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
     configFile: env.KONG_DECLARATIVE_CONFIG ?? join(GATEWAY_DIR, 'kong.yml'),
     pluginsDir: env.GATEWAY_PLUGINS_DIR ?? join(GATEWAY_DIR, 'plugins'),
     dataFile,
-    prefix: env.KONG_PREFIX ?? join(dataFile === ':memory:' ? env.DATA_DIR ?? './data' : dirname(dataFile), 'gateway'),
+    prefix: resolve(env.KONG_PREFIX ?? join(dataFile === ':memory:' ? env.DATA_DIR ?? './data' : dirname(dataFile), 'gateway')),
     ...(env.KONG_PLUGINS !== undefined ? { plugins: customPluginList(env.KONG_PLUGINS) } : {}),
     adminHost: admin.host,
     adminPort: admin.port,
@@ -158,7 +158,7 @@ export function readClusterSettings(env: NodeJS.ProcessEnv = process.env): Clust
   }
   return {
     ...gateway,
-    dir: join(env.DATA_DIR ?? './data', 'cluster'),
+    dir: resolve(env.DATA_DIR ?? './data', 'cluster'),
     balancer: parseListen('KONG_PROXY_LISTEN', env.KONG_PROXY_LISTEN ?? '127.0.0.1:8000'),
     clusterListen: parseListen('KONG_CLUSTER_LISTEN', env.KONG_CLUSTER_LISTEN ?? '127.0.0.1:8005'),
     nodes,
