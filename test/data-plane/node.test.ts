@@ -1,8 +1,10 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import test from 'ava';
 import { startDataPlaneNode } from '../../gateway/local/index.ts';
 import { startTestNode } from '../helpers/data-plane.ts';
 import { httpGet } from '../helpers/http-request.ts';
+import { pollUntil } from '../helpers/poll.ts';
 import { buildSnapshot } from '../helpers/snapshot-builder.ts';
 import { echoRequest, startUpstream } from '../helpers/upstream.ts';
 
@@ -126,3 +128,31 @@ test('buffered proxying: a plugin\'s response handler sees the whole upstream re
     await upstream.close();
   }
 });
+
+test('workers whose master is killed quit within seconds instead of serving on (kong/runloop/master_watch.lua)', async (t) => {
+  const node = await startTestNode({ workerProcesses: 2 });
+  t.teardown(() => node.dispose());
+  const workers = childrenOf(node.pid);
+  t.is(workers.length, 2);
+  process.kill(node.pid, 'SIGKILL');
+  await node.exited;
+  // reparented, each notices within its 1 s check and quits as the master would have asked
+  await pollUntil('the orphaned workers quit', async () => workers.every((pid) => !running(pid)), { timeoutMs: 5000 });
+  t.pass();
+});
+
+/** A process's children, from /proc/<pid>/task/<tid>/children. */
+function childrenOf(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+    readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+  );
+}
+
+/** Neither gone nor a zombie. */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}

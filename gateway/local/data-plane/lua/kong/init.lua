@@ -42,6 +42,7 @@ local plugins_loader = require "kong.runloop.plugins_loader"
 local dns = require "kong.runloop.dns"
 local clustering = require "kong.clustering"
 local lua_mem = require "kong.runloop.lua_mem"
+local master_watch = require "kong.runloop.master_watch"
 local poller = require "kong.clustering.poller"
 local error_handlers = require "kong.error_handlers"
 local resty_ctx = require "kong.resty.ctx"
@@ -346,6 +347,10 @@ function Kong.init_worker()
   math.randomseed(ngx.worker.pid() * ngx.now())
 
   lua_mem.init_worker()
+  local watching, watch_err = master_watch.start()
+  if not watching then
+    log(CRIT, "could not start watching the nginx master: ", watch_err)
+  end
   clustering.start_worker()
   install(clustering.empty_runtime())
   refresh()
