@@ -156,3 +156,15 @@ function running(pid: number): boolean {
     return false;
   }
 }
+
+test('a prefix whose nginx still runs is refused, as kong start refuses it (kong/cmd/start.lua:56)', async (t) => {
+  const first = await startTestNode();
+  t.teardown(() => first.dispose());
+  const second = startTestNode({ prefix: first.prefix });
+  await t.throwsAsync(second, { message: `a data-plane node is already running in ${first.prefix} (nginx pid ${first.pid}): stop it first (kill -QUIT ${first.pid})` });
+  t.is((await httpGet(first.url('/'))).status, 404, 'the running node is left alone');
+  await first.stop();
+  const again = await startTestNode({ prefix: first.prefix });
+  await again.stop();
+  t.pass();
+});

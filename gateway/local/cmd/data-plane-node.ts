@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -172,6 +172,30 @@ export async function startDataPlaneNode(options: DataPlaneNodeOptions = {}): Pr
   }
 }
 
+/**
+ * kong/cmd/start.lua: "Kong is already running in <prefix>" when the prefix's nginx.pid names a
+ * live process. A node left running by a gateway that was killed would otherwise share the proxy
+ * port (reuseport) with the new one and answer with its old configuration.
+ */
+function refuseWhenRunning(prefix: string): void {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(prefixPaths(prefix).pid, 'utf8').trim());
+  } catch {
+    return;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  let command: string;
+  try {
+    command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return;
+  }
+  if (command.startsWith('nginx: master process') && command.includes(prefix)) {
+    throw new Error(`a data-plane node is already running in ${prefix} (nginx pid ${pid}): stop it first (kill -QUIT ${pid})`);
+  }
+}
+
 async function startIn(
   prefix: string,
   settings: NodeSettings,
@@ -180,6 +204,7 @@ async function startIn(
   onLine: (line: string) => void,
   startTimeoutMs: number,
 ): Promise<DataPlaneNode> {
+  refuseWhenRunning(prefix);
   const proxy = splitListen(settings.proxyListen);
   const status = settings.statusListen ? splitListen(settings.statusListen) : undefined;
   const hostPort = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
