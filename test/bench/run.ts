@@ -1,6 +1,7 @@
 import { benchBackend } from './backend-bench.ts';
 import { runExtras } from './extras.ts';
 import { benchGateway, type Figure, type GatewayBenchResult } from './gateway-bench.ts';
+import type { LoadResult } from './load.ts';
 
 /**
  * `npm run bench [-- --quick] [--json] [--only backend|gateway|extras] [--profile]`
@@ -23,18 +24,7 @@ if (only !== undefined && !['backend', 'gateway', 'extras'].includes(only)) {
 const durationSeconds = quick ? 2 : 5;
 const rounds = quick ? 1 : 3;
 
-interface Run {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-  cpuMicrosPerRequest?: number;
-  loaderCpuMicrosPerRequest?: number;
-}
-
-const runs: Run[] = [];
+const runs: Array<LoadResult & { loaderCpuMicrosPerRequest?: number }> = [];
 const figures: Figure[] = [];
 let gateway: GatewayBenchResult | undefined;
 

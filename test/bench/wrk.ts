@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { progress } from './load.ts';
+import { progress, type LoadResult } from './load.ts';
 import { treeCpuMicros } from './processes.ts';
 
 /**
@@ -23,20 +23,13 @@ export interface WrkOptions {
   cpuOf?: number[];
 }
 
-export interface WrkResult {
-  name: string;
-  rps: number;
-  /** Latencies in milliseconds. */
-  p50: number;
-  p99: number;
-  /** Connection errors and timeouts. */
-  errors: number;
-  /** Answers other than 2xx and 3xx: another path than the one meant (a key refused, a limit hit). */
-  non2xx: number;
-  requests: number;
+/**
+ * A LoadResult: latencies in milliseconds; errors are connection errors and timeouts, non2xx the
+ * answers other than 2xx and 3xx (another path than the one meant: a key refused, a limit hit);
+ * cpuMicrosPerRequest is the `cpuOf` processes' CPU time per request.
+ */
+export interface WrkResult extends LoadResult {
   seconds: number;
-  /** CPU time (user + system) of the `cpuOf` processes per request, µs. */
-  cpuMicrosPerRequest?: number;
   /** wrk's own CPU time per request, µs. */
   loaderCpuMicrosPerRequest: number;
 }
