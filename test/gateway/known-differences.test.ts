@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import { request, type JsonResponse } from '../helpers/backend.ts';
+import { startTestNode } from '../helpers/data-plane.ts';
 import { startTestGateway, writeConfig, type TestGateway } from '../helpers/gateway.ts';
 
 // README, "Known differences from Kong 3.9": each row asserted here as the difference it is, so
@@ -37,6 +38,18 @@ test('TLS: no TLS listener, and the TLS fields of services and routes are refuse
   const sni = await admin('/routes', { method: 'POST', json: { name: 'sni', snis: ['a.example'], protocols: ['https'] } });
   t.is(sni.status, 400);
   t.regex(sni.body.message, /snis: not supported/);
+});
+
+test('lua_ssl_trusted_certificate: none by default (Kong: system), system when asked', async (t) => {
+  // kong/templates/kong_defaults.lua: lua_ssl_trusted_certificate = system
+  const rendered = readFileSync(join(t.context.gateway.node.prefix, 'nginx.conf'), 'utf8');
+  t.notRegex(rendered, /lua_ssl_trusted_certificate/);
+  const bundle = ['/etc/ssl/certs/ca-certificates.crt', '/etc/pki/tls/certs/ca-bundle.crt', '/etc/ssl/cert.pem'].find((path) => existsSync(path));
+  if (!bundle) throw new Error('this check needs the system CA bundle (Debian: ca-certificates)');
+  const node = await startTestNode({ luaSslTrustedCertificate: ['system'] });
+  t.teardown(() => node.dispose());
+  t.regex(readFileSync(join(node.prefix, 'nginx.conf'), 'utf8'), /^\s*lua_ssl_trusted_certificate '.*\/\.ca_combined';$/m);
+  t.is(readFileSync(join(node.prefix, '.ca_combined'), 'utf8'), readFileSync(bundle, 'utf8').replace(/\n?$/, '\n'));
 });
 
 test('entities it does not run: lists empty, writes 400 naming the type', async (t) => {
