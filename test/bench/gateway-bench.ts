@@ -1,15 +1,16 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../../backend/src/db/connect.ts';
 import { digestApiKey, generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
-import { spawnNode, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
+import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';
 import { adminRequest } from './admin.ts';
 import { measureBreakdown, type BreakdownResult } from './breakdown.ts';
 import { profileChain } from './lua-profile.ts';
 import { benchLargeBodies, type LargeBodiesResult } from './large-bodies.ts';
 import { progress, ratio } from './load.ts';
 import { nginxAvailable, startNginxProxy, type NginxProxy } from './nginx-proxy.ts';
+import { startGatewayProcess } from './gateway-process.ts';
 import { childrenOf, gatewayProcesses, memoryOf, processTree, type Memory } from './processes.ts';
 import { seedPets } from './seed.ts';
 import { wrk, wrkAlternating, type WrkOptions, type WrkResult } from './wrk.ts';
@@ -42,33 +43,6 @@ services:
       - name: animal-store-v1
         paths: [/v1/]
 `;
-
-export interface GatewayProcess {
-  proc: SpawnedProcess;
-  proxy: string;
-  admin: string;
-  /** The control plane's process (this gateway's node process). */
-  pid: number;
-  /** The data-plane node's nginx master (its workers are its children). */
-  nginxPid: number;
-}
-
-/** A gateway process as `npm start` runs it (same Node flags), on ports of its own. */
-async function startGatewayProcess(dir: string, name: string, configFile: string, backendUrl: string): Promise<GatewayProcess> {
-  const proc = spawnNode(['--max-semi-space-size=4', 'gateway/local/cmd/start.built.mjs'], {
-    KONG_DECLARATIVE_CONFIG: configFile,
-    KONG_PROXY_LISTEN: '127.0.0.1:0',
-    KONG_ADMIN_LISTEN: '127.0.0.1:0',
-    KONG_STATUS_LISTEN: 'off',
-    KONG_PREFIX: join(dir, `${name}-prefix`),
-    GATEWAY_DATA_FILE: join(dir, `${name}.sqlite`),
-    DECK_ANIMAL_STORE_BACKEND_URL: backendUrl,
-    DECK_RATE_LIMIT_POLICY: 'local',
-  });
-  const [, proxy, admin] = await proc.waitFor(/proxy (\S+), Admin API (\S+);/, 60_000);
-  const nginxPid = Number(readFileSync(join(dir, `${name}-prefix`, 'node', 'pids', 'nginx.pid'), 'utf8'));
-  return { proc, proxy: proxy!, admin: admin!, pid: proc.child.pid!, nginxPid };
-}
 
 /**
  * The gateway figures of issue 20, in one run: the backend, the gateway running gateway/kong.yml

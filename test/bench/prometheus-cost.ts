@@ -10,6 +10,8 @@ import { findNginx } from '../../gateway/local/index.ts';
 import { DATA_PLANE_DIR } from '../../gateway/local/index.ts';
 import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { REPO_ROOT, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
+import { startGatewayProcess, type GatewayProcess } from './gateway-process.ts';
+import { treeCpuMicros } from './processes.ts';
 import { seedPets } from './seed.ts';
 
 /**
@@ -41,12 +43,8 @@ if (upstreamKind !== 'backend' && upstreamKind !== 'static') throw new Error('--
 
 const log = (message: string) => process.stderr.write(`[prometheus-cost] ${message}\n`);
 
-interface Gateway {
+interface Gateway extends GatewayProcess {
   name: string;
-  proc: SpawnedProcess;
-  proxy: string;
-  admin: string;
-  nginxPid: number;
 }
 
 interface Run {
@@ -61,30 +59,8 @@ interface Run {
   non2xx: number;
 }
 
-/** CPU time (user + system) of nginx's master and workers, in µs (Linux /proc; clock ticks are 1/100 s). */
-function nginxCpuMicros(masterPid: number): number {
-  const pids = [masterPid, ...readFileSync(`/proc/${masterPid}/task/${masterPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)];
-  let total = 0;
-  for (const pid of pids) {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    total += (Number(fields[11]) + Number(fields[12])) * 10_000;
-  }
-  return total;
-}
-
 async function startGateway(dir: string, name: string, configFile: string, backendUrl: string): Promise<Gateway> {
-  const proc = spawnTs('gateway/local/cmd/start.ts', [], {
-    KONG_DECLARATIVE_CONFIG: configFile,
-    KONG_PROXY_LISTEN: '127.0.0.1:0',
-    KONG_ADMIN_LISTEN: '127.0.0.1:0',
-    KONG_STATUS_LISTEN: 'off',
-    KONG_PREFIX: join(dir, `${name}-prefix`),
-    GATEWAY_DATA_FILE: join(dir, `${name}.sqlite`),
-    DECK_ANIMAL_STORE_BACKEND_URL: backendUrl,
-  });
-  const [, proxy, admin] = await proc.waitFor(/proxy (\S+), Admin API (\S+);/, 60_000);
-  const nginxPid = Number(readFileSync(join(dir, `${name}-prefix`, 'node', 'pids', 'nginx.pid'), 'utf8'));
-  return { name, proc, proxy: proxy!, admin: admin!, nginxPid };
+  return { name, ...(await startGatewayProcess(dir, name, configFile, backendUrl)) };
 }
 
 async function freePort(): Promise<number> {
@@ -160,7 +136,7 @@ async function post(url: string, body: unknown): Promise<unknown> {
 }
 
 async function load(gateway: Gateway, key: string, duration: number): Promise<Run> {
-  const before = nginxCpuMicros(gateway.nginxPid);
+  const before = treeCpuMicros(gateway.nginxPid);
   const result = await autocannon({
     url: `${gateway.proxy}/v1/pets?limit=20`,
     connections,
@@ -168,7 +144,7 @@ async function load(gateway: Gateway, key: string, duration: number): Promise<Ru
     headers: { authorization: `Bearer ${key}` },
     workers: 1,
   });
-  const cpuMicros = nginxCpuMicros(gateway.nginxPid) - before;
+  const cpuMicros = treeCpuMicros(gateway.nginxPid) - before;
   if (result.errors + result.timeouts + result.non2xx > 0) {
     const codes = Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => `${code}: ${count}`).join(', ');
     log(`${gateway.name} prometheus: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx (${codes})`);
