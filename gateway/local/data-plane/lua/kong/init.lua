@@ -12,9 +12,8 @@ if prefix:sub(-1) ~= "/" then
   prefix = prefix .. "/"
 end
 local config = require("kong.conf").load(prefix)
-local clock = require "kong.test_clock"
 if config.test_clock then
-  clock.install()
+  require("kong.test_clock").install()
 end
 
 for _, dict in ipairs({ "kong", "kong_locks", "kong_rate_limiting_counters", "kong_snapshot" }) do
@@ -65,7 +64,7 @@ local co_create = coroutine.create
 local co_resume = coroutine.resume
 local update_time = ngx.update_time
 local start_time = ngx.req.start_time
-local real_now = clock.real_now
+local real_now = require("kong.tools.clock").real_now
 local worker_id = ngx.worker.id
 local get_last_failure = ngx_balancer.get_last_failure
 local set_current_peer = ngx_balancer.set_current_peer
@@ -832,10 +831,5 @@ function Kong.status_header_filter()
     ngx.header[constants.HEADERS.SERVER] = nil
   end
 end
-
-function Kong.test_clock()
-  return clock.serve()
-end
-
 
 return Kong

@@ -1,19 +1,19 @@
 -- The test clock (README "Test clock"): with kong_conf.json test_clock = true, PUT /clock?ms=<unix
 -- ms> on unix:<prefix>/test-clock.sock sets the time ngx.now() and ngx.time() answer, for every
--- worker (it lives in the kong shared dict). Never installed otherwise.
+-- worker (it lives in the kong shared dict). Never installed otherwise. The node's own timing
+-- keeps the real clock (kong.tools.clock), loaded here so that it is loaded before the patch.
 local constants = require "kong.constants"
+local real_clock = require "kong.tools.clock"
 
 local floor = math.floor
 local tonumber = tonumber
 
 local KEY = constants.TEST_CLOCK_KEY
 
-local real_now = ngx.now
-local real_time = ngx.time
+local real_now = real_clock.real_now
+local real_time = real_clock.real_time
 
 local clock = {
-  real_now = real_now,
-  real_time = real_time,
   installed = false,
 }
 
@@ -42,7 +42,7 @@ function clock.install()
   end
 end
 
---- content_by_lua of the test clock's server.
+--- content_by_lua of the test clock's server (nginx.conf, only when test_clock is on).
 function clock.serve()
   local method = ngx.req.get_method()
   if method == "GET" then

@@ -6,7 +6,7 @@
 local clustering = require "kong.clustering"
 local dns = require "kong.runloop.dns"
 local hostname_type = require("kong.tools.ip").hostname_type
-local real_now = require("kong.test_clock").real_now
+local real_now = require("kong.tools.clock").real_now
 local sha256 = require "resty.sha256"
 local to_hex = require("resty.string").to_hex
 

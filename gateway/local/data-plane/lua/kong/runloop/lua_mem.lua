@@ -7,7 +7,7 @@ local log = ngx.log
 local ERR = ngx.ERR
 local WARN = ngx.WARN
 local collectgarbage = collectgarbage
-local real_time = require("kong.test_clock").real_time -- the test clock does not stop sampling
+local real_time = require("kong.tools.clock").real_time -- the test clock does not stop sampling
 
 local SAMPLE_RATE = 10 -- seconds
 

@@ -11,7 +11,7 @@
 local prometheus_lib = require "kong.plugins.prometheus.prometheus"
 local meta = require "kong.meta"
 -- nginx's own clock: the test clock moves what plugins see (ngx.now), not how long a request took
-local real_now = require("kong.test_clock").real_now
+local real_now = require("kong.tools.clock").real_now
 
 local kong = kong
 local ngx = ngx
