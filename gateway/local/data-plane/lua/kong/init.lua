@@ -44,6 +44,7 @@ local lua_mem = require "kong.runloop.lua_mem"
 local master_watch = require "kong.runloop.master_watch"
 local poller = require "kong.clustering.poller"
 local error_handlers = require "kong.error_handlers"
+local status = require "kong.status"
 local resty_ctx = require "kong.resty.ctx"
 local ngx_balancer = require "ngx.balancer"
 local tablepool = require "kong.tools.tablepool"
@@ -320,6 +321,7 @@ local Kong = {}
 function Kong.init()
   dns.init(real_now)
   loaded_plugins = plugins_loader.load_all(config.plugins)
+  status.init(loaded_plugins)
   clustering.configure(prefix, loaded_plugins)
 
   ngx.shared.kong:set(constants.NODE_ID_KEY, config.node_id)
@@ -741,86 +743,12 @@ function Kong.handle_error()
   return error_handlers(ctx)
 end
 
---- The status API (status_listen, and the node's own unix:<prefix>/status.sock): Kong's
--- /status and /status/ready (kong/api/routes/health.lua, kong/status/ready.lua), and the routes
--- plugins add through kong.plugins.<name>.status_api ({ [path] = { GET = function(self) ... } }),
--- e.g. prometheus's /metrics. As Kong's lapis app, a path also matches with or without a
--- trailing slash.
-local status_routes
-local bytes_to_str = require("kong.pdk.node").bytes_to_str
-
-local function status_route(path)
-  if not status_routes then
-    status_routes = {
-      ["/status/ready"] = {
-        GET = function()
-          local rt = clustering.current()
-          if rt and rt.hash ~= "" then
-            return kong.response.exit(200, { message = "ready" })
-          end
-          return kong.response.exit(503, { message = "no configuration available (empty configuration present)" })
-        end,
-      },
-      ["/status"] = {
-        GET = function(self)
-          local unit = self.params.unit
-          if type(unit) ~= "string" then
-            unit = "m"
-          end
-          local scale = tonumber(self.params.scale)
-          local ok, err = pcall(bytes_to_str, 0, unit, scale)
-          if not ok then
-            return kong.response.exit(400, { message = err })
-          end
-          local hash = clustering.current_hash()
-          -- a data plane has no database: Kong leaves `database` out and gives its hash instead
-          return kong.response.exit(200, {
-            memory = kong.node.get_memory_stats(unit, scale),
-            server = kong.nginx.get_statistics(),
-            configuration_hash = hash ~= "" and hash or string.rep("0", 32),
-          })
-        end,
-      },
-    }
-    for _, plugin in ipairs(loaded_plugins) do
-      local module = "kong.plugins." .. plugin.name .. ".status_api"
-      local ok, routes = pcall(require, module)
-      if not ok and not tostring(routes):find("module '" .. module .. "' not found", 1, true) then
-        log(ERR, "could not load ", module, ": ", routes)
-      elseif ok and type(routes) == "table" then
-        for route_path, methods in pairs(routes) do
-          if type(methods) == "table" then
-            status_routes[route_path] = methods
-          end
-        end
-      end
-    end
-  end
-  local methods = status_routes[path]
-  if methods then
-    return methods
-  end
-  if path:sub(-1) == "/" then
-    return status_routes[path:sub(1, -2)]
-  end
-  return status_routes[path .. "/"]
-end
-
+--- The Status API (kong.status).
 function Kong.status_content()
-  local ctx = ngx.ctx
-  ctx.KONG_PHASE = PHASES.admin_api
+  ngx.ctx.KONG_PHASE = PHASES.admin_api
   -- what the status routes report (the hash, the plugins' configure state) is the node's latest
   refresh()
-
-  local methods = status_route(var.uri)
-  if not methods then
-    return kong.response.exit(404, { message = "Not found" })
-  end
-  local handler = methods[ngx.req.get_method()]
-  if not handler then
-    return kong.response.exit(405, { message = "Method not allowed" })
-  end
-  return handler({ params = ngx.req.get_uri_args() })
+  return status.serve()
 end
 
 function Kong.status_header_filter()
