@@ -3,38 +3,32 @@
 -- snapshot (kong.clustering) instead of Kong's database or declarative cache; the request path
 -- is Kong's: ngx.ctx fields, plugin iteration, delayed exits, error pages, latencies.
 assert(package.loaded["resty.core"], "lua-resty-core must be loaded")
-require("kong.globalpatches").install()
 
--- The node's settings come first: the test clock must patch ngx.now/ngx.time before any
--- plugin module captures them.
-local prefix = ngx.config.prefix()
-if prefix:sub(-1) ~= "/" then
-  prefix = prefix .. "/"
-end
-local config = require("kong.conf").load(prefix)
-if config.test_clock then
-  require("kong.test_clock").install()
-end
-
+-- As Kong at require time: the shared dicts are checked, the global patches installed, and the
+-- `kong` global exists; Kong.init makes it the PDK once it has read the node's settings.
 for _, dict in ipairs({ "kong", "kong_locks", "kong_rate_limiting_counters", "kong_snapshot" }) do
   if not ngx.shared[dict] then
     error("missing shared dict '" .. dict .. "' in the nginx configuration")
   end
 end
 
-local meta = require "kong.meta"
-local PDK = require "kong.pdk"
-local constants = require "kong.constants"
-local phase_checker = require "kong.pdk.private.phases"
+require("kong.globalpatches").install()
 
-_G.kong = PDK.new(config, {
+local meta = require "kong.meta"
+
+_G.kong = {
   version = meta._VERSION,
   version_num = 30903,
-  -- what Kong.init sets besides the PDK: plugins may read credentials through them
-  db = require("kong.db").new(),
-  cache = require("kong.cache").new(),
-})
+}
 
+local PDK = require "kong.pdk"
+local DB = require "kong.db"
+local cache = require "kong.cache"
+local conf_loader = require "kong.conf"
+local test_clock = require "kong.test_clock"
+local real_now = require("kong.tools.clock").real_now
+local constants = require "kong.constants"
+local phase_checker = require "kong.pdk.private.phases"
 local runloop = require "kong.runloop.handler"
 local plugins_iterator = require "kong.runloop.plugins_iterator"
 local plugins_loader = require "kong.runloop.plugins_loader"
@@ -65,7 +59,6 @@ local co_create = coroutine.create
 local co_resume = coroutine.resume
 local update_time = ngx.update_time
 local start_time = ngx.req.start_time
-local real_now = require("kong.tools.clock").real_now
 local worker_id = ngx.worker.id
 local get_last_failure = ngx_balancer.get_last_failure
 local set_current_peer = ngx_balancer.set_current_peer
@@ -103,11 +96,14 @@ local function get_start_time_ms()
   return start_time() * 1000
 end
 
+-- set by Kong.init: the node's prefix (with a trailing slash) and settings
+local prefix
+local config
 local loaded_plugins = EMPTY
 
 -- without trusted_ips no client's X-Forwarded-* headers are passed on: the router need not read
--- the client's address to ask kong.ip.is_trusted
-local trusts_anyone = #(config.trusted_ips or EMPTY) > 0
+-- the client's address to ask kong.ip.is_trusted (set by Kong.init)
+local trusts_anyone = false
 
 -- kong/init.lua setup_plugin_context / reset_plugin_context: kong.log and kong.ctx.plugin
 -- follow the running plugin
@@ -319,6 +315,24 @@ end
 local Kong = {}
 
 function Kong.init()
+  prefix = ngx.config.prefix()
+  if prefix:sub(-1) ~= "/" then
+    prefix = prefix .. "/"
+  end
+  config = conf_loader.load(prefix)
+
+  -- before any plugin loads: the test clock patches ngx.now/ngx.time
+  if config.test_clock then
+    test_clock.install()
+  end
+
+  -- what Kong.init sets besides the PDK: plugins may read credentials through them
+  kong.db = DB.new()
+  kong.cache = cache.new()
+  PDK.new(config, kong)
+
+  trusts_anyone = #(config.trusted_ips or EMPTY) > 0
+
   dns.init(real_now)
   loaded_plugins = plugins_loader.load_all(config.plugins)
   status.init(loaded_plugins)
