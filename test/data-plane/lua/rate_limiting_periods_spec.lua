@@ -1,9 +1,11 @@
 -- rate-limiting's per-period work on every combination of periods. The handler and the local
--- policy write their per-period steps out for periods 1 to 6, for LuaJIT; these specs check the
--- handler against a looped reference written from Kong 3.9.3's
+-- policy run their per-period steps through generated straight-line loops
+-- (kong.plugins.rate-limiting.unrolled); these specs check the loops against plain `for` loops,
+-- and the handler against a looped reference written from Kong 3.9.3's
 -- kong/plugins/rate-limiting/handler.lua (HANDLER:<line>): get_usage (:90-113) and access
 -- (:130-215). Runs in init, without a request: ngx.header, ngx.time, the counters' shared dict
 -- and the `kong` global are stand-ins while the handler is loaded and run.
+local unrolled = require "kong.plugins.rate-limiting.unrolled"
 local timestamp = require "kong.tools.timestamp"
 local EXPIRATION = require "kong.plugins.rate-limiting.expiration"
 
@@ -27,6 +29,58 @@ local function combinations()
   end
   return all
 end
+
+describe("kong.plugins.rate-limiting.unrolled", function()
+  it("each_until(n, step, ...) runs step(i, a, b, c, d) for i = 1..n in order, as a for loop does", function()
+    for n = 1, unrolled.MAX_PERIODS do
+      local seen = {}
+      local result = unrolled.each_until(n, function(i, a, b, c, d)
+        seen[#seen + 1] = { i, a, b, c, d }
+      end, "a", "b", "c", "d")
+      assert.is_nil(result)
+      local expected = {}
+      for i = 1, n do
+        expected[i] = { i, "a", "b", "c", "d" }
+      end
+      assert.same(expected, seen)
+    end
+  end)
+
+  it("each_until(n, step, ...) stops at the first step that returns a value, and returns it", function()
+    for n = 1, unrolled.MAX_PERIODS do
+      for failing = 1, n do
+        local calls = 0
+        local result = unrolled.each_until(n, function(i)
+          calls = calls + 1
+          if i >= failing then
+            return "failed at " .. i
+          end
+        end)
+        assert.equal("failed at " .. failing, result)
+        assert.equal(failing, calls)
+      end
+    end
+  end)
+
+  it("fold(n, step, x, y, ...) threads x and y through step(i, x, y, a, b, c, d) for i = 1..n, as a for loop does", function()
+    local function step(i, x, y, a, b, c, d)
+      return x .. i .. a, y + i * b + c - d
+    end
+    for n = 1, unrolled.MAX_PERIODS do
+      local x, y = "", 0
+      for i = 1, n do
+        x, y = step(i, x, y, "|", 10, 3, 1)
+      end
+      local ux, uy = unrolled.fold(n, step, "", 0, "|", 10, 3, 1)
+      assert.equal(x, ux)
+      assert.equal(y, uy)
+    end
+  end)
+
+  it("goes as far as there are periods", function()
+    assert.equal(#PERIODS, unrolled.MAX_PERIODS)
+  end)
+end)
 
 --- The looped reference: the headers Kong sets and whether it stops, for limits and counts by
 -- period (HANDLER:90-113 get_usage, HANDLER:154-200).

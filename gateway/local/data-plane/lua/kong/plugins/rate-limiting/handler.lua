@@ -6,6 +6,7 @@ local policies = require "kong.plugins.rate-limiting.policies"
 local timestamp = require "kong.tools.timestamp"
 local kong_meta = require "kong.meta"
 local EXPIRATION = require "kong.plugins.rate-limiting.expiration"
+local unrolled = require "kong.plugins.rate-limiting.unrolled"
 
 
 local kong = kong
@@ -18,6 +19,8 @@ local setmetatable = setmetatable
 local floor = math.floor
 local resp_header = ngx.header
 local get_timestamps = timestamp.get_timestamps
+local each_until = unrolled.each_until
+local fold = unrolled.fold
 
 
 local SYNC_RATE_REALTIME = -1
@@ -108,45 +111,30 @@ local SCRATCH_STARTS = {}
 local SCRATCH_COUNTS = {}
 
 
--- The per-period steps below are written out for periods 1 to 6 rather than looped: a loop of
--- one or two turns (the usual configurations) makes LuaJIT abort its traces ("leaving loop in
--- root trace") until it blacklists the handler, which then runs interpreted on every request.
+-- The per-period steps, each run for periods 1 to n through kong.plugins.rate-limiting.unrolled.
 
-local function fill_key(period, i, key_base, keys, starts)
+-- keys[i]: the counter key of period i (policies/init.lua get_local_key); starts[i]: its start.
+local function fill_key(i, periods, key_base, keys, starts)
+  local period = periods[i]
   local name = period.name
   keys[i] = key_base .. start_texts[name] .. period.key_suffix
   starts[i] = starts_by_period[name]
 end
 
 
--- keys[i]: the counter key of period i (policies/init.lua get_local_key); starts[i]: its start.
-local function fill_keys(periods, n, key_base, keys, starts)
-  fill_key(periods[1], 1, key_base, keys, starts)
-  if n > 1 then fill_key(periods[2], 2, key_base, keys, starts) end
-  if n > 2 then fill_key(periods[3], 3, key_base, keys, starts) end
-  if n > 3 then fill_key(periods[4], 4, key_base, keys, starts) end
-  if n > 4 then fill_key(periods[5], 5, key_base, keys, starts) end
-  if n > 5 then fill_key(periods[6], 6, key_base, keys, starts) end
-end
-
-
 -- The last exhausted period in Kong's iteration order, or 0; which one it is changes no header.
-local function find_stop(periods, n, counts)
-  local stop = 0
-  if periods[1].limit - counts[1] <= 0 then stop = 1 end
-  if n > 1 and periods[2].limit - counts[2] <= 0 then stop = 2 end
-  if n > 2 and periods[3].limit - counts[3] <= 0 then stop = 3 end
-  if n > 3 and periods[4].limit - counts[4] <= 0 then stop = 4 end
-  if n > 4 and periods[5].limit - counts[5] <= 0 then stop = 5 end
-  if n > 5 and periods[6].limit - counts[6] <= 0 then stop = 6 end
+local function find_stop(i, stop, _, periods, counts)
+  if periods[i].limit - counts[i] <= 0 then
+    return i
+  end
   return stop
 end
 
 
--- Sets X-RateLimit-Limit-<P> and X-RateLimit-Remaining-<P> of period i; returns what remains (this
--- request counted unless another period stops it), and whether period i constrains more than
--- period `best` did: less remaining, or as much over a longer window.
-local function period_headers(periods, i, counts, stop, best, best_remaining)
+-- Sets X-RateLimit-Limit-<P> and X-RateLimit-Remaining-<P> of period i; returns the period that
+-- constrains most so far, and what remains of it (this request counted unless another period
+-- stops it): less remaining, or as much over a longer window.
+local function period_headers(i, best, best_remaining, periods, counts, stop)
   local period = periods[i]
   local remaining = period.limit - counts[i]
   if stop == 0 or stop == i then
@@ -170,12 +158,7 @@ end
 
 -- Kong's client headers: every period's, then RateLimit-* of the most constraining one.
 local function set_headers(periods, n, counts, starts, stop, current_timestamp)
-  local best, remaining = period_headers(periods, 1, counts, stop, 0, 0)
-  if n > 1 then best, remaining = period_headers(periods, 2, counts, stop, best, remaining) end
-  if n > 2 then best, remaining = period_headers(periods, 3, counts, stop, best, remaining) end
-  if n > 3 then best, remaining = period_headers(periods, 4, counts, stop, best, remaining) end
-  if n > 4 then best, remaining = period_headers(periods, 5, counts, stop, best, remaining) end
-  if n > 5 then best, remaining = period_headers(periods, 6, counts, stop, best, remaining) end
+  local best, remaining = fold(n, period_headers, 0, 0, periods, counts, stop)
 
   local period = periods[best]
   local reset = period.window - floor((current_timestamp - starts[best]) / 1000)
@@ -250,7 +233,7 @@ function RateLimitingHandler:access(conf)
     keys, starts, counts = SCRATCH_KEYS, SCRATCH_STARTS, SCRATCH_COUNTS
   end
 
-  fill_keys(periods, n, derived.key_prefix .. identifier .. ":", keys, starts)
+  each_until(n, fill_key, periods, derived.key_prefix .. identifier .. ":", keys, starts)
 
   local policy = derived.policy
   local ok, err = policy.usage(conf, derived, keys, starts, counts)
@@ -262,7 +245,7 @@ function RateLimitingHandler:access(conf)
     kong.log.err("failed to get usage: ", tostring(err))
 
   else
-    local stop = find_stop(periods, n, counts)
+    local stop = fold(n, find_stop, 0, nil, periods, counts)
 
     if not conf.hide_client_headers then
       set_headers(periods, n, counts, starts, stop, current_timestamp)

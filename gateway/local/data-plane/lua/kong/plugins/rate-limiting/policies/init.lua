@@ -9,6 +9,7 @@
 --   increment(conf, derived, keys, starts, value) counts the request; true, or nil and an error
 local redis = require "resty.redis"
 local EXPIRATION = require "kong.plugins.rate-limiting.expiration"
+local each_until = require("kong.plugins.rate-limiting.unrolled").each_until
 
 
 local kong = kong
@@ -71,16 +72,17 @@ end
 local shm = ngx.shared.kong_rate_limiting_counters
 
 
--- Periods 1 to 6 written out, not looped, for LuaJIT (see the handler's fill_keys).
+-- Each step runs for periods 1 to n through kong.plugins.rate-limiting.unrolled: an error stops
+-- at the period that failed.
 
-local function read_count(keys, counts, i)
+local function read_count(i, keys, counts)
   local value, err = shm:get(keys[i])
   counts[i] = value or 0
   return err
 end
 
 
-local function count_request(periods, keys, i, value)
+local function count_request(i, periods, keys, value)
   local period = periods[i].name
   local newval, err = shm:incr(keys[i], value, 0, EXPIRATION[period])
   if not newval then
@@ -92,13 +94,7 @@ end
 
 _M["local"] = {
   usage = function(conf, derived, keys, starts, counts)
-    local n = derived.n
-    local err = read_count(keys, counts, 1)
-    if not err and n > 1 then err = read_count(keys, counts, 2) end
-    if not err and n > 2 then err = read_count(keys, counts, 3) end
-    if not err and n > 3 then err = read_count(keys, counts, 4) end
-    if not err and n > 4 then err = read_count(keys, counts, 5) end
-    if not err and n > 5 then err = read_count(keys, counts, 6) end
+    local err = each_until(derived.n, read_count, keys, counts)
     if err then
       return nil, err
     end
@@ -106,14 +102,7 @@ _M["local"] = {
   end,
 
   increment = function(conf, derived, keys, starts, value)
-    local periods = derived.periods
-    local n = derived.n
-    local err = count_request(periods, keys, 1, value)
-    if not err and n > 1 then err = count_request(periods, keys, 2, value) end
-    if not err and n > 2 then err = count_request(periods, keys, 3, value) end
-    if not err and n > 3 then err = count_request(periods, keys, 4, value) end
-    if not err and n > 4 then err = count_request(periods, keys, 5, value) end
-    if not err and n > 5 then err = count_request(periods, keys, 6, value) end
+    local err = each_until(derived.n, count_request, derived.periods, keys, value)
     if err then
       return nil, err
     end
