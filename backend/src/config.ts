@@ -1,4 +1,4 @@
-/** Backend settings from the environment; every variable is documented in README.md. */
+/** Backend settings from the environment; every variable is documented in docs/backend.md. */
 export interface BackendConfig {
   host: string;
   port: number;

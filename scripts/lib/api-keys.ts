@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /**
- * API keys (README, "API keys"; test vectors in test/fixtures/api-key-vectors.json):
+ * API keys (docs/api-keys.md; test vectors in test/fixtures/api-key-vectors.json):
  *
  *   ask_ <43 random> <6 checksum>          53 characters, all of [A-Za-z0-9_-] after the prefix
  *
@@ -87,7 +87,7 @@ const FINGERPRINT_LABEL = 'ask-fingerprint:';
  * A short, non-secret name for a key that `show` can print: the first 8 hex of SHA-256 over a
  * label and the key's digest. Computed from the digest because that is all Kong keeps; the label
  * makes it a different function from the digest, and 32 bits of it say nothing useful about the
- * 256-bit digest or key. Whoever holds the key can compute it (README) to tell which one it is.
+ * 256-bit digest or key. Whoever holds the key can compute it (docs/api-keys.md) to tell which one it is.
  */
 export function keyFingerprint(digest: string): string {
   return createHash('sha256').update(FINGERPRINT_LABEL + digest, 'utf8').digest('hex').slice(0, 8);

@@ -25,6 +25,14 @@ export function clusterBanner(supervisorPid: number, backend: RunningChild<strin
   const nodes = c.nodes
     .map((node, i) => `  node ${i + 1}     ${node.url}/v1   (data plane: nginx pid ${node.pid}, ${node.prefix}${node.statusUrl ? `; status API ${node.statusUrl}` : ''})`)
     .join('\n');
+  // `consumers usage` reads one Status API unless told each node's: name them all.
+  const statusUrls = c.nodes.flatMap((node) => (node.statusUrl ? [` --status-url ${node.statusUrl}`] : [])).join('');
+  const usage = statusUrls ? `\nUsage:      KONG_ADMIN_URL=${c.adminUrl} npm run --silent consumers -- usage${statusUrls}` : '';
+  const { count, policies } = c.plansElsewhere;
+  const warning = count > 0
+    ? `\nwarning:    ${count} plan plugin(s) still count with policy ${policies.join(', ')}, not ${c.policy}: ` +
+      `KONG_ADMIN_URL=${c.adminUrl} npm run consumers -- plans sync`
+    : '';
   return `Animal Store API — local cluster (supervisor pid ${supervisorPid}; Ctrl-C stops everything below)
   balancer   ${c.balancerUrl}/v1   (nginx pid ${c.balancerPid}, round robin over the nodes)
 ${nodes}
@@ -35,6 +43,6 @@ ${nodes}
   engine     ${c.engine}
   files      ${c.dir}   (redis/, control-plane/, node-N/, balancer/, cluster.log)
 First key:  KONG_ADMIN_URL=${c.adminUrl} npm run consumers -- create --username alice --plan free
-Use it:     curl -si ${c.balancerUrl}/v1/pets -H 'Authorization: Bearer <key>'
-Reload kong.yml without a restart:  kill -HUP ${c.controlPlanePid}`;
+Use it:     curl -si ${c.balancerUrl}/v1/pets -H 'Authorization: Bearer <key>'${usage}
+Reload kong.yml without a restart:  kill -HUP ${c.controlPlanePid}${warning}`;
 }

@@ -2,7 +2,7 @@ import test from 'ava';
 import { spawnTs } from '../helpers/process.ts';
 import { startStack } from '../helpers/stack.ts';
 
-// README, "Calling the API": the example script runs as written against a stack.
+// docs/api.md, "Calling the API": the example script runs as written against a stack.
 test('gateway/client/example.ts creates a pet and counts the available ones; a bad key is one error line', async (t) => {
   const stack = await startStack();
   t.teardown(() => stack.dispose());

@@ -62,7 +62,7 @@ test.serial("Prometheus sums both nodes' counters; each node's /metrics has its 
   t.like(row, { username: 'alice', plan: 'enterprise' });
   // Both nodes' increases are summed. The two are scraped at different moments within the
   // interval, so the window cannot start and end on both nodes' samples: increase() extrapolates
-  // each node's change to the window's edges (README: "How exact"), by at most one scrape offset
+  // each node's change to the window's edges (docs/usage.md: "How exact"), by at most one scrape offset
   // (< 0.5 s) against a window of ~4 s: at most 2 of 10 here.
   t.true(row!.requests >= 10 && row!.requests <= 12, String(row!.requests));
   t.is(row!['2xx'], row!.requests);

@@ -51,7 +51,7 @@ def filter_failure(context, failure, case, response):
     # on a different request is refused with 422 idempotency_key_reused, as the contract says.
     if isinstance(failure, RejectedPositiveData) and response.status_code == 422:
         return _error_code(response) != "idempotency_key_reused"
-    # Requests without a valid key are rate-limited per client IP before they are told 401 (README,
+    # Requests without a valid key are rate-limited per client IP before they are told 401 (docs/api.md,
     # "Keys"; kong.yml's anonymous consumer). The fuzzer's probes all come from one address, so
     # past that limit the answer to a keyless probe is 429: authentication is still enforced.
     if isinstance(failure, IgnoredAuth) and "got `429 " in failure.message:

@@ -6,7 +6,7 @@ import { request, type JsonResponse } from '../helpers/backend.ts';
 import { startTestNode } from '../helpers/data-plane.ts';
 import { startTestGateway, writeConfig, type TestGateway } from '../helpers/gateway.ts';
 
-// README, "Known differences from Kong 3.9": each row asserted here as the difference it is, so
+// docs/known-differences.md: each row asserted here as the difference it is, so
 // a row that stops being true fails its test and must leave the table.
 type AdminCall = (path: string, init?: RequestInit & { json?: unknown }) => Promise<JsonResponse>;
 const test = anyTest as TestFn<{ gateway: TestGateway; dir: string; admin: AdminCall }>;

@@ -73,7 +73,7 @@ services:
   t.is(forbidden.status, 403);
   // nginx_http_charset = UTF-8 (kong/templates/kong_defaults.lua): nginx's charset filter adds it to text/html.
   t.is(forbidden.headers.get('content-type'), 'text/html; charset=UTF-8');
-  // OpenResty's nginx signs its own pages "openresty"; Debian's says "nginx" (README, known differences).
+  // OpenResty's nginx signs its own pages "openresty"; Debian's says "nginx" (docs/known-differences.md).
   const brand = f.gateway.engine.startsWith('OpenResty') ? 'openresty' : 'nginx';
   t.is(
     forbidden.body,

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { request } from '../helpers/backend.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';
 
 const EPHEMERAL = {
@@ -20,8 +21,7 @@ const EPHEMERAL = {
   KONG_NGINX_WORKER_PROCESSES: '1',
 };
 
-function startCluster(t: ExecutionContext, env: NodeJS.ProcessEnv = {}): { stack: SpawnedProcess; dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'npm-start-cluster-'));
+function startCluster(t: ExecutionContext, env: NodeJS.ProcessEnv = {}, dir = mkdtempSync(join(tmpdir(), 'npm-start-cluster-'))): { stack: SpawnedProcess; dir: string } {
   const stack = spawnTs('scripts/stack/cluster.ts', [], { ...EPHEMERAL, DATA_DIR: dir, ...env });
   t.teardown(() => {
     stack.child.kill('SIGKILL');
@@ -67,6 +67,14 @@ test('one banner lists every piece with its pid and address; one Ctrl-C stops th
   for (let i = 0; i < 4; i++) upstreams.add((await request(`${balancer}/v1/pets`)).headers.get('x-balancer-upstream'));
   t.deepEqual([...upstreams].sort(), [new URL(node1!).host, new URL(node2!).host].sort(), 'round robin over both nodes');
   t.true(stack.output().includes(`curl -si ${balancer}/v1/pets`));
+  // The banner's usage command reads every node's Status API: the 7 keyless requests above, on either node.
+  const [, usageAdmin, usageArgs] = await stack.waitFor(/^Usage: +KONG_ADMIN_URL=(\S+) npm run --silent consumers -- (usage .*)$/m);
+  t.is(usageAdmin, admin);
+  const usage = await runCliInProcess([...usageArgs!.split(' '), '--json'], { KONG_ADMIN_URL: admin });
+  t.is(usage.code, 0, usage.stderr);
+  t.regex(usage.stderr, /\(2 nodes\)/);
+  const anonymous = (JSON.parse(usage.stdout) as Array<{ username: string; requests: number }>).find((row) => row.username === 'animal-store-anonymous');
+  t.is(anonymous?.requests, 7);
   // each piece in a directory of its own under DATA_DIR
   for (const file of ['redis', 'control-plane/gateway.sqlite', 'node-1/nginx.conf', 'node-2/nginx.conf', 'balancer/nginx.conf', 'cluster.log']) {
     t.true(existsSync(join(dir, 'cluster', file)), file);
@@ -75,6 +83,22 @@ test('one banner lists every piece with its pid and address; one Ctrl-C stops th
   stack.child.kill('SIGINT');
   t.deepEqual(await stack.exited, { code: 0, signal: null });
   for (const pid of pids) t.false(alive(pid), `pid ${pid} stopped`);
+});
+
+test('restarted with another DECK_RATE_LIMIT_POLICY, the banner says which plans still count the old way', async (t) => {
+  const first = startCluster(t);
+  const [, admin] = await first.stack.waitFor(/admin API\s+(http:\/\/\S+)\s+\(control plane/, 60_000);
+  await first.stack.waitFor(/kill -HUP \d+/);
+  t.false(first.stack.output().includes('warning:'));
+  const created = await runCliInProcess(['create', '--username', 'policy-alice', '--plan', 'free'], { KONG_ADMIN_URL: admin });
+  t.is(created.code, 0, created.stderr);
+  first.stack.child.kill('SIGINT');
+  t.is((await first.stack.exited).code, 0);
+
+  const { stack } = startCluster(t, { DECK_RATE_LIMIT_POLICY: 'local' }, first.dir);
+  const [, again] = await stack.waitFor(/admin API\s+(http:\/\/\S+)\s+\(control plane/, 60_000);
+  const [line] = await stack.waitFor(/^warning: .*$/m);
+  t.is(line, `warning:    1 plan plugin(s) still count with policy redis, not local: KONG_ADMIN_URL=${again} npm run consumers -- plans sync`);
 });
 
 test('a missing redis-server is one line and exit 1', async (t) => {

@@ -92,10 +92,8 @@ test.serial("show with the local policy: the windows live in each node's memory"
   t.true(result.stdout.includes("  windows  not readable: policy local: the counters live in each Kong node's memory and are not readable from outside\n"), result.stdout);
 });
 
-test.serial("the README's run from the nodes is this node's output after the four rounds above", async (t) => {
-  const readme = readFileSync(`${REPO_ROOT}README.md`, 'utf8');
-  const start = readme.indexOf('\n## Usage you can see');
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+test.serial("docs/usage.md's run from the nodes is this node's output after the four rounds above", async (t) => {
+  const section = readFileSync(`${REPO_ROOT}docs/usage.md`, 'utf8');
   const [run] = [...section.matchAll(/```sh\n([\s\S]*?)```\n```text\n([\s\S]*?)```/g)].filter(([, commands]) => commands!.includes('--status-url'));
   const line = run![1]!.split('\n').find((l) => l.startsWith('npm run consumers -- '))!;
   const args = line.replace(/#.*$/, '').trim().split(/\s+/).slice(4);

@@ -27,6 +27,8 @@ export interface ClusterReady {
   controlPlanePid: number;
   configFile: string;
   policy: string;
+  /** Consumers' plan plugins (the CLI's) counting with another policy than kong.yml's global rate-limiting. */
+  plansElsewhere: { count: number; policies: string[] };
   engine: string;
   dir: string;
 }
@@ -87,6 +89,14 @@ try {
 }
 
 started = true;
+const policy = process.env.DECK_RATE_LIMIT_POLICY ?? 'redis';
+// Plan plugins copy the global plugin's policy when the CLI writes them (scripts/lib/provisioning.ts),
+// so a store kept from a run with another DECK_RATE_LIMIT_POLICY still counts the old way until `plans sync`.
+const elsewhere = cluster.controlPlane.store.snapshot
+  .list('plugins')
+  .filter((p) => p.name === 'rate-limiting' && p.consumer && p.tags?.includes('petstore-consumer'))
+  .map((p) => String((p.config as { policy?: unknown }).policy ?? 'local'))
+  .filter((planPolicy) => planPolicy !== policy);
 const ready: ClusterReady = {
   balancerUrl: cluster.balancer.url,
   balancerPid: cluster.balancer.pid,
@@ -101,7 +111,8 @@ const ready: ClusterReady = {
   redis: { address: `${cluster.redis.host}:${cluster.redis.port}`, pid: cluster.redis.pid, version: cluster.redis.version },
   controlPlanePid: process.pid,
   configFile: settings.configFile,
-  policy: process.env.DECK_RATE_LIMIT_POLICY ?? 'redis',
+  policy,
+  plansElsewhere: { count: elsewhere.length, policies: [...new Set(elsewhere)] },
   engine: cluster.engine,
   dir: settings.dir,
 };

@@ -85,7 +85,7 @@ export const DEFAULT_NODE_SETTINGS: Omit<NodeSettings, 'nodeId'> = {
   // kong_defaults.lua: lua_ssl_trusted_certificate = system. Not here by default: the system's
   // bundle costs each nginx process ~9 MB RSS (OpenSSL's parsed store), a fifth of the memory
   // budget, for Redis TLS that kong.yml does not use. KONG_LUA_SSL_TRUSTED_CERTIFICATE=system
-  // asks for it (README, Known differences).
+  // asks for it (docs/known-differences.md).
   luaSslTrustedCertificate: [],
   luaSslVerifyDepth: 1,
 };

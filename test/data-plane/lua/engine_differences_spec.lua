@@ -1,6 +1,6 @@
 -- Where the data plane's engine differs from Kong 3.9.3's OpenResty 1.25.3.2 (nginx 1.25.3,
 -- ngx_lua 0.10.26, lua-resty-core 0.1.28, its lua-cjson and bundled lua-resty-* libraries), in
--- what a plugin can see. Each case is a row of the README's "Known differences from Kong 3.9":
+-- what a plugin can see. Each case is a row of docs/known-differences.md:
 -- it asserts the difference, so a row that stops being true fails here and leaves the table.
 
 describe("known differences from Kong's OpenResty", function()
