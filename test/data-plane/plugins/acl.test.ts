@@ -3,7 +3,7 @@ import { startTestNode, type TestNode } from '../../helpers/data-plane.ts';
 import { httpGet, type HttpResponse } from '../../helpers/http-request.ts';
 import type { SnapshotInput } from '../../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../../helpers/upstream.ts';
-import { BUNDLED_PLUGINS, PLUGIN_FIXTURES_DIR, mockUpstream, plugin } from './kit.ts';
+import { BUNDLED_PLUGINS, PLUGIN_FIXTURES_DIR, logged, mockUpstream, plugin } from './kit.ts';
 
 // Kong 3.9.3's spec/03-plugins/18-acl/02-access_spec.lua, transcribed, on a data-plane node
 // (SPEC:<line> below). The spec's ctx-checker plugin is test/data-plane/plugins/fixtures/ctx-checker.
@@ -39,7 +39,7 @@ function snapshot(): SnapshotInput {
     'allow-everyone', 'allow-none', 'deny-everyone', 'deny-none', 'allow-everyone-anonymous', 'allow-everyone-anonymous-with-group',
     'allow-none-anonymous', 'allow-none-anonymous-with-group', 'deny-everyone-anonymous', 'deny-everyone-anonymous-with-group',
     'deny-none-anonymous', 'deny-none-anonymous-with-group',
-    'groups-probe',
+    'groups-probe', 'ngx-ctx-groups', 'string-groups',
   ];
   return {
     services: [{ name: 'mock', url: upstream.url }],
@@ -166,6 +166,11 @@ function snapshot(): SnapshotInput {
       keyAuth('deny-none-anonymous', { anonymous: ANONYMOUS_B_ID }),
       acl('deny-none-anonymous-with-group', { deny: ['none'] }),
       keyAuth('deny-none-anonymous-with-group', { anonymous: ANONYMOUS_WITH_GROUP_ID }),
+      // groups set in ngx.ctx (Kong's older place), or not as a table
+      acl('ngx-ctx-groups', { allow: ['admin'] }),
+      ctxChecker('ngx-ctx-groups', { ctx_set_field: 'authenticated_groups', ctx_set_array: ['admin'] }),
+      acl('string-groups', { allow: ['admin'] }),
+      ctxChecker('string-groups', { ctx_set_field: 'authenticated_groups', ctx_set_value: 'admin' }),
       // another plugin reading groups through kong.plugins.acl.groups, no acl on the route
       keyAuth('groups-probe', { anonymous: ANONYMOUS_B_ID }),
       { name: 'acl-groups-probe', route: 'groups-probe', config: {} },
@@ -389,4 +394,11 @@ test('another plugin reads the consumer\'s groups through kong.plugins.acl.group
   t.like(noGroups.json, { groups: {}, in_allowed: false });
   const anonymous = await get('groups-probe', '/request');
   t.like(anonymous.json, { consumer_id: ANONYMOUS_B_ID, groups: {}, in_allowed: false });
+});
+
+test('authenticated groups in ngx.ctx count too; a string there is ignored with a warning (kong/plugins/acl/groups.lua:158-170)', async (t) => {
+  t.deepEqual(await upstreamGroups('ngx-ctx-groups', '/request'), { consumer: undefined, authenticated: 'admin' });
+  t.deepEqual(await refused('string-groups', '/request'), UNAUTHORIZED);
+  await logged(node, /invalid authenticated_groups, a table was expected/);
+  t.pass();
 });
