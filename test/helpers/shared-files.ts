@@ -16,7 +16,7 @@ export function sharedFile(relative: string): string | undefined {
   if (process.env.CI === 'true') {
     test(`../shared/${relative} is there (CI clones with ../shared beside the repository)`, (t) => t.fail('not found'));
   } else {
-    test.skip(`../shared/${relative} not found: the tests that read it are skipped`, () => {});
+    test.skip(`../shared/${relative} not found: the tests and checks that read it are skipped`, () => {});
   }
   return undefined;
 }
