@@ -26,30 +26,8 @@ test('every test of the selected go-kong files runs or is excluded with its reas
   t.true(selected.length >= 25, `${selected.length} selected`);
 });
 
-/**
- * Runs at most `size` calls at once, the others in the order they came. The go-kong tests spend
- * most of their time waiting on gateway starts and stops; three at a time, each on its own
- * gateway, overlap those waits.
- */
-function pool(size: number) {
-  let running = 0;
-  const waiting: Array<() => void> = [];
-  return async <T>(call: () => Promise<T>): Promise<T> => {
-    if (running < size) running += 1;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
-    try {
-      return await call();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else running -= 1;
-    }
-  };
-}
-const slot = pool(3);
-
 for (const name of selected) {
-  test(`go-kong ${goKong.version} ${name}`, (t) => slot(async () => {
+  test.serial(`go-kong ${goKong.version} ${name}`, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'go-kong-'));
     // The real clock: go-kong's key-auth test reads a ttl already counting down.
     const gateway = await startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir, now: Date.now });
@@ -66,5 +44,5 @@ for (const name of selected) {
     const failures = output.split('\n').filter((line) => /^\s*(Error:|Error Trace:|--- FAIL|\s+HTTP status|panic)/.test(line));
     t.regex(output, new RegExp(`^--- PASS: ${name} `, 'm'), failures.join('\n') || output.slice(-2000));
     t.notRegex(output, new RegExp(`^--- SKIP: ${name} `, 'm'), 'a selected test must not skip: exclude it with its reason');
-  }));
+  });
 }
