@@ -7,6 +7,7 @@ import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { PROMTOOL_BIN } from '../helpers/prometheus.ts';
+import { sharedFile } from '../helpers/shared-files.ts';
 import { PROMETHEUS_DICT_SIZE } from '../../gateway/local/index.ts';
 
 // docker-compose.yml's usage monitoring, checked statically (no Docker engine here): Kong's Status
@@ -31,27 +32,23 @@ const promConfig = parse(readFileSync(join(REPO_ROOT, 'deploy/prometheus/prometh
   scrape_configs: Array<{ job_name: string; metrics_path?: string; dns_sd_configs?: Array<Record<string, unknown>> }>;
 };
 
-/** The Compose Specification schema, kept beside the repository (../shared, or further up from a worktree). */
-function composeSchemaPath(): string {
-  for (let dir = REPO_ROOT; dir !== dirname(dir); dir = dirname(dir)) {
-    const candidate = join(dir, 'shared/compose/compose-spec.schema.json');
-    if (existsSync(candidate)) return candidate;
-  }
-  throw new Error('shared/compose/compose-spec.schema.json not found above the repository');
-}
+/** The Compose Specification schema, kept beside the repository in ../shared (undefined without it). */
+const COMPOSE_SCHEMA = sharedFile('compose/compose-spec.schema.json');
 
 /** The container path a host path is mounted at, in a `host:container[:ro]` volume. */
 const mountOf = (service: Service, host: string) => service.volumes?.find((v) => v.split(':')[0] === host)?.split(':')[1];
 const flag = (service: Service, name: string) => service.command?.find((arg) => arg.startsWith(`${name}=`))?.slice(name.length + 1);
 
-test('docker-compose.yml is valid against the Compose Specification schema', (t) => {
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  // The schema names draft-07 as https://json-schema.org/draft-07/schema, which Ajv (draft-07 by
-  // default) knows under its http://…# id only.
-  const { $schema: _draft, ...schema } = JSON.parse(readFileSync(composeSchemaPath(), 'utf8')) as Record<string, unknown>;
-  const validate = ajv.compile(schema);
-  t.true(validate(compose), ajv.errorsText(validate.errors));
-});
+if (COMPOSE_SCHEMA !== undefined) {
+  test('docker-compose.yml is valid against the Compose Specification schema', (t) => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    // The schema names draft-07 as https://json-schema.org/draft-07/schema, which Ajv (draft-07 by
+    // default) knows under its http://…# id only.
+    const { $schema: _draft, ...schema } = JSON.parse(readFileSync(COMPOSE_SCHEMA, 'utf8')) as Record<string, unknown>;
+    const validate = ajv.compile(schema);
+    t.true(validate(compose), ajv.errorsText(validate.errors));
+  });
+}
 
 test("Kong's Status API listens for Prometheus on compose's network, and is not published", (t) => {
   t.is(kong.environment?.KONG_STATUS_LISTEN, '0.0.0.0:8100');

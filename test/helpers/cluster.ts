@@ -149,6 +149,8 @@ export async function startTestCluster(options: { env?: Record<string, string>; 
     redisCommand: async (...args: (string | number)[]) => (await redisCommands(cluster.redis.port, [args]))[0]!,
     async dispose() {
       unfollow();
+      // nginx's fast shutdown first: close() stops the nodes gracefully, ~0.5 s each.
+      await Promise.all(cluster.nodes.map((node) => node.stop()));
       await cluster.close();
       await backend.close();
       rmSync(dir, { recursive: true, force: true });

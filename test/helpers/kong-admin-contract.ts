@@ -1,16 +1,18 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { OpenApiResponses, type OpenApiDocument } from './openapi-responses.ts';
+import { sharedFile } from './shared-files.ts';
 
 /** Kong's official Admin API OpenAPI document (OSS 3.9), beside the repository in ../shared. */
-export const KONG_ADMIN_OPENAPI = fileURLToPath(new URL('../../../shared/kong/admin-api-oss-3.9.openapi.yaml', import.meta.url));
+export const KONG_ADMIN_OPENAPI = sharedFile('kong/admin-api-oss-3.9.openapi.yaml');
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats.default(ajv);
-const responses = new OpenApiResponses(parse(readFileSync(KONG_ADMIN_OPENAPI, 'utf8')) as OpenApiDocument, ajv, 'kong-admin');
+const responses = KONG_ADMIN_OPENAPI === undefined
+  ? undefined
+  : new OpenApiResponses(parse(readFileSync(KONG_ADMIN_OPENAPI, 'utf8')) as OpenApiDocument, ajv, 'kong-admin');
 
 /** Kong serialises unset fields as null where its spec says `type: string`: treat null as absent. */
 function withoutNulls(value: unknown): unknown {
@@ -23,9 +25,11 @@ function withoutNulls(value: unknown): unknown {
 
 /**
  * Problems of a real Admin API response against Kong's spec ([] when it conforms). Kong answers
- * 201 to creations where its spec documents 200: the 200 schema is used then.
+ * 201 to creations where its spec documents 200: the 200 schema is used then. Without the spec (no
+ * ../shared) it is []: sharedFile has registered the skipped test that says so.
  */
 export function kongAdminProblems(method: string, pathTemplate: string, status: number, body: unknown): string[] {
+  if (!responses) return [];
   const declared = responses.responsesOf(method, pathTemplate);
   if (!declared) return [`${method} ${pathTemplate} is not in Kong's Admin API spec`];
   const key = String(status) in declared ? String(status) : status === 201 && '200' in declared ? '200' : undefined;
