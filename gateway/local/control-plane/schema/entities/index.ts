@@ -1,4 +1,5 @@
 import type { EntityDefinition, EntityOf } from '../entity.ts';
+import { kongField } from '../typedefs.ts';
 import { consumers } from './consumers.ts';
 import { keyauthCredentials } from './keyauth-credentials.ts';
 import { plugins } from './plugins.ts';
@@ -27,6 +28,25 @@ export const isEntityName = (name: string): name is EntityName => Object.hasOwn(
 
 /** The definition of a type, seen without its field types (for code that treats every type alike). */
 export const definitionOf = (name: EntityName): EntityDefinition => ENTITIES[name];
+
+export interface ForeignField {
+  field: string;
+  /** The type referenced. */
+  reference: EntityName;
+  /** What deleting the referenced entity does to this one. */
+  onDelete: 'cascade' | 'restrict';
+}
+
+/** The foreign fields of a type that reference a type the gateway runs, in the schema's order. */
+export function foreignFields(definition: EntityDefinition): ForeignField[] {
+  return Object.entries(definition.schema.properties).flatMap(([field, schema]) => {
+    const { attributes } = kongField(schema);
+    const reference = attributes.reference;
+    return attributes.type === 'foreign' && reference !== undefined && isEntityName(reference)
+      ? [{ field, reference, onDelete: attributes.on_delete ?? 'restrict' }]
+      : [];
+  });
+}
 
 export type { Consumer } from './consumers.ts';
 export type { KeyAuthCredential } from './keyauth-credentials.ts';
