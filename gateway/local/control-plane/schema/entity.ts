@@ -33,6 +33,30 @@ export interface EntityDefinition<P extends TProperties = TProperties> {
   unsupported?: Readonly<Partial<Record<keyof P & string, string>>>;
   /** Input names outside this schema that Kong has in other configurations (router flavors): refused with the reason. */
   refusedInput?: Readonly<Record<string, string>>;
+  /** Where the type's entities are in kong.yml, and how a sync finds them again (every type the gateway runs has one). */
+  declarative?: DeclarativeForm<keyof P & string>;
+}
+
+/** How kong.yml (decK's format 3.0) gives entities of a type. */
+export interface DeclarativeForm<Field extends string = string> {
+  /**
+   * decK's natural key: the fields that find a declared entity in the store again, so that it
+   * keeps its id. Alternatives in order: the first one the file sets any field of decides (a
+   * consumer: username, else custom_id); a foreign field compares the entity it references.
+   * A one-field alternative is also how other entries of the file reference this one by name.
+   */
+  key: ReadonlyArray<ReadonlyArray<Field>>;
+  /** The file must give the (one-field) key: without it a sync could not find the entity again. */
+  keyRequired?: boolean;
+  /** The key is a secret (a credential's): messages never show it. */
+  secretKey?: boolean;
+  /** Entries may be a top-level list of kong.yml; `requires`: a foreign field such an entry must name. */
+  topLevel?: boolean | { requires: Field };
+  /**
+   * Foreign fields under whose referenced type this type is nested in kong.yml, as a list named
+   * like this type, filling the field (`routes` under `services` fills `service`).
+   */
+  nestedIn?: ReadonlyArray<Field>;
 }
 
 /** The plugins' config schemas, as the plugin registry holds them. */
@@ -47,6 +71,11 @@ export interface Subschemas {
 
 export type EntityOf<D> = D extends EntityDefinition<infer P> ? Static<TObject<P>> : never;
 
+/** A type the gateway runs, not only describes: kong.yml gives it. */
+export type RunDefinition<P extends TProperties = TProperties> = EntityDefinition<P> & { declarative: DeclarativeForm<keyof P & string> };
+
+export function defineEntity<P extends TProperties>(definition: RunDefinition<P>): RunDefinition<P>;
+export function defineEntity<P extends TProperties>(definition: EntityDefinition<P>): EntityDefinition<P>;
 export function defineEntity<P extends TProperties>(definition: EntityDefinition<P>): EntityDefinition<P> {
   return definition;
 }

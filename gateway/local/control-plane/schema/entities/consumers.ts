@@ -14,6 +14,7 @@ export const consumers = defineEntity({
     custom_id: T.string({ unique: true }),
     tags: T.tags(),
   }),
+  declarative: { key: [['username'], ['custom_id']], topLevel: true },
   check(consumer, errors) {
     // entity_checks: at_least_one_of = { "custom_id", "username" }
     if (consumer.username === null && consumer.custom_id === null) {

@@ -10,6 +10,7 @@ export const keyauthCredentials = defineEntity({
   admin_api_name: 'key-auths',
   admin_api_nested_name: 'key-auth',
   ttl: true,
+  declarative: { key: [['key']], keyRequired: true, secretKey: true, nestedIn: ['consumer'] },
   schema: T.entity({
     id: T.uuid(),
     created_at: T.autoTimestamp(),

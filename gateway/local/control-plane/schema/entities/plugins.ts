@@ -28,6 +28,11 @@ export const plugins = defineEntity({
     enabled: T.boolean({ required: true, default: true }),
     tags: T.tags(),
   }),
+  declarative: {
+    key: [['name', 'instance_name', 'service', 'route', 'consumer']],
+    topLevel: true,
+    nestedIn: ['service', 'route', 'consumer'],
+  },
   subschema(plugin, errors, subschemas) {
     const scope = { consumer: plugin.consumer !== null, route: plugin.route !== null, service: plugin.service !== null };
     plugin.config = subschemas.validateConfig(plugin.name, plugin.config, scope, errors);

@@ -60,6 +60,7 @@ export const routes = defineEntity({
     sources: 'stream routes are not implemented',
     destinations: 'stream routes are not implemented',
   },
+  declarative: { key: [['name']], keyRequired: true, topLevel: { requires: 'service' }, nestedIn: ['service'] },
   refusedInput: {
     expression: 'the expressions router flavor is not implemented (Kong 3.9 defaults to traditional_compatible)',
     priority: 'expression route priority is not implemented',

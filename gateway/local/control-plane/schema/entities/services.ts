@@ -53,6 +53,7 @@ export const services = defineEntity({
     enabled: T.boolean({ required: true, default: true }),
   }),
   shorthands: { url: serviceUrlFields },
+  declarative: { key: [['name']], keyRequired: true, topLevel: true },
   unsupported: {
     client_certificate: 'client certificates are not implemented',
     tls_verify: 'TLS verification settings are not implemented',
