@@ -1,5 +1,6 @@
 import type { EntityDefinition, EntityOf, RunDefinition } from '../entity.ts';
 import { kongField } from '../typedefs.ts';
+import { acls } from './acls.ts';
 import { consumers } from './consumers.ts';
 import { keyauthCredentials } from './keyauth-credentials.ts';
 import { plugins } from './plugins.ts';
@@ -17,6 +18,7 @@ export const ENTITIES = {
   routes,
   consumers,
   keyauth_credentials: keyauthCredentials,
+  acls,
   plugins,
 } as const;
 
@@ -56,6 +58,7 @@ ENTITY_NAMES.forEach((name, index) => {
   }
 });
 
+export type { Acl } from './acls.ts';
 export type { Consumer } from './consumers.ts';
 export type { KeyAuthCredential } from './keyauth-credentials.ts';
 export type { Plugin } from './plugins.ts';
