@@ -85,7 +85,7 @@ describe("kong.clustering.snapshot", function()
   it("refuses a bad hash and invalid JSON", function()
     local d = doc()
     d.config_hash = "ABC"
-    assert.equal("snapshot: config_hash must be 64 lower-case hexadecimal digits", select(2, decode(d)))
+    assert.equal("snapshot: config_hash must be a string matching ^[0-9a-f]{64}$", select(2, decode(d)))
     assert.matches("^snapshot: invalid JSON", select(2, snapshot.decode("{")))
   end)
 end)

@@ -1,4 +1,4 @@
-import type { Static, TObject, TProperties } from '@sinclair/typebox';
+import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox';
 import type { FieldErrors } from './validate.ts';
 
 /**
@@ -71,10 +71,37 @@ export interface Subschemas {
 
 export type EntityOf<D> = D extends EntityDefinition<infer P> ? Static<TObject<P>> : never;
 
-/** A type the gateway runs, not only describes: kong.yml gives it. */
-export type RunDefinition<P extends TProperties = TProperties> = EntityDefinition<P> & { declarative: DeclarativeForm<keyof P & string> };
+/**
+ * What the data plane receives of a type: the snapshot compiler sends it, and
+ * snapshot.schema.json (which the data plane checks every snapshot against) is generated from it
+ * and the fields' schemas. A foreign field is sent as `{ "id": … }`.
+ */
+export interface Projection<Field extends string = string> {
+  /** The fields sent, in this order (the order is part of the configuration's hash). */
+  fields: readonly Field[];
+  /** Kong's runtime value for a field stored null (what its balancer or router reads): sent instead of null. */
+  fallback?: Readonly<Partial<Record<Field, string | number | boolean>>>;
+  /** What the data plane runs, where narrower than Kong's schema: a field schema built with typedefs. */
+  narrow?: Readonly<Partial<Record<Field, TSchema>>>;
+  /** The value sent for a value stored (never null), where they differ. */
+  convert?: Readonly<Partial<Record<Field, (stored: never) => unknown>>>;
+  /** For snapshot.schema.json: what the data plane does with it. */
+  description?: string;
+}
 
-export function defineEntity<P extends TProperties>(definition: RunDefinition<P>): RunDefinition<P>;
+/** A type the gateway runs, not only describes: kong.yml gives it, and the data plane receives the fields `F`. */
+export type RunDefinition<P extends TProperties = TProperties, F extends keyof P & string = keyof P & string> = EntityDefinition<P> & {
+  declarative: DeclarativeForm<keyof P & string>;
+  snapshot?: Projection<F>;
+};
+
+/** An entity as the data plane receives it. */
+export type SnapshotOf<D> =
+  D extends RunDefinition<infer P, infer F> ? (Static<TObject<P>> extends infer E ? { [K in F & keyof E]: E[K] } : never) : never;
+
+export function defineEntity<P extends TProperties, const F extends keyof P & string = never>(
+  definition: RunDefinition<P, F>,
+): RunDefinition<P, F>;
 export function defineEntity<P extends TProperties>(definition: EntityDefinition<P>): EntityDefinition<P>;
 export function defineEntity<P extends TProperties>(definition: EntityDefinition<P>): EntityDefinition<P> {
   return definition;

@@ -7,6 +7,10 @@ export const acls = defineEntity({
   primary_key: ['id'],
   cache_key: ['consumer', 'group'],
   declarative: { key: [['consumer', 'group']], nestedIn: ['consumer'] },
+  snapshot: {
+    description: "A consumer's membership of a group, which the acl plugin (and any plugin through kong.plugins.acl.groups) reads.",
+    fields: ['id', 'consumer', 'group', 'tags'],
+  },
   schema: T.entity({
     id: T.uuid(),
     created_at: T.autoTimestamp(),

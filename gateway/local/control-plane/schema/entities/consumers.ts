@@ -15,6 +15,7 @@ export const consumers = defineEntity({
     tags: T.tags(),
   }),
   declarative: { key: [['username'], ['custom_id']], topLevel: true },
+  snapshot: { fields: ['id', 'username', 'custom_id'] },
   check(consumer, errors) {
     // entity_checks: at_least_one_of = { "custom_id", "username" }
     if (consumer.username === null && consumer.custom_id === null) {
