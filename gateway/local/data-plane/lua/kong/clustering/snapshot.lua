@@ -189,9 +189,15 @@ local function any_of_checker(s, where)
     end
   end
   local text = concat(expected, " or ") .. (nullable and " or null" or "")
+  local only = #checks == 1 and checks[1]
   return function(v)
     if v == null and nullable then
       return nil
+    end
+    if only then
+      -- a nullable field: say what is wrong with the value
+      local err = only(v)
+      return err and (nullable and err .. " or null" or err)
     end
     for _, check in ipairs(checks) do
       if not check(v) then
