@@ -251,3 +251,31 @@ test.serial('/schemas/acls describes kong/plugins/acl/daos.lua\'s fields', async
   t.like(fields.consumer, { type: 'foreign', reference: 'consumers', required: true, on_delete: 'cascade' });
   t.like(fields.group, { type: 'string', required: true });
 });
+
+test.serial('/schemas/plugins/acl answers kong/plugins/acl/schema.lua\'s config, and its entity checks refuse allow with deny, or neither', async (t) => {
+  const { admin } = t.context;
+  const schema = await admin('/schemas/plugins/acl');
+  t.is(schema.status, 200);
+  type Fields = Array<Record<string, Record<string, unknown>>>;
+  const fields = Object.assign({}, ...(schema.body.fields as Fields)) as Record<string, { fields?: Fields }>;
+  const config = Object.assign({}, ...(fields.config?.fields ?? [])) as Record<string, Record<string, unknown>>;
+  t.deepEqual(Object.keys(config), ['allow', 'deny', 'hide_groups_header', 'always_use_authenticated_groups']);
+  t.like(config.allow, { type: 'array', elements: { type: 'string' } });
+  t.like(config.hide_groups_header, { type: 'boolean', required: true, default: false });
+  t.like(config.always_use_authenticated_groups, { type: 'boolean', required: true, default: false });
+
+  const both = await admin('/plugins', { method: 'POST', json: { name: 'acl', config: { allow: ['a'], deny: ['b'] } } });
+  t.is(both.status, 400);
+  t.deepEqual(both.body.fields, { '@entity': ["exactly one of these fields must be non-empty: 'config.allow', 'config.deny'"] });
+  // Kong lists "exactly one of…" beside it when neither is given (both checks fail); see acl.ts.
+  const neither = await admin('/plugins', { method: 'POST', json: { name: 'acl', config: { allow: [] } } });
+  t.is(neither.status, 400);
+  t.deepEqual(neither.body.fields, { '@entity': ["at least one of these fields must be non-empty: 'config.allow', 'config.deny'"] });
+  const consumerScoped = await admin('/plugins', { method: 'POST', json: { name: 'acl', consumer: { id: t.context.bob.id }, config: { allow: ['a'] } } });
+  t.is(consumerScoped.status, 400, 'typedefs.no_consumer');
+
+  const created = await admin('/plugins', { method: 'POST', json: { name: 'acl', config: { deny: ['blocked'] } } });
+  t.is(created.status, 201, JSON.stringify(created.body));
+  t.deepEqual(created.body.config, { allow: null, deny: ['blocked'], hide_groups_header: false, always_use_authenticated_groups: false });
+  t.is((await admin(`/plugins/${created.body.id}`, { method: 'DELETE' })).status, 204);
+});
