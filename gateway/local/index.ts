@@ -21,5 +21,4 @@ export { findNginx } from './cmd/nginx-binary.ts';
 export { DATA_PLANE_DIR, PROMETHEUS_DICT_SIZE } from './cmd/nginx-prefix.ts';
 export { ClusterListener } from './control-plane/snapshot/cluster-listener.ts';
 export type { CompiledSnapshot, DataPlaneSnapshot } from './control-plane/snapshot/snapshot.ts';
-export { SNAPSHOT_TYPES, snapshotSchemaText } from './control-plane/snapshot/snapshot-schema.ts';
-export { SNAPSHOT_SCHEMA_FILE } from './cmd/generate-snapshot-schema.ts';
+export { SNAPSHOT_SCHEMA_FILE, SNAPSHOT_TYPES, snapshotSchemaText } from './control-plane/snapshot/snapshot-schema.ts';

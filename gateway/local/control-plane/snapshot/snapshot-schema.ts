@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import type { TSchema } from '@sinclair/typebox';
 import type { RunDefinition } from '../schema/entity.ts';
 import { ENTITY_NAMES, definitionOf, type EntityName } from '../schema/entities/index.ts';
@@ -8,6 +9,9 @@ import { KONG, type FieldSchema } from '../schema/typedefs.ts';
 // writes it; a test fails when the committed file differs.
 
 export const SNAPSHOT_VERSION = 1;
+
+/** gateway/local/snapshot.schema.json: the contract between the planes, which the data plane reads. */
+export const SNAPSHOT_SCHEMA_FILE = fileURLToPath(new URL('../../snapshot.schema.json', import.meta.url));
 
 /** The types the data plane receives, in the order of the document (and of its hash). */
 export const SNAPSHOT_TYPES = ENTITY_NAMES.filter((name) => definitionOf(name).snapshot !== undefined);
