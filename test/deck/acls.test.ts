@@ -46,7 +46,7 @@ test.serial('consumers with acls round-trip: sync, dump, diff 0/0/0', async (t) 
   const dump = parse(readFileSync(dumpFile, 'utf8')) as Dump;
   const byName = Object.fromEntries(dump.consumers.map((c) => [c.username, c.acls]));
   t.deepEqual(byName['acl-alice']?.map((a) => a.group).sort(), ['animal-store', 'gold']);
-  t.deepEqual(byName['acl-bob'], [{ group: 'animal-store', tags: ['team-acl', 'vip'] }]);
+  t.deepEqual(byName['acl-bob'], [{ group: 'animal-store', tags: ['vip', 'team-acl'] }]);
 
   for (const state of [file, dumpFile]) {
     const output = await deck(['gateway', 'diff', ...stack.addr, state], stack.env);
