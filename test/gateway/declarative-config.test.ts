@@ -51,3 +51,8 @@ test('reports every problem at once', async (t) => {
   const problems = await refusal(base('    colour: blue\n    shade: dark\n'));
   t.is(problems.length, 2);
 });
+
+test('an entry nested under one that cannot be written is not reported again', async (t) => {
+  const problems = await refusal(base('    colour: blue\n    routes:\n      - name: r\n        paths: [/]\n    plugins:\n      - name: correlation-id\n'));
+  t.deepEqual(problems, ['services[0] (s): colour: unknown field']);
+});
