@@ -11,7 +11,7 @@ import { REPO_ROOT, runToEnd } from '../helpers/process.ts';
 /** Entities a decK file declares, nested ones included (services' routes, routes' plugins…). */
 function declaredEntities(node: unknown): number {
   let count = 0;
-  for (const key of ['consumers', 'services', 'routes', 'plugins', 'keyauth_credentials']) {
+  for (const key of ['consumers', 'services', 'routes', 'plugins', 'keyauth_credentials', 'acls']) {
     const list = (node as Record<string, unknown>)[key];
     if (Array.isArray(list)) for (const entity of list) count += 1 + declaredEntities(entity);
   }
