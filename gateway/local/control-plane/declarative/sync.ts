@@ -1,5 +1,6 @@
 import type { EntityService } from '../db/entity-service.ts';
 import type { Draft } from '../db/entity-store.ts';
+import type { RunDefinition } from '../schema/entity.ts';
 import { ENTITY_NAMES, definitionOf, foreignFields, type AnyEntity, type EntityName, type EntityTypes, type ForeignField } from '../schema/entities/index.ts';
 import { KongError, SchemaViolation } from '../schema/errors.ts';
 import { DeclarativeConfigError, type Declared, type DeclarativeConfig } from './load-config.ts';
@@ -78,6 +79,17 @@ function matchesKey(
   return alternative !== undefined && alternative.every((field) => storedValue(field) === declaredValue(field));
 }
 
+/** `group 'gold' is already declared for this consumer`: the natural key's own fields (a secret one without its value). */
+function declaredTwice(definition: RunDefinition, foreign: ForeignField[], declared: Declared): string {
+  const { key, secretKey } = definition.declarative;
+  const given = (field: string) => declared.input[field] != null || declared.refs[field] !== undefined;
+  const alternative = key.find((fields) => fields.some(given)) ?? [];
+  const own = alternative.filter((field) => !foreign.some((f) => f.field === field) && declared.input[field] != null);
+  const named = own.map((field) => (secretKey ? field : `${field} '${String(declared.input[field])}'`)).join(', ') || 'this entity';
+  const parent = foreign.find((f) => f.field === declared.nestedIn)?.reference;
+  return `${named} is already declared ${parent ? `for this ${parent.replace(/s$/, '')}` : 'in the file'}`;
+}
+
 /**
  * Makes the store match kong.yml the way `deck gateway sync --select-tag` makes Kong match it:
  * entities tagged with every select tag are created, updated or deleted to equal the file;
@@ -129,6 +141,11 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, service
       if (!references) continue;
       const { key } = definition.declarative;
       const existing = draft.list(name).find((stored) => matchesKey(key, foreign, stored, declared.input, references));
+      // decK refuses a file that declares one entity twice ("entity already exists"): not merged into one.
+      if (existing && kept.has(`${name}:${existing.id}`)) {
+        problems.push(`${declared.where}: ${declaredTwice(definition, foreign, declared)}`);
+        continue;
+      }
       const entity = upsert(name, declared, references, existing);
       if (!entity) continue;
       const fields: Record<string, unknown> = entity;
