@@ -20,4 +20,5 @@ export { describePlugins } from './cmd/describe-plugins.ts';
 export { findNginx } from './cmd/nginx-binary.ts';
 export { DATA_PLANE_DIR, PROMETHEUS_DICT_SIZE } from './cmd/nginx-prefix.ts';
 export { ClusterListener } from './control-plane/snapshot/cluster-listener.ts';
-export type { CompiledSnapshot } from './control-plane/snapshot/snapshot.ts';
+export type { CompiledSnapshot, DataPlaneSnapshot } from './control-plane/snapshot/snapshot.ts';
+export { SNAPSHOT_SCHEMA_FILE, SNAPSHOT_TYPES, snapshotSchemaText } from './control-plane/snapshot/snapshot-schema.ts';

@@ -39,7 +39,9 @@ test("kong.yml's snapshot validates against snapshot.schema.json and round-trips
   const text = await fetchSnapshot(gateway.controlPlane.clusterAddress.replace(/^unix:/, ''));
   const snapshot = JSON.parse(text);
 
-  const validate = new Ajv2020({ allErrors: true }).compile(schema);
+  // x-foreign: the entity list a reference points into (the data plane checks it; JSON Schema cannot).
+  const ajv = new Ajv2020({ allErrors: true }).addKeyword({ keyword: 'x-foreign', schemaType: 'string' });
+  const validate = ajv.compile(schema);
   t.true(validate(snapshot), JSON.stringify(validate.errors));
 
   // Every entity of kong.yml is in it, by name.

@@ -50,7 +50,7 @@ test('consumers[].acls load, re-sync by consumer + group, and follow the file', 
     () => 'reloaded',
     (error: unknown) => (error instanceof Error ? error.message : String(error)),
   );
-  t.regex(refused, /consumers\[0\] \(alice\)\.acls\[1\]: group 'gold' is already declared for this consumer/);
+  t.regex(refused, /consumers\[0\] \(alice\)\.acls\[1\] \(gold\): group 'gold' is already declared for this consumer/);
   t.deepEqual((await groupsOf('alice')).map((a) => a.group), ['admin-made', 'gold', 'silver'], 'nothing of the refused file applied');
 
 });

@@ -51,3 +51,14 @@ test('reports every problem at once', async (t) => {
   const problems = await refusal(base('    colour: blue\n    shade: dark\n'));
   t.is(problems.length, 2);
 });
+
+test('an entry nested under one that cannot be written is not reported again', async (t) => {
+  const problems = await refusal(base('    colour: blue\n    routes:\n      - name: r\n        paths: [/]\n    plugins:\n      - name: correlation-id\n'));
+  t.deepEqual(problems, ['services[0] (s): colour: unknown field']);
+});
+
+// decK refuses a file declaring one entity twice ("entity already exists"); the sync does not merge them.
+test('an entity declared twice is refused, naming the second', async (t) => {
+  const problems = await refusal(`${base('')}  - name: s\n    url: http://127.0.0.1:9\n`);
+  t.deepEqual(problems, ["services[1] (s): name 's' is already declared in the file"]);
+});

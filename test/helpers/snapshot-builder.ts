@@ -1,88 +1,20 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { SNAPSHOT_TYPES, type DataPlaneSnapshot } from '../../gateway/local/index.ts';
 
 // Snapshots for data-plane tests (gateway/local/snapshot.schema.json), entities filled with
 // Kong 3.9's defaults (kong/db/schema/entities/*.lua) the way the control plane's compiler fills
 // them. Plugin configs are given complete by the test: the data plane trusts them.
 
-export interface Reference {
+// The document's types are the control plane's (typed from the entity definitions' projections).
+export type Snapshot = DataPlaneSnapshot;
+type SnapshotService = Snapshot['services'][number];
+type SnapshotRoute = Snapshot['routes'][number];
+type SnapshotConsumer = Snapshot['consumers'][number];
+type SnapshotCredential = Snapshot['keyauth_credentials'][number];
+type SnapshotAcl = Snapshot['acls'][number];
+type SnapshotPlugin = Snapshot['plugins'][number];
+interface Reference {
   id: string;
-}
-
-export interface SnapshotService {
-  id: string;
-  name: string | null;
-  protocol: 'http' | 'https';
-  host: string;
-  port: number;
-  path: string | null;
-  retries: number;
-  connect_timeout: number;
-  write_timeout: number;
-  read_timeout: number;
-  enabled: boolean;
-}
-
-export interface SnapshotRoute {
-  id: string;
-  name: string | null;
-  service: Reference | null;
-  protocols: string[];
-  methods: string[] | null;
-  hosts: string[] | null;
-  paths: string[] | null;
-  headers: Record<string, string[]> | null;
-  strip_path: boolean;
-  preserve_host: boolean;
-  regex_priority: number;
-  path_handling: 'v0' | 'v1';
-  https_redirect_status_code: number;
-  request_buffering: boolean;
-  response_buffering: boolean;
-  created_at: number;
-}
-
-export interface SnapshotConsumer {
-  id: string;
-  username: string | null;
-  custom_id: string | null;
-}
-
-export interface SnapshotCredential {
-  id: string;
-  consumer: Reference;
-  key: string;
-  expires_at: number | null;
-}
-
-export interface SnapshotPlugin {
-  id: string;
-  name: string;
-  instance_name: string | null;
-  enabled: boolean;
-  protocols: string[];
-  route: Reference | null;
-  service: Reference | null;
-  consumer: Reference | null;
-  config: Record<string, unknown>;
-}
-
-export interface SnapshotAcl {
-  id: string;
-  consumer: Reference;
-  group: string;
-  tags: string[] | null;
-}
-
-export interface Snapshot {
-  snapshot_version: 1;
-  config_version: number;
-  config_hash: string;
-  services: SnapshotService[];
-  routes: SnapshotRoute[];
-  consumers: SnapshotConsumer[];
-  keyauth_credentials: SnapshotCredential[];
-  acls: SnapshotAcl[];
-  plugins: SnapshotPlugin[];
 }
 
 /** A reference given as an entity name (service, route), username (consumer) or id. */
@@ -121,14 +53,7 @@ function resolve(ref: Ref | undefined, byName: Map<string, string>, what: string
 
 /** SHA-256 of the entity payload as serialised in the document (the schema's config_hash). */
 export function configHash(entities: Omit<Snapshot, 'snapshot_version' | 'config_version' | 'config_hash'>): string {
-  const payload = JSON.stringify({
-    services: entities.services,
-    routes: entities.routes,
-    consumers: entities.consumers,
-    keyauth_credentials: entities.keyauth_credentials,
-    acls: entities.acls,
-    plugins: entities.plugins,
-  });
+  const payload = JSON.stringify(Object.fromEntries(SNAPSHOT_TYPES.map((type) => [type, entities[type]])));
   return createHash('sha256').update(payload).digest('hex');
 }
 

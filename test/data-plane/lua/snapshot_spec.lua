@@ -82,10 +82,43 @@ describe("kong.clustering.snapshot", function()
                    select(2, decode(d)))
   end)
 
+  it("checks every type and field as the generated schema declares them (no Lua per entity type)", function()
+    local d = doc()
+    d.consumers = { { id = "55555555-5555-4555-8555-555555555555", username = "u", custom_id = cjson.null } }
+    d.acls = { { id = "66666666-6666-4666-8666-666666666666", consumer = { id = "55555555-5555-4555-8555-555555555555" },
+                 group = "g", tags = cjson.null } }
+    assert(decode(d))
+    d.acls[1].group = nil
+    assert.equal('acl 66666666-6666-4666-8666-666666666666 (acls[1]): field "group" is missing', select(2, decode(d)))
+    d = doc()
+    d.acls = { { id = "66666666-6666-4666-8666-666666666666", consumer = { id = "77777777-7777-4777-8777-777777777777" },
+                 group = "g", tags = cjson.null } }
+    assert.equal('acl 66666666-6666-4666-8666-666666666666 (acls[1]): field "consumer" refers to consumer '
+                 .. '77777777-7777-4777-8777-777777777777, which is not in the snapshot', select(2, decode(d)))
+  end)
+
+  it("checks Kong's patterns and sets, and makes every set answer t[value]", function()
+    local d = doc()
+    d.routes[1].methods = { "get" }
+    assert.equal('route ' .. ROUTE_ID .. ' (routes[1]): field "methods" must be an array of a string matching '
+                 .. '^[A-Z]+$ (item 1 is not) or null', select(2, decode(d)))
+    d = doc()
+    d.routes[1].protocols = { "http", "http" }
+    assert.equal('route ' .. ROUTE_ID .. ' (routes[1]): field "protocols" must be an array without duplicates (item 2 repeats)',
+                 select(2, decode(d)))
+    d = doc()
+    d.consumers = { { id = "55555555-5555-4555-8555-555555555555", username = "u", custom_id = cjson.null } }
+    d.keyauth_credentials = { { id = "88888888-8888-4888-8888-888888888888", key = "k", expires_at = cjson.null,
+                                consumer = { id = "55555555-5555-4555-8555-555555555555" }, tags = { "key-hash:sha256" } } }
+    local s = assert(decode(d))
+    assert.is_true(s.keyauth_credentials[1].tags["key-hash:sha256"])
+    assert.equal("key-hash:sha256", s.keyauth_credentials[1].tags[1])
+  end)
+
   it("refuses a bad hash and invalid JSON", function()
     local d = doc()
     d.config_hash = "ABC"
-    assert.equal("snapshot: config_hash must be 64 lower-case hexadecimal digits", select(2, decode(d)))
+    assert.equal("snapshot: config_hash must be a string matching ^[0-9a-f]{64}$", select(2, decode(d)))
     assert.matches("^snapshot: invalid JSON", select(2, snapshot.decode("{")))
   end)
 end)

@@ -1,9 +1,8 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { EntityService, Parent } from '../db/entity-service.ts';
-import { ENTITY_NAMES, definitionOf, isEntityName, type AnyEntity, type EntityName } from '../schema/entities/index.ts';
+import { ENTITY_NAMES, definitionOf, foreignFields, type AnyEntity, type EntityName } from '../schema/entities/index.ts';
 import { MethodNotAllowed, NotFound } from '../schema/errors.ts';
-import { kongField } from '../schema/typedefs.ts';
 import { isPlainObject } from '../schema/validate.ts';
 import { paginate } from './listing.ts';
 
@@ -32,14 +31,6 @@ function param(ctx: Koa.Context, name: string): string {
 function body(ctx: Koa.Context): Record<string, unknown> {
   const value: unknown = ctx.request.body;
   return isPlainObject(value) ? value : {};
-}
-
-/** The foreign fields of a type that reference another type the gateway runs. */
-function foreignKeys(name: EntityName): Array<{ field: string; reference: EntityName }> {
-  return Object.entries(definitionOf(name).schema.properties).flatMap(([field, schema]) => {
-    const reference = kongField(schema).attributes.reference;
-    return reference !== undefined && isEntityName(reference) ? [{ field, reference }] : [];
-  });
 }
 
 export function mountEntityEndpoints(router: Router, service: EntityService): void {
@@ -106,7 +97,7 @@ export function mountEntityEndpoints(router: Router, service: EntityService): vo
   for (const name of ENTITY_NAMES) {
     collection(`/${pathName(name)}`, name);
     entity(`/${pathName(name)}/:key`, name);
-    for (const { field, reference } of foreignKeys(name)) {
+    for (const { field, reference } of foreignFields(definitionOf(name))) {
       foreignEntity(`/${pathName(name)}/:key/${field}`, name, field, reference);
       collection(`/${pathName(reference)}/:parent/${nestedName(name)}`, name, { field, reference });
       entity(`/${pathName(reference)}/:parent/${nestedName(name)}/:key`, name, field);

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityDefinition, Subschemas } from '../schema/entity.ts';
-import { ENTITY_NAMES, definitionOf, isEntityName, type AnyEntity, type EntityName, type EntityTypes } from '../schema/entities/index.ts';
+import { ENTITY_NAMES, definitionOf, foreignFields, type AnyEntity, type EntityName, type EntityTypes } from '../schema/entities/index.ts';
 import { validateEntityInput, type Input } from '../schema/entity-validation.ts';
 import { ForeignKeyViolation, NotFound, SchemaViolation, UniqueViolation, refuseInvalid } from '../schema/errors.ts';
 import { isUuid, kongField } from '../schema/typedefs.ts';
@@ -26,17 +26,6 @@ export interface WriteOptions {
 type Mode = 'insert' | 'update' | 'upsert';
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
-
-/** The foreign fields of a type: name, the type referenced, what deleting that one does. */
-function foreignFields(definition: EntityDefinition): Array<{ field: string; reference: EntityName; onDelete: 'cascade' | 'restrict' }> {
-  return Object.entries(definition.schema.properties).flatMap(([field, schema]) => {
-    const { attributes } = kongField(schema);
-    const reference = attributes.reference;
-    return attributes.type === 'foreign' && reference !== undefined && isEntityName(reference)
-      ? [{ field, reference, onDelete: attributes.on_delete ?? 'restrict' }]
-      : [];
-  });
-}
 
 const fieldsOf = (entity: AnyEntity): Input => entity;
 const idOf = (value: unknown): string | undefined => (isPlainObject(value) && typeof value.id === 'string' ? value.id : undefined);

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { ENTITY_NAMES, definitionOf, foreignFields, type EntityName } from '../schema/entities/index.ts';
 import { isPlainObject } from '../schema/validate.ts';
+import { childrenOf, keyValueOf, topLevelOf } from './declarative-form.ts';
 
 /** An entity of kong.yml as the file gives it; references to other entities are by name or id. */
 export interface Declared {
@@ -8,18 +10,17 @@ export interface Declared {
   where: string;
   /** The entity's fields as written (nested lists and references taken out), select tags added. */
   input: Record<string, unknown>;
-  refs: { service?: string; route?: string; consumer?: string };
+  /** Its references by foreign field: a name, username or id of the entity referenced. */
+  refs: Record<string, string>;
+  /** The foreign field its place in the file filled: it is nested under the entity referenced. */
+  nestedIn?: string;
 }
 
 export interface DeclarativeConfig {
   file: string;
   selectTags: string[];
-  services: Declared[];
-  routes: Declared[];
-  consumers: Declared[];
-  keyauthCredentials: Declared[];
-  acls: Declared[];
-  plugins: Declared[];
+  /** Every type's entities, in the order of the file. */
+  entities: Record<EntityName, Declared[]>;
 }
 
 /** kong.yml could not be used: every problem found, each naming its entity and field. */
@@ -29,12 +30,8 @@ export class DeclarativeConfigError extends Error {
   }
 }
 
-const TOP_LEVEL = new Set(['_format_version', '_transform', '_info', '_workspace', 'services', 'routes', 'consumers', 'plugins']);
-const NESTED: Record<string, readonly string[]> = {
-  services: ['routes', 'plugins'],
-  routes: ['plugins'],
-  consumers: ['keyauth_credentials', 'acls', 'plugins'],
-};
+const TOP_LEVEL_TYPES = ENTITY_NAMES.filter((name) => topLevelOf(name));
+const TOP_LEVEL = new Set(['_format_version', '_transform', '_info', '_workspace', ...TOP_LEVEL_TYPES]);
 
 /**
  * decK's templating: `${{ env "DECK_NAME" }}` is replaced by the environment variable, which
@@ -55,9 +52,13 @@ export function substituteEnv(text: string, env: NodeJS.ProcessEnv, problems: st
   });
 }
 
-function label(type: string, index: number, fields: Record<string, unknown>): string {
-  const name = fields.name ?? fields.username ?? fields.custom_id ?? (type === 'keyauth_credentials' ? undefined : fields.id);
-  return `${type}[${index}]${name ? ` (${String(name)})` : ''}`;
+/** `services[0] (name)`: the entry's first key field set (a credential's key is secret: not shown), else its id. */
+function label(type: EntityName, index: number, fields: Record<string, unknown>): string {
+  const { key, secretKey } = definitionOf(type).declarative;
+  const foreign = new Set(foreignFields(definitionOf(type)).map(({ field }) => field));
+  const named = key.flat().find((field) => !foreign.has(field) && fields[field] !== undefined && fields[field] !== null);
+  const name = secretKey ? undefined : named !== undefined ? fields[named] : fields.id;
+  return `${type}[${index}]${name !== undefined && name !== null ? ` (${String(name)})` : ''}`;
 }
 
 const asList = (value: unknown, where: string, problems: string[]): unknown[] => {
@@ -87,7 +88,7 @@ export function readDeclarativeConfig(file: string, env: NodeJS.ProcessEnv = pro
 
   if (document._format_version !== '3.0') problems.push(`_format_version: expected "3.0", got ${JSON.stringify(document._format_version)}`);
   for (const key of Object.keys(document)) {
-    if (!TOP_LEVEL.has(key)) problems.push(`${key}: unknown top-level key (the local gateway runs services, routes, consumers and plugins)`);
+    if (!TOP_LEVEL.has(key)) problems.push(`${key}: unknown top-level key (the local gateway runs ${TOP_LEVEL_TYPES.join(', ')})`);
   }
   if (document._workspace !== undefined) problems.push('_workspace: workspaces are a Kong Enterprise feature');
   if (document._transform === false) problems.push('_transform: false (pre-hashed credentials) is not supported');
@@ -99,91 +100,56 @@ export function readDeclarativeConfig(file: string, env: NodeJS.ProcessEnv = pro
   const selectTags = Array.isArray(tagList) && tagList.every((t): t is string => typeof t === 'string') ? tagList : [];
   if (selectTags !== tagList) problems.push('_info.select_tags: expected a list of strings');
 
-  const config: DeclarativeConfig = {
-    file, selectTags, services: [], routes: [], consumers: [], keyauthCredentials: [], acls: [], plugins: [],
-  };
+  const entities = Object.fromEntries(ENTITY_NAMES.map((name) => [name, []])) as unknown as DeclarativeConfig['entities'];
+  const config: DeclarativeConfig = { file, selectTags, entities };
 
-  const declare = (type: string, raw: unknown, where: string, refs: Declared['refs']): Declared | undefined => {
+  const declare = (type: EntityName, raw: unknown, where: string, parent?: { field: string; ref: string }): Declared | undefined => {
     if (!isPlainObject(raw)) {
       problems.push(`${where}: expected a mapping`);
       return undefined;
     }
+    const { declarative } = definitionOf(type);
     const input = { ...raw };
-    for (const nested of NESTED[type] ?? []) delete input[nested];
-    for (const ref of ['service', 'route', 'consumer'] as const) {
-      const value = input[ref];
+    for (const child of childrenOf(type)) delete input[child.type];
+    const refs: Declared['refs'] = parent ? { [parent.field]: parent.ref } : {};
+    for (const { field, reference } of foreignFields(definitionOf(type))) {
+      const value = input[field];
       if (value === undefined || value === null) continue;
-      const target = typeof value === 'string' ? value : isPlainObject(value) ? (value.id ?? value.name ?? value.username) : undefined;
-      if (typeof target !== 'string') problems.push(`${where}: ${ref}: expected a name, username or id`);
-      else refs[ref] = target;
-      delete input[ref];
+      const target = typeof value === 'string' ? value : isPlainObject(value) ? (value.id ?? keyValueOf(reference, value)) : undefined;
+      if (typeof target !== 'string') problems.push(`${where}: ${field}: expected a name, username or id`);
+      else refs[field] = target;
+      delete input[field];
     }
     // decK matches entities by these keys: without them a sync could not find them again.
-    if ((type === 'services' || type === 'routes') && typeof input.name !== 'string') {
-      problems.push(`${where}: name: required in the local gateway (decK matches entities by name)`);
+    const key = declarative.key[0]?.[0];
+    if (declarative.keyRequired && key !== undefined && typeof input[key] !== 'string') {
+      problems.push(`${where}: ${key}: required in a declarative file (decK matches ${type} by ${key})`);
     }
-    if (type === 'keyauth_credentials' && typeof input.key !== 'string') {
-      problems.push(`${where}: key: required in a declarative file (decK matches credentials by key)`);
-    }
+    const requires = topLevelOf(type)?.requires;
+    if (!parent && requires !== undefined && refs[requires] === undefined) problems.push(`${where}: ${requires}: required for a top-level entry of ${type}`);
     // Every entity of the file carries the select tags (decK's --select-tag).
     const own = Array.isArray(input.tags) ? (input.tags as unknown[]) : input.tags === undefined || input.tags === null ? [] : undefined;
     if (own) {
       const tags = [...new Set([...own, ...selectTags])];
       input.tags = tags.length > 0 ? tags : null;
     }
-    return { where, input, refs };
+    return { where, input, refs, ...(parent ? { nestedIn: parent.field } : {}) };
   };
 
-  const pushPlugins = (list: unknown, parent: string, refs: Declared['refs']) => {
-    asList(list, `${parent}.plugins`, problems).forEach((raw, i) => {
-      const name = isPlainObject(raw) ? String(raw.name) : 'undefined';
-      const declared = declare('plugins', raw, `${parent}.plugins[${i}] (${name})`.replace(/^\./, ''), { ...refs });
-      if (declared) config.plugins.push(declared);
+  // A list of entries of `type` (top-level, or nested under the entry at `parentWhere`), and what is nested in each.
+  const visit = (type: EntityName, list: unknown, parentWhere: string, parent?: { field: string; ref: string }): void => {
+    const prefix = parentWhere ? `${parentWhere}.` : '';
+    asList(list, `${prefix}${type}`, problems).forEach((raw, i) => {
+      const fields = isPlainObject(raw) ? raw : {};
+      const where = `${prefix}${label(type, i, fields)}`;
+      const declared = declare(type, raw, where, parent);
+      if (!declared) return;
+      config.entities[type].push(declared);
+      const ref = String(keyValueOf(type, declared.input));
+      for (const child of childrenOf(type)) visit(child.type, fields[child.type], where, { field: child.field, ref });
     });
   };
-  const entries = (list: unknown, type: string, parent = '') =>
-    asList(list, parent ? `${parent}.${type}` : type, problems).map((raw, i) => ({
-      raw,
-      nested: isPlainObject(raw) ? raw : {},
-      where: `${parent ? `${parent}.` : ''}${label(type, i, isPlainObject(raw) ? raw : {})}`,
-    }));
-
-  for (const { raw, nested, where } of entries(document.services, 'services')) {
-    const service = declare('services', raw, where, {});
-    if (!service) continue;
-    config.services.push(service);
-    const serviceName = String(service.input.name);
-    pushPlugins(nested.plugins, where, { service: serviceName });
-    for (const route of entries(nested.routes, 'routes', where)) {
-      const declared = declare('routes', route.raw, route.where, { service: serviceName });
-      if (!declared) continue;
-      config.routes.push(declared);
-      pushPlugins(route.nested.plugins, route.where, { route: String(declared.input.name) });
-    }
-  }
-  for (const { raw, nested, where } of entries(document.routes, 'routes')) {
-    const route = declare('routes', raw, where, {});
-    if (!route) continue;
-    if (!route.refs.service) problems.push(`${where}: service: required for a top-level route`);
-    config.routes.push(route);
-    pushPlugins(nested.plugins, where, { route: String(route.input.name) });
-  }
-  for (const { raw, nested, where } of entries(document.consumers, 'consumers')) {
-    const consumer = declare('consumers', raw, where, {});
-    if (!consumer) continue;
-    config.consumers.push(consumer);
-    const ref = String(consumer.input.username ?? consumer.input.custom_id);
-    asList(nested.keyauth_credentials, `${where}.keyauth_credentials`, problems).forEach((credential, j) => {
-      const declared = declare('keyauth_credentials', credential, `${where}.keyauth_credentials[${j}]`, { consumer: ref });
-      if (declared) config.keyauthCredentials.push(declared);
-    });
-    asList(nested.acls, `${where}.acls`, problems).forEach((acl, j) => {
-      const declared = declare('acls', acl, `${where}.acls[${j}]`, { consumer: ref });
-      if (declared) config.acls.push(declared);
-    });
-    pushPlugins(nested.plugins, where, { consumer: ref });
-  }
-  pushPlugins(document.plugins, '', {});
+  for (const type of TOP_LEVEL_TYPES) visit(type, document[type], '');
 
   if (problems.length > 0) throw new DeclarativeConfigError(file, problems);
   return config;

@@ -1,6 +1,7 @@
 import type { EntityService } from '../db/entity-service.ts';
 import type { Draft } from '../db/entity-store.ts';
-import type { AnyEntity, EntityName, EntityTypes } from '../schema/entities/index.ts';
+import type { RunDefinition } from '../schema/entity.ts';
+import { ENTITY_NAMES, definitionOf, foreignFields, type AnyEntity, type EntityName, type EntityTypes, type ForeignField } from '../schema/entities/index.ts';
 import { KongError, SchemaViolation } from '../schema/errors.ts';
 import { DeclarativeConfigError, type Declared, type DeclarativeConfig } from './load-config.ts';
 
@@ -37,11 +38,63 @@ function problemsOf(where: string, error: unknown): string[] {
 }
 
 /**
+ * The ids of what an entry references, by foreign field; undefined when one is not in the file
+ * (a problem, unless the entry is nested under it: its parent's own problem is reported).
+ */
+type Ids = Record<EntityName, Map<string, string>>;
+
+function resolveReferences(declared: Declared, foreign: ForeignField[], ids: Ids, problems: string[]): Record<string, string> | undefined {
+  const references: Record<string, string> = {};
+  for (const { field, reference } of foreign) {
+    const ref = declared.refs[field];
+    if (ref === undefined) continue;
+    const id = ids[reference].get(ref);
+    if (id === undefined) {
+      if (declared.nestedIn !== field) problems.push(`${declared.where}: ${field} '${ref}' is not in the file`);
+      return undefined;
+    }
+    references[field] = id;
+  }
+  return references;
+}
+
+/**
+ * Whether a stored entity is the one an entry declares: equal on the first alternative of the
+ * type's natural key that the entry sets a field of (a foreign field compares the id referenced).
+ */
+function matchesKey(
+  key: ReadonlyArray<readonly string[]>,
+  foreign: ForeignField[],
+  stored: AnyEntity,
+  input: Record<string, unknown>,
+  references: Record<string, string>,
+): boolean {
+  const isForeign = (field: string) => foreign.some((f) => f.field === field);
+  const declaredValue = (field: string) => (isForeign(field) ? references[field] : input[field]) ?? null;
+  const storedValue = (field: string) => {
+    const value = (stored as Record<string, unknown>)[field] ?? null;
+    return isForeign(field) && value !== null ? (value as { id: string }).id : value;
+  };
+  const alternative = key.find((fields) => fields.some((field) => declaredValue(field) !== null));
+  return alternative !== undefined && alternative.every((field) => storedValue(field) === declaredValue(field));
+}
+
+/** `group 'gold' is already declared for this consumer`: the natural key's own fields (a secret one without its value). */
+function declaredTwice(definition: RunDefinition, foreign: ForeignField[], declared: Declared): string {
+  const { key, secretKey } = definition.declarative;
+  const given = (field: string) => declared.input[field] != null || declared.refs[field] !== undefined;
+  const alternative = key.find((fields) => fields.some(given)) ?? [];
+  const own = alternative.filter((field) => !foreign.some((f) => f.field === field) && declared.input[field] != null);
+  const named = own.map((field) => (secretKey ? field : `${field} '${String(declared.input[field])}'`)).join(', ') || 'this entity';
+  const parent = foreign.find((f) => f.field === declared.nestedIn)?.reference;
+  return `${named} is already declared ${parent ? `for this ${parent.replace(/s$/, '')}` : 'in the file'}`;
+}
+
+/**
  * Makes the store match kong.yml the way `deck gateway sync --select-tag` makes Kong match it:
  * entities tagged with every select tag are created, updated or deleted to equal the file;
  * entities without those tags (e.g. consumers created through the Admin API) are left alone.
- * Entities are matched by natural key (name, username, key, consumer + group, plugin scope) and
- * keep their ids.
+ * Entities are matched by their type's natural key (its definition's `declarative.key`) and keep their ids.
  * Each is written through the entity service, so kong.yml meets the Admin API's rules; every
  * problem is collected, and any refuses the whole file (DeclarativeConfigError).
  */
@@ -50,24 +103,21 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, service
   const summary: SyncSummary = { created: 0, updated: 0, deleted: 0 };
   const kept = new Set<string>();
   const problems: string[] = [];
-  const ids = { service: new Map<string, string>(), route: new Map<string, string>(), consumer: new Map<string, string>() };
+  // Each type's entities by the names the file may give them (one-field keys) and by id.
+  const ids = Object.fromEntries(ENTITY_NAMES.map((name) => [name, new Map<string, string>()])) as Ids;
 
-  const upsert = <N extends EntityName>(name: N, declared: Declared, existing: EntityTypes[N] | undefined): EntityTypes[N] | undefined => {
+  const upsert = <N extends EntityName>(
+    name: N,
+    declared: Declared,
+    references: Record<string, string>,
+    existing: EntityTypes[N] | undefined,
+  ): EntityTypes[N] | undefined => {
     if (existing && !inScope(existing.tags, selectTags)) {
       problems.push(`${declared.where}: an entity with the same key exists outside the select tags [${selectTags.join(', ')}]; decK would refuse to create it`);
       return undefined;
     }
     const input: Record<string, unknown> = { ...declared.input, ...(existing ? { id: existing.id } : {}) };
-    for (const [kind, known] of Object.entries(ids) as Array<[keyof typeof ids, Map<string, string>]>) {
-      const ref = declared.refs[kind];
-      if (ref === undefined) continue;
-      const id = known.get(ref);
-      if (!id) {
-        problems.push(`${declared.where}: ${kind} '${ref}' is not in the file`);
-        return undefined;
-      }
-      input[kind] = { id };
-    }
+    for (const [field, id] of Object.entries(references)) input[field] = { id };
     try {
       const entity = service.write(draft, name, input, existing, { mode: 'upsert', keepExpiry: existing !== undefined });
       if (!existing) summary.created += 1;
@@ -82,56 +132,35 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, service
     }
   };
 
-  for (const declared of config.services) {
-    const service_ = upsert('services', declared, draft.list('services').find((s) => s.name === declared.input.name));
-    if (service_?.name) ids.service.set(service_.name, service_.id).set(service_.id, service_.id);
-  }
-  for (const declared of config.routes) {
-    const route = upsert('routes', declared, draft.list('routes').find((r) => r.name === declared.input.name));
-    if (route?.name) ids.route.set(route.name, route.id).set(route.id, route.id);
-  }
-  for (const declared of config.consumers) {
-    const { username, custom_id: customId } = declared.input;
-    const existing = draft
-      .list('consumers')
-      .find((c) => (username != null && c.username === username) || (username == null && customId != null && c.custom_id === customId));
-    const consumer = upsert('consumers', declared, existing);
-    if (consumer) for (const key of [consumer.username, consumer.custom_id, consumer.id]) if (key) ids.consumer.set(key, consumer.id);
-  }
-  for (const declared of config.keyauthCredentials) {
-    if (!ids.consumer.has(declared.refs.consumer ?? '')) continue;
-    upsert('keyauth_credentials', declared, draft.list('keyauth_credentials').find((k) => k.key === declared.input.key));
-  }
-  for (const declared of config.acls) {
-    const consumerId = ids.consumer.get(declared.refs.consumer ?? '');
-    if (!consumerId) continue;
-    const existing = draft.list('acls').find((a) => a.consumer.id === consumerId && a.group === declared.input.group);
-    // decK refuses the file too: "inserting acl-group <group> for consumer <c>: entity already exists".
-    if (existing && kept.has(`acls:${existing.id}`)) problems.push(`${declared.where}: group '${existing.group}' is already declared for this consumer`);
-    else upsert('acls', declared, existing);
-  }
-  for (const declared of config.plugins) {
-    const scope = (kind: keyof typeof ids) => {
-      const ref = declared.refs[kind];
-      return ref === undefined ? null : (ids[kind].get(ref) ?? 'unresolved');
-    };
-    const existing = draft
-      .list('plugins')
-      .find(
-        (p) =>
-          p.name === declared.input.name &&
-          (p.instance_name ?? null) === (declared.input.instance_name ?? null) &&
-          (p.service?.id ?? null) === scope('service') &&
-          (p.route?.id ?? null) === scope('route') &&
-          (p.consumer?.id ?? null) === scope('consumer'),
-      );
-    upsert('plugins', declared, existing);
+  // Types in dependency order: what an entry references is written before it.
+  for (const name of ENTITY_NAMES) {
+    const definition = definitionOf(name);
+    const foreign = foreignFields(definition);
+    for (const declared of config.entities[name]) {
+      const references = resolveReferences(declared, foreign, ids, problems);
+      if (!references) continue;
+      const { key } = definition.declarative;
+      const existing = draft.list(name).find((stored) => matchesKey(key, foreign, stored, declared.input, references));
+      // decK refuses a file that declares one entity twice ("entity already exists"): not merged into one.
+      if (existing && kept.has(`${name}:${existing.id}`)) {
+        problems.push(`${declared.where}: ${declaredTwice(definition, foreign, declared)}`);
+        continue;
+      }
+      const entity = upsert(name, declared, references, existing);
+      if (!entity) continue;
+      const fields: Record<string, unknown> = entity;
+      for (const alternative of key) {
+        const value = alternative.length === 1 ? fields[alternative[0]!] : undefined;
+        if (typeof value === 'string') ids[name].set(value, entity.id);
+      }
+      ids[name].set(entity.id, entity.id);
+    }
   }
 
   if (problems.length > 0) throw new DeclarativeConfigError(config.file, problems);
 
   // Delete what is in scope but no longer in the file, children first (Kong cascades).
-  for (const name of ['plugins', 'acls', 'keyauth_credentials', 'routes', 'consumers', 'services'] as const) {
+  for (const name of [...ENTITY_NAMES].reverse()) {
     for (const entity of draft.list(name)) {
       if (!inScope(entity.tags, selectTags) || kept.has(`${name}:${entity.id}`) || !draft.get(name, entity.id)) continue;
       try {

@@ -1,58 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { Snapshot } from '../db/entity-store.ts';
+import type { SnapshotOf } from '../schema/entity.ts';
+import { definitionOf, foreignFields, type AnyEntity, type ENTITIES, type ForeignKey } from '../schema/entities/index.ts';
+import { SNAPSHOT_TYPES, SNAPSHOT_VERSION } from './snapshot-schema.ts';
 
 /** The store's state, committed or about to be (a draft compiles to what it would commit). */
 type StoreView = Pick<Snapshot, 'list' | 'version'>;
-import type { Consumer, ForeignKey as Reference, Plugin, Route, Service } from '../schema/entities/index.ts';
 
-// The document every data-plane node runs: gateway/local/snapshot.schema.json, whose shapes these
-// types spell out (a test validates compiled snapshots against the schema).
+// The document every data-plane node runs: gateway/local/snapshot.schema.json, generated from the
+// same definitions (their `snapshot` projections) that drive this compiler.
 
-export const SNAPSHOT_VERSION = 1;
-
-/** Kong's balancer falls back to these when a service leaves them null (kong/runloop/handler.lua:824-829). */
-type Runtime<T, K extends keyof T> = Omit<T, K> & { [F in K]: NonNullable<T[F]> };
-export type SnapshotService = Runtime<
-  Pick<Service, 'id' | 'name' | 'protocol' | 'host' | 'port' | 'path' | 'retries' | 'connect_timeout' | 'write_timeout' | 'read_timeout' | 'enabled'>,
-  'retries' | 'connect_timeout' | 'write_timeout' | 'read_timeout'
->;
-/** A route's path_handling and regex_priority as Kong's router reads them when null: v0 and 0. */
-export type SnapshotRoute = Runtime<
-  Pick<
-    Route,
-    | 'id' | 'name' | 'service' | 'protocols' | 'methods' | 'hosts' | 'paths' | 'headers' | 'strip_path' | 'preserve_host'
-    | 'regex_priority' | 'path_handling' | 'https_redirect_status_code' | 'request_buffering' | 'response_buffering' | 'created_at'
-  >,
-  'regex_priority' | 'path_handling'
->;
-export type SnapshotConsumer = Pick<Consumer, 'id' | 'username' | 'custom_id'>;
-export interface SnapshotCredential {
-  id: string;
-  consumer: Reference;
-  key: string;
-  tags: string[] | null;
-  /** Unix seconds; the data plane stops authenticating the key then. */
-  expires_at: number | null;
-}
-export interface SnapshotAcl {
-  id: string;
-  consumer: Reference;
-  group: string;
-  tags: string[] | null;
-}
-export type SnapshotPlugin = Pick<
-  Plugin,
-  'id' | 'name' | 'instance_name' | 'enabled' | 'protocols' | 'route' | 'service' | 'consumer' | 'config'
->;
-
-export interface SnapshotEntities {
-  services: SnapshotService[];
-  routes: SnapshotRoute[];
-  consumers: SnapshotConsumer[];
-  keyauth_credentials: SnapshotCredential[];
-  acls: SnapshotAcl[];
-  plugins: SnapshotPlugin[];
-}
+type SnapshotTypes = (typeof SNAPSHOT_TYPES)[number];
+export type SnapshotEntities = { [N in SnapshotTypes]: Array<SnapshotOf<(typeof ENTITIES)[N]>> };
 
 export interface DataPlaneSnapshot extends SnapshotEntities {
   snapshot_version: typeof SNAPSHOT_VERSION;
@@ -67,63 +26,38 @@ export interface CompiledSnapshot {
   json: string;
 }
 
-const ref = (reference: Reference | null): Reference | null => (reference ? { id: reference.id } : null);
+type Projector = (entity: AnyEntity) => Record<string, unknown>;
+
+/** A type's projection as one function: its fields in order, references as `{ id }`, fallbacks for nulls, conversions. */
+function projectorOf(name: SnapshotTypes): Projector {
+  const definition = definitionOf(name);
+  const { fields, fallback = {}, convert = {} } = definition.snapshot!;
+  const references = new Set(foreignFields(definition).map(({ field }) => field));
+  const steps = fields.map((field) => ({
+    field,
+    fallback: fallback[field] ?? null,
+    reference: references.has(field),
+    convert: convert[field] as ((stored: unknown) => unknown) | undefined,
+  }));
+  return (entity) => {
+    const stored = entity as unknown as Record<string, unknown>;
+    const sent: Record<string, unknown> = {};
+    for (const step of steps) {
+      const value = stored[step.field] ?? null;
+      sent[step.field] =
+        value === null ? step.fallback : step.reference ? { id: (value as ForeignKey).id } : step.convert ? step.convert(value) : value;
+    }
+    return sent;
+  };
+}
+
+const PROJECTORS = SNAPSHOT_TYPES.map((name) => [name, projectorOf(name)] as const);
 const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 function entitiesOf(view: StoreView): SnapshotEntities {
-  return {
-    services: view.list('services').sort(byId).map((s) => ({
-      id: s.id,
-      name: s.name,
-      protocol: s.protocol,
-      host: s.host,
-      port: s.port,
-      path: s.path,
-      retries: s.retries ?? 5,
-      connect_timeout: s.connect_timeout ?? 60000,
-      write_timeout: s.write_timeout ?? 60000,
-      read_timeout: s.read_timeout ?? 60000,
-      enabled: s.enabled,
-    })),
-    routes: view.list('routes').sort(byId).map((r) => ({
-      id: r.id,
-      name: r.name,
-      service: ref(r.service),
-      protocols: r.protocols,
-      methods: r.methods,
-      hosts: r.hosts,
-      paths: r.paths,
-      headers: r.headers,
-      strip_path: r.strip_path,
-      preserve_host: r.preserve_host,
-      regex_priority: r.regex_priority ?? 0,
-      path_handling: r.path_handling ?? 'v0',
-      https_redirect_status_code: r.https_redirect_status_code,
-      request_buffering: r.request_buffering,
-      response_buffering: r.response_buffering,
-      created_at: r.created_at,
-    })),
-    consumers: view.list('consumers').sort(byId).map((c) => ({ id: c.id, username: c.username, custom_id: c.custom_id })),
-    keyauth_credentials: view.list('keyauth_credentials').sort(byId).map((k) => ({
-      id: k.id,
-      consumer: { id: k.consumer.id },
-      key: k.key,
-      tags: k.tags,
-      expires_at: k.expires_at === null ? null : k.expires_at / 1000,
-    })),
-    acls: view.list('acls').sort(byId).map((a) => ({ id: a.id, consumer: { id: a.consumer.id }, group: a.group, tags: a.tags })),
-    plugins: view.list('plugins').sort(byId).map((p) => ({
-      id: p.id,
-      name: p.name,
-      instance_name: p.instance_name,
-      enabled: p.enabled,
-      protocols: p.protocols,
-      route: ref(p.route),
-      service: ref(p.service),
-      consumer: ref(p.consumer),
-      config: p.config,
-    })),
-  };
+  const entities: Record<string, unknown[]> = {};
+  for (const [name, project] of PROJECTORS) entities[name] = view.list(name).sort(byId).map(project);
+  return entities as SnapshotEntities;
 }
 
 /**

@@ -6,6 +6,11 @@ export const acls = defineEntity({
   name: 'acls',
   primary_key: ['id'],
   cache_key: ['consumer', 'group'],
+  declarative: { key: [['consumer', 'group']], nestedIn: ['consumer'] },
+  snapshot: {
+    description: "A consumer's membership of a group, which the acl plugin (and any plugin through kong.plugins.acl.groups) reads.",
+    fields: ['id', 'consumer', 'group', 'tags'],
+  },
   schema: T.entity({
     id: T.uuid(),
     created_at: T.autoTimestamp(),

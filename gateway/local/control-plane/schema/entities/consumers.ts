@@ -14,6 +14,8 @@ export const consumers = defineEntity({
     custom_id: T.string({ unique: true }),
     tags: T.tags(),
   }),
+  declarative: { key: [['username'], ['custom_id']], topLevel: true },
+  snapshot: { fields: ['id', 'username', 'custom_id'] },
   check(consumer, errors) {
     // entity_checks: at_least_one_of = { "custom_id", "username" }
     if (consumer.username === null && consumer.custom_id === null) {

@@ -28,6 +28,17 @@ export const plugins = defineEntity({
     enabled: T.boolean({ required: true, default: true }),
     tags: T.tags(),
   }),
+  declarative: {
+    key: [['name', 'instance_name', 'service', 'route', 'consumer']],
+    topLevel: true,
+    nestedIn: ['service', 'route', 'consumer'],
+  },
+  snapshot: {
+    description:
+      'kong/db/schema/entities/plugins.lua. config is complete: the control plane has validated it and filled every default, ' +
+      'so the data plane never applies a schema.',
+    fields: ['id', 'name', 'instance_name', 'enabled', 'protocols', 'route', 'service', 'consumer', 'config'],
+  },
   subschema(plugin, errors, subschemas) {
     const scope = { consumer: plugin.consumer !== null, route: plugin.route !== null, service: plugin.service !== null };
     plugin.config = subschemas.validateConfig(plugin.name, plugin.config, scope, errors);

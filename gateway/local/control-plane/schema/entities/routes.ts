@@ -60,6 +60,20 @@ export const routes = defineEntity({
     sources: 'stream routes are not implemented',
     destinations: 'stream routes are not implemented',
   },
+  declarative: { key: [['name']], keyRequired: true, topLevel: { requires: 'service' }, nestedIn: ['service'] },
+  snapshot: {
+    description:
+      "kong/db/schema/entities/routes.lua, traditional_compatible flavor. Paths starting with '~' are regexes (PCRE on the data plane); " +
+      "header values starting with '~*' too. Equal priorities go to the greater id, as Kong's atc-router orders them; " +
+      'created_at (unix seconds) is informational.',
+    fields: [
+      'id', 'name', 'service', 'protocols', 'methods', 'hosts', 'paths', 'headers', 'strip_path', 'preserve_host',
+      'regex_priority', 'path_handling', 'https_redirect_status_code', 'request_buffering', 'response_buffering', 'created_at',
+    ],
+    // What Kong's router reads for null.
+    fallback: { regex_priority: 0, path_handling: 'v0' },
+    narrow: { protocols: T.set(T.string({ one_of: ['http', 'https'] }), { required: true, len_min: 1 }) },
+  },
   refusedInput: {
     expression: 'the expressions router flavor is not implemented (Kong 3.9 defaults to traditional_compatible)',
     priority: 'expression route priority is not implemented',

@@ -53,6 +53,14 @@ export const services = defineEntity({
     enabled: T.boolean({ required: true, default: true }),
   }),
   shorthands: { url: serviceUrlFields },
+  declarative: { key: [['name']], keyRequired: true, topLevel: true },
+  snapshot: {
+    description: 'kong/db/schema/entities/services.lua; timeouts in milliseconds.',
+    fields: ['id', 'name', 'protocol', 'host', 'port', 'path', 'retries', 'connect_timeout', 'write_timeout', 'read_timeout', 'enabled'],
+    // Kong's balancer falls back to these when a service leaves them null (kong/runloop/handler.lua:824-829).
+    fallback: { retries: 5, connect_timeout: 60000, write_timeout: 60000, read_timeout: 60000 },
+    narrow: { protocol: T.string({ required: true, one_of: ['http', 'https'] }) },
+  },
   unsupported: {
     client_certificate: 'client certificates are not implemented',
     tls_verify: 'TLS verification settings are not implemented',
