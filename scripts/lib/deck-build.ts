@@ -2,6 +2,7 @@ import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { withBuildLock } from './build-lock.ts';
 
 /** The decK release the project pins (docker-compose's kong/deck image uses the same tag). */
 export const DECK_VERSION = 'v1.65.1';
@@ -63,7 +64,10 @@ export function ensureDeck(log: (line: string) => void = () => undefined, env: N
   if (existsSync(binary)) return binary;
   run('go', ['version'], process.cwd(), () => undefined);
   const cacheDir = join(binary, '..');
-  mkdirSync(cacheDir, { recursive: true });
+  return withBuildLock(cacheDir, () => (existsSync(binary) ? binary : undefined), () => buildDeck(binary, cacheDir, log), log);
+}
+
+function buildDeck(binary: string, cacheDir: string, log: (line: string) => void): string {
   const work = mkdtempSync(join(cacheDir, '.build-'));
   try {
     log(`building decK ${DECK_VERSION} from the Go module proxy into ${binary} (once; a few minutes)`);

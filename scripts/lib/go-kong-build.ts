@@ -1,6 +1,7 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { withBuildLock } from './build-lock.ts';
 import { DECK_VERSION, makeWritable, run } from './deck-build.ts';
 
 const DECK_MODULE = 'github.com/kong/deck';
@@ -48,8 +49,11 @@ export function ensureGoKongTests(log: (line: string) => void = () => undefined,
   const version = goKongVersionOfDeck(root, () => undefined);
   const dir = join(root, `go-kong-${version}`);
   const manifest = join(dir, 'tests.json');
-  if (existsSync(manifest)) return JSON.parse(readFileSync(manifest, 'utf8')) as GoKongTests;
+  const built = (): GoKongTests | undefined => (existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as GoKongTests) : undefined);
+  return built() ?? withBuildLock(root, built, () => buildGoKongTests(root, version, dir, manifest, log), log);
+}
 
+function buildGoKongTests(root: string, version: string, dir: string, manifest: string, log: (line: string) => void): GoKongTests {
   const started = Date.now();
   log(`building go-kong ${version}'s tests (the version decK ${DECK_VERSION} builds with) into ${dir} (once)`);
   const work = mkdtempSync(join(root, '.go-kong-build-'));
