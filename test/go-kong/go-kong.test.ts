@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import test from 'ava';
 import { ensureGoKongTests } from '../../scripts/lib/go-kong-build.ts';
 import { startTestGateway, writeConfig } from '../helpers/gateway.ts';
-import { EXCLUDED, GO_KONG_FILES } from './selection.ts';
+import { EXCLUDED, GO_KONG_FILES, GO_KONG_PICKED } from './selection.ts';
 
 // go-kong's own integration tests, a judge beside decK: the Go client decK and the Kong Ingress
 // Controller use, at the version decK v1.65.1 builds with, compiled once (npm run go-kong). Each
@@ -14,7 +14,8 @@ import { EXCLUDED, GO_KONG_FILES } from './selection.ts';
 // runs it against a fresh Kong; it must pass, not skip.
 
 const goKong = ensureGoKongTests((line) => console.error(`[go-kong] ${line}`));
-const selected = GO_KONG_FILES.flatMap((file) => goKong.testsByFile[file] ?? []).filter((name) => !(name in EXCLUDED));
+const picked = Object.values(GO_KONG_PICKED).flat();
+const selected = [...GO_KONG_FILES.flatMap((file) => goKong.testsByFile[file] ?? []).filter((name) => !(name in EXCLUDED)), ...picked];
 
 test('every test of the selected go-kong files runs or is excluded with its reason', (t) => {
   const all = GO_KONG_FILES.flatMap((file) => {
@@ -24,6 +25,9 @@ test('every test of the selected go-kong files runs or is excluded with its reas
   });
   t.deepEqual(Object.keys(EXCLUDED).filter((name) => !all.includes(name)), [], 'excluded tests that go-kong does not have');
   t.true(selected.length >= 25, `${selected.length} selected`);
+  for (const [file, names] of Object.entries(GO_KONG_PICKED)) {
+    t.deepEqual(names.filter((name) => !goKong.testsByFile[file]?.includes(name)), [], `picked tests that ${file} does not have`);
+  }
 });
 
 for (const name of selected) {

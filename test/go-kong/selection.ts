@@ -16,6 +16,15 @@ export const GO_KONG_FILES = [
   'client_test.go',
 ] as const;
 
+/**
+ * Tests picked one by one from files that are mostly go-kong's own unit tests (no Kong needed):
+ * each named here asks the gateway something.
+ */
+export const GO_KONG_PICKED: Readonly<Record<string, readonly string[]>> = {
+  // Reads rate-limiting's shorthand_fields from /schemas/plugins/rate-limiting (decK's diffs use them).
+  'utils_test.go': ['Test_ClearUnmatchingDeprecationsSimple'],
+};
+
 const BASIC_AUTH = "creates basic-auth plugins: a bundled plugin the data plane does not implement, refused by name";
 const ENTERPRISE = 'Kong Enterprise only: go-kong skips it on Kong OSS (RunWhenEnterprise)';
 const DB_LESS = "DB-less Kong only (RunWhenDBMode \"off\"): the gateway's Admin API is a database-backed Kong's";

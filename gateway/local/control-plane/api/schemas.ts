@@ -9,6 +9,7 @@ import { refuseInvalid } from '../schema/errors.ts';
 import { kongSchemaField, kongSchemaFields } from '../schema/kong-format.ts';
 import { PLUGIN_PROTOCOLS } from '../schema/entities/plugins.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
+import { kongShorthandFields } from '../schema/plugins/shorthands.ts';
 import * as T from '../schema/typedefs.ts';
 
 // Kong's schema endpoints (kong/api/routes/kong.lua): decK reads entity and plugin schemas from
@@ -41,13 +42,15 @@ export function pluginSchema(registry: PluginRegistry, name: string): Record<str
     [field]: forbidden ? { type: 'foreign', reference, eq: null } : { type: 'foreign', reference, default: null },
   });
   const protocols = T.set(T.string({ one_of: PLUGIN_PROTOCOLS }), { required: true, default: [...PLUGIN_PROTOCOLS] });
+  const config = kongSchemaField(definition.config);
+  if (definition.shorthands?.length) config.shorthand_fields = kongShorthandFields(definition.shorthands);
   return {
     fields: [
       scope('consumer', 'consumers', definition.noConsumer),
       scope('service', 'services', definition.noService),
       scope('route', 'routes', definition.noRoute),
       { protocols: kongSchemaField(protocols) },
-      { config: kongSchemaField(definition.config) },
+      { config },
     ],
   };
 }

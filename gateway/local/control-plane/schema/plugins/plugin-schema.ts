@@ -19,6 +19,21 @@ export interface PluginSchema<C extends TSchema = TObject> {
   check?(config: Static<C>): string | undefined;
   /** What the data plane cannot run faithfully: a message naming the field, or undefined. */
   unsupported?(config: Static<C>): string | undefined;
+  /** The config record's deprecated shorthand_fields, each replaced by a field deeper in config. */
+  shorthands?: readonly DeprecatedShorthand[];
+}
+
+/**
+ * A shorthand_fields entry with `deprecation.replaced_with` (kong/db/schema/init.lua
+ * process_auto_fields): its value is validated against `field` and moved to `replacedWith`, where
+ * a value already set takes precedence and a different one is an error.
+ */
+export interface DeprecatedShorthand {
+  name: string;
+  field: TSchema;
+  replacedWith: readonly string[];
+  message: string;
+  removalInVersion: string;
 }
 
 /** A bundled plugin's schema; its config type is `PluginConfig<typeof schema>`. */

@@ -1,10 +1,20 @@
+import type { TSchema } from '@sinclair/typebox';
 import { hostError } from '../hosts.ts';
 import * as T from '../typedefs.ts';
-import { configRecord, definePlugin, HEADER_NAME } from './plugin-schema.ts';
+import { configRecord, definePlugin, HEADER_NAME, type DeprecatedShorthand } from './plugin-schema.ts';
 
 export const PERIODS = ['second', 'minute', 'hour', 'day', 'month', 'year'] as const;
 const SYNC_RATE_REALTIME = -1;
 const limit = () => T.number({ gt: 0 });
+
+/** config.redis_<name>, deprecated for config.redis.<name> until Kong 4.0 (schema.lua:101-194). */
+const redisShorthand = (name: string, field: TSchema): DeprecatedShorthand => ({
+  name: `redis_${name}`,
+  field,
+  replacedWith: ['redis', name],
+  message: `rate-limiting: config.redis_${name} is deprecated, please use config.redis.${name} instead`,
+  removalInVersion: '4.0',
+});
 
 /** kong/plugins/rate-limiting/schema.lua and kong/tools/redis/schema.lua (3.9.3). */
 export const rateLimiting = definePlugin({
@@ -40,6 +50,17 @@ export const rateLimiting = definePlugin({
     error_message: T.string({ default: 'API rate limit exceeded' }),
     sync_rate: T.number({ required: true, default: SYNC_RATE_REALTIME }),
   }),
+  shorthands: [
+    redisShorthand('host', T.string()),
+    redisShorthand('port', T.integer()),
+    redisShorthand('password', T.string({ len_min: 0 })),
+    redisShorthand('username', T.string()),
+    redisShorthand('ssl', T.boolean()),
+    redisShorthand('ssl_verify', T.boolean()),
+    redisShorthand('server_name', T.string()),
+    redisShorthand('timeout', T.integer()),
+    redisShorthand('database', T.integer()),
+  ],
   check(config) {
     if (!PERIODS.some((period) => config[period] !== null)) {
       return `at least one of these fields must be non-empty: ${PERIODS.map((p) => `'config.${p}'`).join(', ')}`;

@@ -9,6 +9,7 @@ import { rateLimiting } from './rate-limiting.ts';
 import { requestSizeLimiting } from './request-size-limiting.ts';
 import { requestTermination } from './request-termination.ts';
 import { responseTransformer } from './response-transformer.ts';
+import { expandShorthands } from './shorthands.ts';
 
 /** Plugins bundled with Kong Gateway OSS 3.9 (kong/constants.lua BUNDLED_PLUGINS). */
 export const KONG_BUNDLED_PLUGINS = new Set([
@@ -97,7 +98,8 @@ export class PluginRegistry {
     if (definition.noRoute && scope.route) errors.route = 'value must be null';
     if (definition.noService && scope.service) errors.service = 'value must be null';
     const local: FieldErrors = {};
-    const validated = validateField(definition.config, config ?? {}, 'config', local) as Record<string, unknown>;
+    const expanded = expandShorthands(definition.shorthands ?? [], config ?? {}, local);
+    const validated = validateField(definition.config, expanded, 'config', local) as Record<string, unknown>;
     if (Object.keys(local).length === 0) {
       const problem = definition.check?.(validated);
       if (problem) local['@entity'] = problem;
