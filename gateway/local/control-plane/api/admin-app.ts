@@ -119,7 +119,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   mountAclRoutes(router, service);
   mountTagRoutes(router, service);
   mountEntityEndpoints(router, service);
-  mountUnsupportedRoutes(router);
+  mountUnsupportedRoutes(router, service);
   // kong/api/routes/clustering.lua: the data planes this control plane serves.
   router.get('/clustering/data-planes', (ctx) => {
     ctx.body = { data: options.dataPlanes?.() ?? [], next: null };
