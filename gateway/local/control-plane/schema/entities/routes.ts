@@ -60,7 +60,7 @@ export const routes = defineEntity({
     sources: 'stream routes are not implemented',
     destinations: 'stream routes are not implemented',
   },
-  declarative: { key: [['name']], keyRequired: true, topLevel: { requires: 'service' }, nestedIn: ['service'] },
+  declarative: { key: [['name']], keyRequired: true, topLevel: true, nestedIn: ['service'] },
   snapshot: {
     description:
       "kong/db/schema/entities/routes.lua, traditional_compatible flavor. Paths starting with '~' are regexes (PCRE on the data plane); " +
