@@ -21,8 +21,16 @@ export const GO_KONG_FILES = [
  * each named here asks the gateway something.
  */
 export const GO_KONG_PICKED: Readonly<Record<string, readonly string[]>> = {
-  // Reads rate-limiting's shorthand_fields from /schemas/plugins/rate-limiting (decK's diffs use them).
-  'utils_test.go': ['Test_ClearUnmatchingDeprecationsSimple'],
+  // What decK does with /schemas/*: fill defaults of routes, services, targets and upstreams from
+  // the entity schemas, and align rate-limiting's deprecated redis_* fields (shorthand_fields).
+  // The file's other tests run no request, or need Kong Enterprise or other plugins' schemas.
+  'utils_test.go': [
+    'TestFillRoutesDefaults',
+    'TestFillServiceDefaults_pre_310',
+    'TestFillTargetDefaults',
+    'TestFillUpstreamsDefaults',
+    'Test_ClearUnmatchingDeprecationsSimple',
+  ],
 };
 
 const BASIC_AUTH = "creates basic-auth plugins: a bundled plugin the data plane does not implement, refused by name";
