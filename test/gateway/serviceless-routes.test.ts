@@ -58,4 +58,9 @@ test('kong.yml: a top-level route without a service, answered by its plugin', as
   const res = await httpGet(`${gateway.proxyUrl}/status/200`, { headers: { host: 'api7.request-termination.test' } });
   t.is(res.status, 451);
   t.is(res.body, '<html><body><h1>Service is down due to content infringement</h1></body></html>');
+  // Not `text/html` as configured: Kong's default nginx_http_charset = UTF-8
+  // (kong/templates/kong_defaults.lua:89), injected at http level (kong/templates/nginx_kong.lua:41-44),
+  // makes nginx's charset filter add it; spec/02-integration/05-proxy/03-upstream_headers_spec.lua:286-307
+  // turns it off to get the content type unchanged.
+  t.is(res.headers['content-type'], 'text/html; charset=UTF-8');
 });
