@@ -14,7 +14,7 @@ const DEFAULT_GRACE_SECONDS = 24 * 3600;
 
 /**
  * Where a plan plugin counts: rate-limiting's `policy`, `fault_tolerant`, and with policy redis
- * its `redis` record and `sync_rate`, as kong.yml's global rate-limiting plugin has them.
+ * its `redis` record and `sync_rate`, as kong.yml's fallback rate-limiting plugin has them.
  */
 export type CounterSettings = { policy: string; fault_tolerant?: boolean; redis?: Record<string, unknown>; sync_rate?: number };
 
@@ -97,7 +97,7 @@ export class Provisioning {
   private counters: Promise<CounterSettings> | undefined;
 
   /**
-   * The counter settings of kong.yml's global rate-limiting plugin (the free plan's fallback,
+   * The counter settings of kong.yml's fallback rate-limiting plugin (on our services, no consumer,
    * tagged with kong.yml's select tag): plan plugins count where it counts, so a consumer's plan
    * and the fallback never disagree. kong.yml takes them from DECK_RATE_LIMIT_POLICY and
    * DECK_RATE_LIMIT_REDIS_*; a gateway without that plugin counts locally. Read once per command.
@@ -110,7 +110,7 @@ export class Provisioning {
           // Kong's OpenAPI documents one plugin where /plugins answers a page of them.
           .then((result) => expectOk(result, "reading kong.yml's rate-limiting plugin") as unknown as { data?: Plugin[]; offset?: string; next?: string | null });
       for await (const plugin of pages(page)) {
-        if (plugin.name !== 'rate-limiting' || plugin.consumer || plugin.route || plugin.service) continue;
+        if (plugin.name !== 'rate-limiting' || plugin.consumer || plugin.route) continue;
         const config = plugin.config as Record<string, unknown>;
         const policy = String(config.policy ?? 'local');
         return {

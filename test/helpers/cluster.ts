@@ -7,7 +7,7 @@ import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
 import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { ManualClock } from './clock.ts';
 import { request, type JsonResponse } from './backend.ts';
-import { KONG_YML, PLUGINS_DIR, setDataPlaneClock } from './gateway.ts';
+import { GATEWAY_CONFIG, PLUGINS_DIR, setDataPlaneClock } from './gateway.ts';
 import { redisCommands, type RespValue } from './redis.ts';
 
 export interface ClusterResponse {
@@ -96,7 +96,7 @@ export async function startTestCluster(options: { env?: Record<string, string>; 
   try {
     cluster = await startCluster({
       dir,
-      configFile: KONG_YML,
+      configFile: GATEWAY_CONFIG,
       pluginsDir: PLUGINS_DIR,
       adminHost: '127.0.0.1',
       adminPort: 0,

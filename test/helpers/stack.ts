@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
 import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { ManualClock } from './clock.ts';
-import { LOCAL_RATE_LIMIT_ENV, type GatewayOptions } from '../../gateway/local/index.ts';
-import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
+import { LOCAL_DECK_ENV, type GatewayOptions } from '../../gateway/local/index.ts';
+import { GATEWAY_CONFIG, startTestGateway, type TestGateway } from './gateway.ts';
 import { request, type JsonResponse } from './backend.ts';
 
 export interface TestStack {
@@ -34,10 +34,10 @@ export async function startStack(
   const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'backend') });
   const clock = options.clock ?? new ManualClock(Date.UTC(2030, 0, 1, 12, 0, 0));
   const gateway = await startTestGateway({
-    configFile: KONG_YML,
+    configFile: GATEWAY_CONFIG,
     dir,
     clock,
-    env: { ...LOCAL_RATE_LIMIT_ENV, DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url, ...options.env },
+    env: { ...LOCAL_DECK_ENV, DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url, ...options.env },
     ...(options.node ? { node: options.node } : {}),
   });
   const stack: TestStack = {
