@@ -10,6 +10,11 @@ export const CONSUMER_TAG = 'petstore-consumer';
 /** kong.yml's select tag (`_info.select_tags`): what carries it belongs to kong.yml, never to the CLI. */
 export const KONG_YML_SELECT_TAG = 'animal-store';
 export const planTag = (plan: PlanName) => `plan:${plan}`;
+/**
+ * The ACL group every consumer of ours is in: kong.yml's animal-store-access plugin refuses any
+ * other consumer on our routes (another team's, on a shared Kong; docs/shared-kong.md).
+ */
+export const CONSUMER_GROUP = 'animal-store';
 const DEFAULT_GRACE_SECONDS = 24 * 3600;
 
 /**
@@ -179,8 +184,20 @@ export class Provisioning {
     return all;
   }
 
-  /** Adds a credential holding `credential.key` as is: callers pass what storedCredential built. */
+  /**
+   * Adds a credential holding `credential.key` as is: callers pass what storedCredential built.
+   * Every key written (create, rotate-key, hash-keys) also puts the consumer in CONSUMER_GROUP,
+   * idempotently: a consumer created before the group existed joins it with its next key.
+   */
   private async addCredential(consumerId: string, credential: { key: string; tags: string[]; ttl?: number }, what: string) {
+    // the group first: should the key fail, membership alone lets no one in
+    expectOk(
+      await this.kong.PUT('/consumers/{consumer_username_or_id}/acls/{group_or_id}', {
+        params: { path: { consumer_username_or_id: consumerId, group_or_id: CONSUMER_GROUP } },
+        body: { tags: [CONSUMER_TAG] },
+      }),
+      `putting the consumer in the ACL group ${CONSUMER_GROUP}`,
+    );
     return expectOk(
       await this.kong.POST('/consumers/{consumer_username_or_id}/key-auth', { params: { path: { consumer_username_or_id: consumerId } }, body: credential }),
       what,
