@@ -184,13 +184,17 @@ export class Provisioning {
     return all;
   }
 
-  /**
-   * Adds a credential holding `credential.key` as is: callers pass what storedCredential built.
-   * Every key written (create, rotate-key, hash-keys) also puts the consumer in CONSUMER_GROUP,
-   * idempotently: a consumer created before the group existed joins it with its next key.
-   */
+  /** Adds a credential holding `credential.key` as is: callers pass what storedCredential built. */
   private async addCredential(consumerId: string, credential: { key: string; tags: string[]; ttl?: number }, what: string) {
-    // the group first: should the key fail, membership alone lets no one in
+    return expectOk(
+      await this.kong.POST('/consumers/{consumer_username_or_id}/key-auth', { params: { path: { consumer_username_or_id: consumerId } }, body: credential }),
+      what,
+      true,
+    );
+  }
+
+  /** Puts the consumer in CONSUMER_GROUP; idempotent (a PUT of the group). */
+  private async joinGroup(consumerId: string): Promise<void> {
     expectOk(
       await this.kong.PUT('/consumers/{consumer_username_or_id}/acls/{group_or_id}', {
         params: { path: { consumer_username_or_id: consumerId, group_or_id: CONSUMER_GROUP } },
@@ -198,11 +202,17 @@ export class Provisioning {
       }),
       `putting the consumer in the ACL group ${CONSUMER_GROUP}`,
     );
-    return expectOk(
-      await this.kong.POST('/consumers/{consumer_username_or_id}/key-auth', { params: { path: { consumer_username_or_id: consumerId } }, body: credential }),
-      what,
-      true,
-    );
+  }
+
+  private async inGroup(consumerId: string): Promise<boolean> {
+    for await (const acl of pages((offset) =>
+      this.kong
+        .GET('/consumers/{consumer_username_or_id}/acls', { params: { path: { consumer_username_or_id: consumerId }, query: { offset } } })
+        .then((result) => expectOk(result, 'listing the consumer\'s ACL groups')),
+    )) {
+      if (acl.group === CONSUMER_GROUP) return true;
+    }
+    return false;
   }
 
   private async deleteCredential(consumerId: string, credentialId: string, what: string): Promise<void> {
@@ -216,6 +226,8 @@ export class Provisioning {
 
   /** A new key for the consumer: Kong receives its digest, the caller gets the key to print once. */
   private async issueKey(consumerId: string, what: string): Promise<{ key: string; fingerprint: string; credential: KeyAuthCredential }> {
+    // the group first: should the key fail, membership alone lets no one in
+    await this.joinGroup(consumerId);
     const key = generateApiKey();
     const stored = storedCredential(key, [CONSUMER_TAG]);
     const credential = await this.addCredential(consumerId, stored, what);
@@ -379,6 +391,8 @@ export class Provisioning {
     const result: HashKeysResult = { dryRun: options.dryRun, consumers: 0, hashed: 0, alreadyHashed: 0 };
     for await (const consumer of this.list()) {
       result.consumers += 1;
+      // a consumer made before the ACL group existed joins it here (docs/shared-kong.md)
+      if (!options.dryRun && !(await this.inGroup(consumer.id!))) await this.joinGroup(consumer.id!);
       const credentials = await this.keys(consumer.id!);
       for (const credential of credentials) {
         if (isHashedCredential(credential)) {
