@@ -1,9 +1,10 @@
 import createClient, { type Client } from 'openapi-fetch';
+import type { paths as AclPaths } from './acl-api.d.ts';
 import type { paths as KeyAuthPaths } from './key-auth-api.d.ts';
 import type { components, paths as KongPaths } from './kong-admin-api.d.ts';
 
-/** Kong's Admin API (types generated from Kong's official OSS 3.9 OpenAPI + the key-auth supplement). */
-export type KongAdminPaths = KongPaths & KeyAuthPaths;
+/** Kong's Admin API (types generated from Kong's official OSS 3.9 OpenAPI + the key-auth and ACL supplements). */
+export type KongAdminPaths = KongPaths & KeyAuthPaths & AclPaths;
 export type KongAdminClient = Client<KongAdminPaths>;
 export type Consumer = components['schemas']['Consumer'];
 export type Plugin = components['schemas']['Plugin'];

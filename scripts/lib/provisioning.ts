@@ -10,11 +10,16 @@ export const CONSUMER_TAG = 'petstore-consumer';
 /** kong.yml's select tag (`_info.select_tags`): what carries it belongs to kong.yml, never to the CLI. */
 export const KONG_YML_SELECT_TAG = 'animal-store';
 export const planTag = (plan: PlanName) => `plan:${plan}`;
+/**
+ * The ACL group every consumer of ours is in: kong.yml's animal-store-access plugin refuses any
+ * other consumer on our routes (another team's, on a shared Kong; docs/shared-kong.md).
+ */
+export const CONSUMER_GROUP = 'animal-store';
 const DEFAULT_GRACE_SECONDS = 24 * 3600;
 
 /**
  * Where a plan plugin counts: rate-limiting's `policy`, `fault_tolerant`, and with policy redis
- * its `redis` record and `sync_rate`, as kong.yml's global rate-limiting plugin has them.
+ * its `redis` record and `sync_rate`, as kong.yml's fallback rate-limiting plugin has them.
  */
 export type CounterSettings = { policy: string; fault_tolerant?: boolean; redis?: Record<string, unknown>; sync_rate?: number };
 
@@ -97,7 +102,7 @@ export class Provisioning {
   private counters: Promise<CounterSettings> | undefined;
 
   /**
-   * The counter settings of kong.yml's global rate-limiting plugin (the free plan's fallback,
+   * The counter settings of kong.yml's fallback rate-limiting plugin (on our services, no consumer,
    * tagged with kong.yml's select tag): plan plugins count where it counts, so a consumer's plan
    * and the fallback never disagree. kong.yml takes them from DECK_RATE_LIMIT_POLICY and
    * DECK_RATE_LIMIT_REDIS_*; a gateway without that plugin counts locally. Read once per command.
@@ -110,7 +115,7 @@ export class Provisioning {
           // Kong's OpenAPI documents one plugin where /plugins answers a page of them.
           .then((result) => expectOk(result, "reading kong.yml's rate-limiting plugin") as unknown as { data?: Plugin[]; offset?: string; next?: string | null });
       for await (const plugin of pages(page)) {
-        if (plugin.name !== 'rate-limiting' || plugin.consumer || plugin.route || plugin.service) continue;
+        if (plugin.name !== 'rate-limiting' || plugin.consumer || plugin.route) continue;
         const config = plugin.config as Record<string, unknown>;
         const policy = String(config.policy ?? 'local');
         return {
@@ -188,6 +193,28 @@ export class Provisioning {
     );
   }
 
+  /** Puts the consumer in CONSUMER_GROUP; idempotent (a PUT of the group). */
+  private async joinGroup(consumerId: string): Promise<void> {
+    expectOk(
+      await this.kong.PUT('/consumers/{consumer_username_or_id}/acls/{group_or_id}', {
+        params: { path: { consumer_username_or_id: consumerId, group_or_id: CONSUMER_GROUP } },
+        body: { tags: [CONSUMER_TAG] },
+      }),
+      `putting the consumer in the ACL group ${CONSUMER_GROUP}`,
+    );
+  }
+
+  private async inGroup(consumerId: string): Promise<boolean> {
+    for await (const acl of pages((offset) =>
+      this.kong
+        .GET('/consumers/{consumer_username_or_id}/acls', { params: { path: { consumer_username_or_id: consumerId }, query: { offset } } })
+        .then((result) => expectOk(result, 'listing the consumer\'s ACL groups')),
+    )) {
+      if (acl.group === CONSUMER_GROUP) return true;
+    }
+    return false;
+  }
+
   private async deleteCredential(consumerId: string, credentialId: string, what: string): Promise<void> {
     expectOk(
       await this.kong.DELETE('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', {
@@ -199,6 +226,8 @@ export class Provisioning {
 
   /** A new key for the consumer: Kong receives its digest, the caller gets the key to print once. */
   private async issueKey(consumerId: string, what: string): Promise<{ key: string; fingerprint: string; credential: KeyAuthCredential }> {
+    // the group first: should the key fail, membership alone lets no one in
+    await this.joinGroup(consumerId);
     const key = generateApiKey();
     const stored = storedCredential(key, [CONSUMER_TAG]);
     const credential = await this.addCredential(consumerId, stored, what);
@@ -362,6 +391,8 @@ export class Provisioning {
     const result: HashKeysResult = { dryRun: options.dryRun, consumers: 0, hashed: 0, alreadyHashed: 0 };
     for await (const consumer of this.list()) {
       result.consumers += 1;
+      // a consumer made before the ACL group existed joins it here (docs/shared-kong.md)
+      if (!options.dryRun && !(await this.inGroup(consumer.id!))) await this.joinGroup(consumer.id!);
       const credentials = await this.keys(consumer.id!);
       for (const credential of credentials) {
         if (isHashedCredential(credential)) {

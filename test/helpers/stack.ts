@@ -2,10 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
-import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
+import { digestApiKey, generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
 import { ManualClock } from './clock.ts';
-import { LOCAL_RATE_LIMIT_ENV, type GatewayOptions } from '../../gateway/local/index.ts';
-import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
+import { LOCAL_DECK_ENV, type GatewayOptions } from '../../gateway/local/index.ts';
+import { GATEWAY_CONFIG, startEchoUpstream, startTestGateway, type EchoUpstream, type TestGateway } from './gateway.ts';
+import { requestWithHost } from './host-request.ts';
+import { REPO_ROOT } from './process.ts';
+
+/** The host name our routes answer when the stack shares its gateway with another team. */
+export const OUR_HOST = 'api.animal.store';
+/** Another team's file (its own service, key-auth consumer and plugins; test/deck/shared-kong.test.ts). */
+export const TEAM_INVENTORY_YML = join(REPO_ROOT, 'test/fixtures/team-inventory/kong.yml');
 import { request, type JsonResponse } from './backend.ts';
 
 export interface TestStack {
@@ -20,34 +27,59 @@ export interface TestStack {
    * CLI does (scripts/lib/api-keys.ts): returns the key; Kong holds only its digest.
    */
   provision(username: string, limits?: { minute?: number; day?: number; second?: number }): Promise<string>;
+  /**
+   * With `otherTeam`: team-inventory's upstream, and its consumer's key. Their key-auth stores the
+   * key's SHA-256, as a team hashing keys as we do would: our key-auth finds it too.
+   */
+  otherTeam?: { upstream: EchoUpstream; key: string };
   dispose(): Promise<void>;
 }
 
 /**
  * Backend + local gateway running the real gateway/kong.yml, with a manual clock; `env` adds to
- * kong.yml's DECK_ variables, `node` to the data-plane node's settings.
+ * kong.yml's DECK_ variables, `node` to the data-plane node's settings. `otherTeam`: the gateway
+ * also runs team-inventory's file (in front of an echo upstream), and our routes answer OUR_HOST
+ * only, which `call` sends (a shared Kong, docs/shared-kong.md).
  */
 export async function startStack(
-  options: { clock?: ManualClock; upstreamUrl?: string; env?: Record<string, string>; node?: GatewayOptions['node'] } = {},
+  options: { clock?: ManualClock; upstreamUrl?: string; env?: Record<string, string>; node?: GatewayOptions['node']; otherTeam?: boolean } = {},
 ): Promise<TestStack> {
   const dir = mkdtempSync(join(tmpdir(), 'stack-'));
   const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'backend') });
   const clock = options.clock ?? new ManualClock(Date.UTC(2030, 0, 1, 12, 0, 0));
+  let inventory: EchoUpstream | undefined;
+  const inventoryKey = generateApiKey();
+  let shared: Record<string, string> = {};
+  if (options.otherTeam) {
+    // their 404s are their upstream's own
+    inventory = await startEchoUpstream((req) =>
+      req.url.startsWith('/inventory/missing')
+        ? { status: 404, headers: { 'content-type': 'text/plain' }, body: 'no such item' }
+        : { status: 200, headers: { 'content-type': 'application/json' }, body: '{"inventory":true}' },
+    );
+    shared = {
+      DECK_ANIMAL_STORE_HOSTS: JSON.stringify([OUR_HOST]),
+      DECK_INVENTORY_UPSTREAM_URL: inventory.url,
+      DECK_INVENTORY_KEY: digestApiKey(inventoryKey),
+    };
+  }
   const gateway = await startTestGateway({
-    configFile: KONG_YML,
+    configFile: options.otherTeam ? `${GATEWAY_CONFIG},${TEAM_INVENTORY_YML}` : GATEWAY_CONFIG,
     dir,
     clock,
-    env: { ...LOCAL_RATE_LIMIT_ENV, DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url, ...options.env },
+    env: { ...LOCAL_DECK_ENV, DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url, ...shared, ...options.env },
     ...(options.node ? { node: options.node } : {}),
   });
   const stack: TestStack = {
     backend,
     gateway,
     clock,
+    ...(inventory ? { otherTeam: { upstream: inventory, key: inventoryKey } } : {}),
     call(path, init = {}) {
       const { key, ...rest } = init;
       const headers = new Headers(rest.headers);
       if (key !== undefined) headers.set('authorization', `Bearer ${key}`);
+      if (options.otherTeam) return requestWithHost(`${gateway.proxyUrl}${path}`, OUR_HOST, { ...rest, headers });
       return request(`${gateway.proxyUrl}${path}`, { ...rest, headers });
     },
     admin(path, init = {}) {
@@ -56,6 +88,9 @@ export async function startStack(
     async provision(username, limits) {
       const consumer = await stack.admin('/consumers', { method: 'POST', json: { username, tags: ['petstore-consumer'] } });
       if (consumer.status !== 201) throw new Error(`cannot create ${username}: ${JSON.stringify(consumer.body)}`);
+      // in our ACL group, as the CLI puts every consumer (kong.yml's animal-store-access)
+      const group = await stack.admin(`/consumers/${username}/acls/animal-store`, { method: 'PUT', json: { tags: ['petstore-consumer'] } });
+      if (group.status !== 200) throw new Error(`cannot put ${username} in the ACL group: ${JSON.stringify(group.body)}`);
       // as the CLI does: the key is generated here, Kong stores its digest (tagged hashed)
       const key = generateApiKey();
       const credential = await stack.admin(`/consumers/${username}/key-auth`, { method: 'POST', json: storedCredential(key, ['petstore-consumer']) });
@@ -69,6 +104,7 @@ export async function startStack(
     async dispose() {
       await gateway.dispose();
       await backend.close();
+      await inventory?.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -15,6 +15,7 @@ const CLI = join(REPO_ROOT, 'node_modules/openapi-typescript/bin/cli.js');
 for (const [spec, generated] of [
   [KONG_ADMIN_OPENAPI, 'scripts/kong-admin/kong-admin-api.d.ts'],
   [join(REPO_ROOT, 'scripts/kong-admin/key-auth.openapi.yaml'), 'scripts/kong-admin/key-auth-api.d.ts'],
+  [join(REPO_ROOT, 'scripts/kong-admin/acl.openapi.yaml'), 'scripts/kong-admin/acl-api.d.ts'],
 ] as const) {
   if (spec === undefined) continue; // no ../shared: sharedFile registered the line that says so
   test(`${generated} is what openapi-typescript generates from its spec today`, async (t) => {
