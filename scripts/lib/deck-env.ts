@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readBackendConfig } from '../../backend/src/config.ts';
-import { LOCAL_RATE_LIMIT_ENV } from '../../gateway/local/index.ts';
+import { LOCAL_DECK_ENV } from '../../gateway/local/index.ts';
 
 /**
  * The DECK_* variables gateway/kong.yml takes, as `npm start` gives them to the local gateway:
@@ -9,7 +9,7 @@ import { LOCAL_RATE_LIMIT_ENV } from '../../gateway/local/index.ts';
 export function npmStartDeckEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const { host, port } = readBackendConfig(env);
   const connectHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  return { ...LOCAL_RATE_LIMIT_ENV, DECK_ANIMAL_STORE_BACKEND_URL: `http://${connectHost.includes(':') ? `[${connectHost}]` : connectHost}:${port}` };
+  return { ...LOCAL_DECK_ENV, DECK_ANIMAL_STORE_BACKEND_URL: `http://${connectHost.includes(':') ? `[${connectHost}]` : connectHost}:${port}` };
 }
 
 export class DeckEnvError extends Error {}
