@@ -1,4 +1,4 @@
-import type { components } from './animal-store-api.d.ts';
+import type { components } from './generated/animal-store-api.d.ts';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
 

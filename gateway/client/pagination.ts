@@ -1,6 +1,6 @@
 import LinkHeader from 'http-link-header';
 import type { Client } from 'openapi-fetch';
-import type { paths } from './animal-store-api.d.ts';
+import type { paths } from './generated/animal-store-api.d.ts';
 
 /** The list operations: a JSON array per page, the next page in `Link: <…>; rel="next"`. */
 export type ListPath = '/pets' | '/store/orders';

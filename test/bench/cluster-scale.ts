@@ -6,7 +6,7 @@ import autocannon from 'autocannon';
 import { startBackend } from '../../backend/src/server.ts';
 import { startCluster, type RunningCluster } from '../../gateway/local/index.ts';
 import { GATEWAY_DIR } from '../../gateway/local/index.ts';
-import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
+import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 
 /**
  * Scale-out figures (issue 21), measured in one run on this machine: two data-plane nodes behind

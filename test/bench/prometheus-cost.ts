@@ -8,7 +8,7 @@ import { parse, stringify } from 'yaml';
 import { openDatabase } from '../../backend/src/db/connect.ts';
 import { findNginx } from '../../gateway/local/index.ts';
 import { DATA_PLANE_DIR } from '../../gateway/local/index.ts';
-import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
+import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { REPO_ROOT, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
 import { startGatewayProcess, type GatewayProcess } from './gateway-process.ts';
 import { treeCpuMicros } from './processes.ts';

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { startBackend } from '../../backend/src/server.ts';
 import { startCluster } from '../../gateway/local/index.ts';
 import { GATEWAY_DIR } from '../../gateway/local/index.ts';
-import { digestApiKey, generateApiKey, KEY_HASH_TAG } from '../../scripts/lib/api-keys.ts';
+import { digestApiKey, generateApiKey, KEY_HASH_TAG } from '../../packages/provisioning/index.ts';
 import { redisCommands, type RespValue } from '../helpers/redis.ts';
 
 /**

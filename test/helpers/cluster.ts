@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type RunningCluster } from '../../gateway/local/index.ts';
 import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
-import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
+import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { ManualClock } from './clock.ts';
 import { request, type JsonResponse } from './backend.ts';
 import { KONG_YML, PLUGINS_DIR, setDataPlaneClock } from './gateway.ts';

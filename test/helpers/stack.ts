@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
-import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
+import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { ManualClock } from './clock.ts';
 import { LOCAL_RATE_LIMIT_ENV, type GatewayOptions } from '../../gateway/local/index.ts';
 import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
@@ -17,7 +17,7 @@ export interface TestStack {
   admin(path: string, init?: RequestInit & { json?: unknown }): Promise<JsonResponse>;
   /**
    * Creates a consumer with a key and, optionally, a plan's limits, through the Admin API, as the
-   * CLI does (scripts/lib/api-keys.ts): returns the key; Kong holds only its digest.
+   * CLI does (packages/provisioning/api-keys.ts): returns the key; Kong holds only its digest.
    */
   provision(username: string, limits?: { minute?: number; day?: number; second?: number }): Promise<string>;
   dispose(): Promise<void>;

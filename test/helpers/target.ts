@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
+import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { request, type JsonResponse } from './backend.ts';
 import { startStack } from './stack.ts';
 
@@ -48,7 +48,7 @@ export async function startTarget(): Promise<Target> {
       const consumer = await target.admin('/consumers', { method: 'POST', json: { username: name, tags: ['petstore-consumer', 'e2e'] } });
       if (consumer.status !== 201) throw new Error(`cannot create ${name}: ${JSON.stringify(consumer.body)}`);
       created.push(name);
-      // as the CLI does (scripts/lib/api-keys.ts): Kong holds only the key's digest, tagged hashed
+      // as the CLI does (packages/provisioning/api-keys.ts): Kong holds only the key's digest, tagged hashed
       const key = generateApiKey();
       const credential = await target.admin(`/consumers/${name}/key-auth`, { method: 'POST', json: storedCredential(key, ['petstore-consumer', 'e2e']) });
       if (credential.status !== 201) throw new Error(`cannot create a key for ${name}: ${JSON.stringify(credential.body)}`);

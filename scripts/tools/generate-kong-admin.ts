@@ -1,0 +1,31 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ADMIN_API = 'packages/provisioning/admin-api';
+
+/**
+ * The provisioning library's Admin API types (`npm run generate:kong-admin`), each spec to its
+ * generated/ file, relative to the repository. Kong's own document lies beside the repository.
+ * test/scripts/kong-admin-types.test.ts regenerates each and compares.
+ */
+export const KONG_ADMIN_TYPES = [
+  { spec: '../shared/kong/admin-api-oss-3.9.openapi.yaml', output: `${ADMIN_API}/generated/kong-admin-api.d.ts` },
+  { spec: `${ADMIN_API}/key-auth.openapi.yaml`, output: `${ADMIN_API}/generated/key-auth-api.d.ts` },
+  { spec: `${ADMIN_API}/consumers.openapi.yaml`, output: `${ADMIN_API}/generated/consumers-api.d.ts` },
+] as const;
+
+/**
+ * Kong fills a field that has a default, so a request may leave it out (`enabled`, `protocols`):
+ * not required. A plugin's `config` is an object whose fields depend on the plugin: unknown, not
+ * Record<string, never>.
+ */
+export const OPENAPI_TYPESCRIPT_FLAGS = ['--default-non-nullable', 'false', '--empty-objects-unknown'] as const;
+
+export const OPENAPI_TYPESCRIPT = fileURLToPath(new URL('../../node_modules/openapi-typescript/bin/cli.js', import.meta.url));
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const { spec, output } of KONG_ADMIN_TYPES) {
+    execFileSync(process.execPath, [OPENAPI_TYPESCRIPT, spec, '-o', output, ...OPENAPI_TYPESCRIPT_FLAGS], { cwd: ROOT, stdio: 'inherit' });
+  }
+}
