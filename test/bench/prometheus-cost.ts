@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { parse, stringify } from 'yaml';
-import { openDatabase } from '../../backend/src/db/connect.ts';
+import { openDatabase } from '../../backend/src/index.ts';
 import { findNginx } from '../../gateway/local/index.ts';
 import { DATA_PLANE_DIR } from '../../gateway/local/index.ts';
 import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';

@@ -3,7 +3,7 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:ht
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type RunningCluster } from '../../gateway/local/index.ts';
-import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
+import { startBackend, type RunningBackend } from '../../backend/src/index.ts';
 import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { ManualClock } from './clock.ts';
 import { request, type JsonResponse } from './backend.ts';

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
+import { startBackend, type RunningBackend } from '../../backend/src/index.ts';
 import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { ManualClock } from './clock.ts';
 import { LOCAL_RATE_LIMIT_ENV, type GatewayOptions } from '../../gateway/local/index.ts';
