@@ -2,6 +2,6 @@
 // Koa app it serves, the database it opens, and the error codes of the contract.
 // backend/src/main.ts is the process; nothing outside backend/ imports another file of src/.
 export { createApp, type AppOptions } from './app.ts';
-export { openDatabase, type DatabaseOptions } from './db/connect.ts';
+export { openDatabase } from './db/connect.ts';
 export { ErrorCode } from './http/errors.ts';
 export { startBackend, type RunningBackend } from './server.ts';

@@ -16,7 +16,7 @@ import { crc32 } from 'node:zlib';
  * The checksum is not a secret and proves nothing about who made a key: it lets the gateway refuse
  * a mistyped or made-up token before any lookup, and a scanner tell a real key from a random string.
  */
-export const API_KEY_PREFIX = 'ask_';
+const API_KEY_PREFIX = 'ask_';
 const RANDOM_BYTES = 32;
 const RANDOM_CHARS = 43;
 const CHECKSUM_CHARS = 6;
@@ -27,7 +27,7 @@ export const API_KEY_PATTERN = /^ask_[A-Za-z0-9_-]{49}$/;
 const LEGACY_API_KEY_PATTERN = /^ask_[A-Za-z0-9_-]{43}$/;
 
 /** The checksum of the characters before it: the last 6 characters of a key. */
-export function apiKeyChecksum(body: string): string {
+function apiKeyChecksum(body: string): string {
   const bytes = Buffer.alloc(4);
   bytes.writeUInt32BE(crc32(body));
   return bytes.toString('base64url');

@@ -16,7 +16,7 @@ export interface Catalogue {
   anonymous: Limits;
 }
 
-export const PLANS_FILE = new URL('../../gateway/plans.yaml', import.meta.url);
+const PLANS_FILE = new URL('../../gateway/plans.yaml', import.meta.url);
 
 function limits(value: unknown, where: string, code: ProvisioningErrorCode = 'catalogue-invalid'): Limits {
   const { minute, day } = (value ?? {}) as Record<string, unknown>;

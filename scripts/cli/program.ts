@@ -5,9 +5,6 @@ import { oneLine, terminalWidth, type CliIo } from './common/output.ts';
 import { COMMANDS } from './commands/index.ts';
 import { PLAN_NAMES, ProvisioningError } from '../../packages/provisioning/index.ts';
 
-export { EXIT } from './common/errors.ts';
-export type { CliIo } from './common/output.ts';
-
 const AFTER_HELP = `
 Plans: ${PLAN_NAMES.join(', ')} (enterprise takes --minute and --day).
 Counters: plans count where kong.yml's rate-limiting plugin counts (DECK_RATE_LIMIT_POLICY, read from Kong).

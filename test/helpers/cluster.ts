@@ -16,7 +16,7 @@ export interface ClusterResponse {
   body: any;
 }
 
-export interface CallOptions {
+interface CallOptions {
   key?: string;
   method?: string;
   headers?: Record<string, string>;

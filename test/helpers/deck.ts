@@ -16,7 +16,7 @@ export type DeckResult = ProcessResult;
  * The real decK binary `npm run deck` builds. Missing is a failure, never a skip: the decK tests
  * are how this project knows the local gateway answers as Kong does.
  */
-export function deckBinary(): string {
+function deckBinary(): string {
   const binary = deckBinaryPath();
   if (!existsSync(binary)) {
     throw new Error(`decK ${DECK_VERSION} is not built (${binary} is missing): run \`npm run deck -- version\` once (needs Go; .ci/run does it)`);

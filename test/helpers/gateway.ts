@@ -114,5 +114,3 @@ export async function startEchoUpstream(
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
-
-export { tmpdir };

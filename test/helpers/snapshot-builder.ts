@@ -4,11 +4,11 @@ import { createHash, randomUUID } from 'node:crypto';
 // Kong 3.9's defaults (kong/db/schema/entities/*.lua) the way the control plane's compiler fills
 // them. Plugin configs are given complete by the test: the data plane trusts them.
 
-export interface Reference {
+interface Reference {
   id: string;
 }
 
-export interface SnapshotService {
+interface SnapshotService {
   id: string;
   name: string | null;
   protocol: 'http' | 'https';
@@ -22,7 +22,7 @@ export interface SnapshotService {
   enabled: boolean;
 }
 
-export interface SnapshotRoute {
+interface SnapshotRoute {
   id: string;
   name: string | null;
   service: Reference | null;
@@ -41,20 +41,20 @@ export interface SnapshotRoute {
   created_at: number;
 }
 
-export interface SnapshotConsumer {
+interface SnapshotConsumer {
   id: string;
   username: string | null;
   custom_id: string | null;
 }
 
-export interface SnapshotCredential {
+interface SnapshotCredential {
   id: string;
   consumer: Reference;
   key: string;
   expires_at: number | null;
 }
 
-export interface SnapshotPlugin {
+interface SnapshotPlugin {
   id: string;
   name: string;
   instance_name: string | null;
@@ -111,7 +111,7 @@ function resolve(ref: Ref | undefined, byName: Map<string, string>, what: string
 }
 
 /** SHA-256 of the entity payload as serialised in the document (the schema's config_hash). */
-export function configHash(entities: Omit<Snapshot, 'snapshot_version' | 'config_version' | 'config_hash'>): string {
+function configHash(entities: Omit<Snapshot, 'snapshot_version' | 'config_version' | 'config_hash'>): string {
   const payload = JSON.stringify({
     services: entities.services,
     routes: entities.routes,

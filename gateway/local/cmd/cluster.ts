@@ -7,7 +7,7 @@ import { nginxLevel, startControlPlaneFor, type GatewayOptions, type NodeOptions
 import { startRedisServer, type RunningRedis } from './redis-server.ts';
 
 /** `host` and `port` (0: a free loopback port). */
-export interface ListenAddress {
+interface ListenAddress {
   host: string;
   port: number;
 }
@@ -54,7 +54,7 @@ function statusListenOf(address: ListenAddress | undefined): string | null {
  * kong.yml's counter settings for the cluster: policy redis on the Redis it starts, unless the
  * environment chose a policy (DECK_RATE_LIMIT_POLICY=local shows what per-node counting allows).
  */
-export function clusterRateLimitEnv(env: NodeJS.ProcessEnv, redis: ListenAddress): Record<string, string> {
+function clusterRateLimitEnv(env: NodeJS.ProcessEnv, redis: ListenAddress): Record<string, string> {
   return {
     DECK_RATE_LIMIT_POLICY: env.DECK_RATE_LIMIT_POLICY ?? 'redis',
     DECK_RATE_LIMIT_REDIS_HOST: redis.host,

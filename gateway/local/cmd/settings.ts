@@ -5,7 +5,7 @@ import type { GatewayOptions } from './gateway.ts';
 /** gateway/: kong.yml and the custom plugins. */
 export const GATEWAY_DIR = fileURLToPath(new URL('../../', import.meta.url));
 
-export class SettingError extends Error {}
+class SettingError extends Error {}
 
 /**
  * kong.yml's counter settings (gateway/kong.yml, decK's env templating) when none are given: one

@@ -3,7 +3,7 @@ import { AdminApi } from '../../../packages/provisioning/index.ts';
 import { UsageError } from './errors.ts';
 import { httpUrl } from './http-url.ts';
 
-export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8001';
+const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8001';
 
 /** The options every command that talks to the Admin API takes. */
 export interface ConnectionOptions {

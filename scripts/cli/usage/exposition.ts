@@ -6,7 +6,7 @@ export interface Sample {
 }
 
 /** A /metrics body that is not the exposition format: says which line and why. */
-export class ExpositionError extends Error {}
+class ExpositionError extends Error {}
 
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*/;

@@ -10,7 +10,7 @@ export function displayUrl(url: URL): string {
 }
 
 /** Basic credentials written in a URL (http://user:pass@host), which fetch refuses, as a header. */
-export function credentialsHeader(url: URL): Record<string, string> {
+function credentialsHeader(url: URL): Record<string, string> {
   if (!url.username && !url.password) return {};
   const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
   return { authorization: `Basic ${Buffer.from(pair).toString('base64')}` };

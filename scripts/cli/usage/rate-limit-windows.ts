@@ -8,7 +8,7 @@ const PERIOD_MS = { minute: 60_000, day: 86_400_000 } as const;
 type Period = keyof typeof PERIOD_MS;
 const DEFAULT_REDIS_TIMEOUT_MS = 2000;
 
-export interface WindowCount {
+interface WindowCount {
   used: number;
   limit: number;
   /** What is left before 429: never below 0 (refused requests count too, so `used` may pass the limit). */
@@ -47,7 +47,7 @@ interface RateLimitingConfig {
 }
 
 /** The start of the period `time` falls in, in ms, as kong/tools/timestamp.lua's get_timestamps (UTC). */
-export const periodStart = (period: Period, time: Date) => Math.floor(time.getTime() / PERIOD_MS[period]) * PERIOD_MS[period];
+const periodStart = (period: Period, time: Date) => Math.floor(time.getTime() / PERIOD_MS[period]) * PERIOD_MS[period];
 
 /**
  * The Redis key of a consumer's counter, as Kong's rate-limiting writes it

@@ -12,7 +12,7 @@ import type { UsageSource } from './sources.ts';
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-export const NODE_TOTALS_NOTE = 'totals since each node started';
+const NODE_TOTALS_NOTE = 'totals since each node started';
 
 export interface UsageRequest {
   source: UsageSource;

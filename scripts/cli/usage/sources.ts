@@ -5,7 +5,7 @@ import { DEFAULT_STATUS_URL } from './node-scrape.ts';
 /** Where usage reads its numbers: Prometheus (windows), or each node's /metrics (totals since start). */
 export type UsageSource = { kind: 'prometheus'; url: URL } | { kind: 'nodes'; statusUrls: URL[] };
 
-export const DEFAULT_PROMETHEUS_HINT = 'http://127.0.0.1:9090';
+const DEFAULT_PROMETHEUS_HINT = 'http://127.0.0.1:9090';
 
 /**
  * --prometheus-url, else --status-url (repeatable), else PROMETHEUS_URL, else the default

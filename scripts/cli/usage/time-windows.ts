@@ -1,5 +1,5 @@
 const UNIT_MS: Record<string, number> = { w: 604_800_000, d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 };
-export const DAY_MS = UNIT_MS.d!;
+const DAY_MS = UNIT_MS.d!;
 /** The most days `--by day` asks about in one run (two instant queries each). */
 export const MAX_DAYS = 400;
 
