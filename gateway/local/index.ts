@@ -5,7 +5,7 @@
 // One gateway (control plane + one data-plane node), as `npm start` runs it.
 export { startGateway, checkDeclarativeConfig, customPlugins, type GatewayOptions, type RunningGateway } from './cmd/gateway.ts';
 export type { GatewayReady } from './cmd/start.ts';
-export { readGatewaySettings, readClusterSettings, GATEWAY_DIR, LOCAL_RATE_LIMIT_ENV } from './cmd/settings.ts';
+export { readGatewaySettings, readClusterSettings, GATEWAY_DIR, DEFAULT_DECLARATIVE_CONFIG, LOCAL_DECK_ENV } from './cmd/settings.ts';
 export type { SyncSummary } from './control-plane/declarative/sync.ts';
 export { DeclarativeConfigError } from './control-plane/declarative/load-config.ts';
 export { KONG_BUNDLED_PLUGINS } from './control-plane/schema/plugins/registry.ts';

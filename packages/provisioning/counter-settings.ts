@@ -4,19 +4,19 @@ import { KONG_YML_SELECT_TAG } from './tags.ts';
 
 /**
  * Where a plan plugin counts: rate-limiting's `policy`, `fault_tolerant`, and with policy redis
- * its `redis` record and `sync_rate`, as kong.yml's global rate-limiting plugin has them.
+ * its `redis` record and `sync_rate`, as kong.yml's fallback rate-limiting plugin has them.
  */
 export type CounterSettings = { policy: string; fault_tolerant?: boolean; redis?: unknown; sync_rate?: unknown };
 
 /**
- * The counter settings of kong.yml's global rate-limiting plugin (the free plan's fallback,
+ * The counter settings of kong.yml's fallback rate-limiting plugin (on our services, no consumer,
  * tagged with kong.yml's select tag): plan plugins count where it counts, so a consumer's plan
  * and the fallback never disagree. kong.yml takes them from DECK_RATE_LIMIT_POLICY and
  * DECK_RATE_LIMIT_REDIS_*; a gateway without that plugin counts locally.
  */
 export async function readCounterSettings(admin: AdminApi): Promise<CounterSettings> {
   for await (const plugin of admin.listPlugins({ tags: KONG_YML_SELECT_TAG }, "reading kong.yml's rate-limiting plugin")) {
-    if (plugin.name !== 'rate-limiting' || plugin.consumer || plugin.route || plugin.service) continue;
+    if (plugin.name !== 'rate-limiting' || plugin.consumer || plugin.route) continue;
     const { config } = plugin;
     const policy = String(config.policy ?? 'local');
     return {

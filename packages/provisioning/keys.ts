@@ -2,7 +2,7 @@ import type { KeyAuthCredential } from './admin-api/entities.ts';
 import { isHashedCredential, storedCredential } from './api-keys.ts';
 import { listConsumers, requireConsumer, summarizeConsumer, type IssuedKey } from './consumers.ts';
 import type { ProvisioningContext } from './context.ts';
-import { issueKey } from './key-credentials.ts';
+import { issueKey, writeKey } from './key-credentials.ts';
 import { limitsFor } from './plans.ts';
 import { withRollback } from './rollback.ts';
 
@@ -108,7 +108,7 @@ async function hashCredential(
       // Kong reads a ttl as whole seconds left, 0 in the last second; a ttl of 0 would mean
       // "never expires", so the hashed key gets at least 1.
       const ttl = plaintext.ttl !== null ? { ttl: Math.max(1, plaintext.ttl) } : {};
-      const created = await admin.addKey(consumerId, { ...stored, ...ttl }, `hashing ${where}`);
+      const created = await writeKey(admin, consumerId, { ...stored, ...ttl }, `hashing ${where}`);
       onRollback(() => admin.deleteKey(consumerId, created.id, `removing the hashed copy of ${where}`));
     }
     await admin.deleteKey(consumerId, plaintext.id, `deleting the plaintext ${where}`);

@@ -10,6 +10,11 @@ export const CONSUMER_TAG = 'petstore-consumer';
 /** kong.yml's select tag (`_info.select_tags`): what carries it belongs to kong.yml, never to the library. */
 export const KONG_YML_SELECT_TAG = 'animal-store';
 export const planTag = (plan: PlanName) => `plan:${plan}`;
+/**
+ * The ACL group every consumer of ours is in: kong.yml's animal-store-access plugin refuses any
+ * other consumer on our routes (another team's, on a shared Kong; docs/shared-kong.md).
+ */
+export const CONSUMER_GROUP = 'animal-store';
 
 /** A consumer the library may act on: one it provisioned, which always has a username. */
 export type ManagedConsumer = Consumer & { username: string };

@@ -13,6 +13,7 @@ export const KONG_ADMIN_TYPES = [
   { spec: '../shared/kong/admin-api-oss-3.9.openapi.yaml', output: `${ADMIN_API}/generated/kong-admin-api.d.ts` },
   { spec: `${ADMIN_API}/key-auth.openapi.yaml`, output: `${ADMIN_API}/generated/key-auth-api.d.ts` },
   { spec: `${ADMIN_API}/consumers.openapi.yaml`, output: `${ADMIN_API}/generated/consumers-api.d.ts` },
+  { spec: `${ADMIN_API}/acl.openapi.yaml`, output: `${ADMIN_API}/generated/acl-api.d.ts` },
 ] as const;
 
 /**

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
-import { GATEWAY_DIR, LOCAL_RATE_LIMIT_ENV } from '../../gateway/local/index.ts';
+import { GATEWAY_DIR, LOCAL_DECK_ENV } from '../../gateway/local/index.ts';
 import { KONG_YML, startTestGateway } from '../helpers/gateway.ts';
 import { pollUntil } from '../helpers/poll.ts';
 
@@ -31,7 +31,7 @@ function fetchSnapshot(socketPath: string): Promise<string> {
 
 test("kong.yml's snapshot validates against snapshot.schema.json and round-trips to the data plane", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'snapshot-contract-'));
-  const gateway = await startTestGateway({ configFile: KONG_YML, dir, env: { ...LOCAL_RATE_LIMIT_ENV, DECK_ANIMAL_STORE_BACKEND_URL: 'http://127.0.0.1:9' } });
+  const gateway = await startTestGateway({ configFile: KONG_YML, dir, env: { ...LOCAL_DECK_ENV, DECK_ANIMAL_STORE_BACKEND_URL: 'http://127.0.0.1:9' } });
   t.teardown(async () => {
     await gateway.dispose();
     rmSync(dir, { recursive: true, force: true });
@@ -49,8 +49,8 @@ test("kong.yml's snapshot validates against snapshot.schema.json and round-trips
   t.deepEqual(snapshot.services.map((s: { name: string }) => s.name).sort(), declared.services.map((s: { name: string }) => s.name).sort());
 
   // The hash is the payload's: the parsed document serialises back to the same entities.
-  const { services, routes, consumers, keyauth_credentials, plugins } = snapshot;
-  const payload = JSON.stringify({ services, routes, consumers, keyauth_credentials, plugins });
+  const { services, routes, consumers, keyauth_credentials, acls, plugins } = snapshot;
+  const payload = JSON.stringify({ services, routes, consumers, keyauth_credentials, acls, plugins });
   t.is(createHash('sha256').update(payload).digest('hex'), snapshot.config_hash);
   t.is(JSON.stringify(snapshot), text, 'parse and serialise give the same document');
 

@@ -54,7 +54,7 @@ test('lua_ssl_trusted_certificate: none by default (Kong: system), system when a
 
 test('entities it does not run: lists empty, writes 400 naming the type', async (t) => {
   const { admin } = t.context;
-  for (const type of ['certificates', 'ca_certificates', 'snis', 'upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'acls', 'oauth2']) {
+  for (const type of ['certificates', 'ca_certificates', 'snis', 'upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'oauth2']) {
     t.deepEqual((await admin(`/${type}`)).body.data, [], type);
     const write = await admin(`/${type}`, { method: 'POST', json: {} });
     t.is(write.status, 400, type);
@@ -62,9 +62,9 @@ test('entities it does not run: lists empty, writes 400 naming the type', async 
   }
 });
 
-test('bundled plugins: the seven it implements run; the others are refused by name, as are policy cluster and key_in_body', async (t) => {
+test('bundled plugins: the eight it implements run; the others are refused by name, as are policy cluster and key_in_body', async (t) => {
   const { admin } = t.context;
-  for (const name of ['key-auth', 'rate-limiting', 'request-termination', 'response-transformer', 'correlation-id', 'request-size-limiting', 'prometheus']) {
+  for (const name of ['key-auth', 'rate-limiting', 'request-termination', 'response-transformer', 'correlation-id', 'request-size-limiting', 'prometheus', 'acl']) {
     t.is((await admin(`/schemas/plugins/${name}`)).status, 200, name);
   }
   const cors = await admin('/plugins', { method: 'POST', json: { name: 'cors' } });

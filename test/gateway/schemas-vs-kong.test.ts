@@ -70,19 +70,22 @@ test("the bundled plugins' schemas at /schemas/plugins/{name}: fields and defaul
 
 // kong.yml as decK renders it (${{ env "DECK_…" }}), for each place limits can count.
 const DECK_ENVS: Record<string, NodeJS.ProcessEnv> = {
-  local: { DECK_ANIMAL_STORE_BACKEND_URL: 'http://backend:3000', DECK_RATE_LIMIT_POLICY: 'local', DECK_RATE_LIMIT_REDIS_HOST: 'redis', DECK_RATE_LIMIT_REDIS_PORT: '6379' },
-  redis: { DECK_ANIMAL_STORE_BACKEND_URL: 'http://backend:3000', DECK_RATE_LIMIT_POLICY: 'redis', DECK_RATE_LIMIT_REDIS_HOST: 'redis', DECK_RATE_LIMIT_REDIS_PORT: '6379' },
+  local: { DECK_ANIMAL_STORE_BACKEND_URL: 'http://backend:3000', DECK_ANIMAL_STORE_HOSTS: '["api.animal.store"]', DECK_RATE_LIMIT_POLICY: 'local', DECK_RATE_LIMIT_REDIS_HOST: 'redis', DECK_RATE_LIMIT_REDIS_PORT: '6379' },
+  redis: { DECK_ANIMAL_STORE_BACKEND_URL: 'http://backend:3000', DECK_ANIMAL_STORE_HOSTS: '["api.animal.store"]', DECK_RATE_LIMIT_POLICY: 'redis', DECK_RATE_LIMIT_REDIS_HOST: 'redis', DECK_RATE_LIMIT_REDIS_PORT: '6379' },
 };
 
 for (const [policy, env] of Object.entries(DECK_ENVS)) {
-  test(`every plugin config in kong.yml validates against Kong's published schema (policy ${policy})`, (t) => {
+  test(`every plugin config in kong.yml and the platform's file validates against Kong's published schema (policy ${policy})`, (t) => {
     const unset: string[] = [];
-    const text = readFileSync(fileURLToPath(new URL('../../gateway/kong.yml', import.meta.url)), 'utf8').replace(
-      /\$\{\{\s*env\s+"([^"]+)"\s*\}\}/g,
-      (_whole, name: string) => env[name] ?? (unset.push(name), ''),
-    );
+    const render = (path: string) =>
+      readFileSync(fileURLToPath(new URL(path, import.meta.url)), 'utf8').replace(
+        /\$\{\{\s*env\s+"([^"]+)"\s*\}\}/g,
+        (_whole, name: string) => env[name] ?? (unset.push(name), ''),
+      );
+    const team = parse(render('../../gateway/kong.yml'));
+    const platform = parse(render('../../gateway/platform/kong.yml'));
     t.deepEqual(unset, []);
-    const config = parse(text);
+    const config = { ...team, plugins: [...(team.plugins ?? []), ...(platform.plugins ?? [])] };
     const plugins: Array<{ name: string; config?: unknown }> = [
       ...(config.plugins ?? []),
       ...(config.services ?? []).flatMap((s: any) => [...(s.plugins ?? []), ...(s.routes ?? []).flatMap((r: any) => r.plugins ?? [])]),

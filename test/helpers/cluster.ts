@@ -7,7 +7,7 @@ import { startBackend, type RunningBackend } from '../../backend/src/index.ts';
 import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { ManualClock } from './clock.ts';
 import { request, type JsonResponse } from './backend.ts';
-import { KONG_YML, PLUGINS_DIR, setDataPlaneClock } from './gateway.ts';
+import { GATEWAY_CONFIG, PLUGINS_DIR, setDataPlaneClock } from './gateway.ts';
 import { redisCommands, type RespValue } from './redis.ts';
 
 export interface ClusterResponse {
@@ -96,7 +96,7 @@ export async function startTestCluster(options: { env?: Record<string, string>; 
   try {
     cluster = await startCluster({
       dir,
-      configFile: KONG_YML,
+      configFile: GATEWAY_CONFIG,
       pluginsDir: PLUGINS_DIR,
       adminHost: '127.0.0.1',
       adminPort: 0,
@@ -136,6 +136,9 @@ export async function startTestCluster(options: { env?: Record<string, string>; 
     async provision(username: string, limits?: Record<string, unknown>) {
       const consumer = await admin('/consumers', { method: 'POST', json: { username } });
       if (consumer.status !== 201) throw new Error(`cannot create ${username}: ${JSON.stringify(consumer.body)}`);
+      // in our ACL group, as the CLI puts every consumer (kong.yml's animal-store-access)
+      const group = await admin(`/consumers/${username}/acls/animal-store`, { method: 'PUT', json: { tags: ['petstore-consumer'] } });
+      if (group.status !== 200) throw new Error(`cannot put ${username} in the ACL group: ${JSON.stringify(group.body)}`);
       // as the CLI does: the key is generated here, Kong stores its digest (tagged hashed)
       const key = generateApiKey();
       const credential = await admin(`/consumers/${username}/key-auth`, { method: 'POST', json: storedCredential(key, ['petstore-consumer']) });

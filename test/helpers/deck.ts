@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { DECK_VERSION, deckBinaryPath } from '../../scripts/tools/deck-build.ts';
 import { request, type JsonResponse } from './backend.ts';
 import { startTestBackend, type TestBackend } from './backend.ts';
-import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
+import { GATEWAY_CONFIG, KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
 import { runToEnd, type ProcessResult } from './process.ts';
-import { LOCAL_RATE_LIMIT_ENV } from '../../gateway/local/index.ts';
+import { LOCAL_DECK_ENV } from '../../gateway/local/index.ts';
 
 export { KONG_YML };
 
@@ -61,14 +61,14 @@ export interface DeckStack {
 
 /**
  * A backend and a local gateway on ephemeral ports. `declarative` is the gateway's own file:
- * kong.yml (its built-in load, as `npm start` does) or `empty` (configured only through the
+ * the platform's file and kong.yml (its built-in load, as `npm start` does) or `empty` (configured only through the
  * Admin API, e.g. by `deck gateway sync`).
  */
 export async function startDeckStack(declarative: 'kong.yml' | 'empty'): Promise<DeckStack> {
   const dir = mkdtempSync(join(tmpdir(), 'deck-'));
   const backend = await startTestBackend();
-  const env = { ...LOCAL_RATE_LIMIT_ENV, DECK_ANIMAL_STORE_BACKEND_URL: backend.url };
-  const configFile = declarative === 'kong.yml' ? KONG_YML : join(dir, 'empty.yml');
+  const env = { ...LOCAL_DECK_ENV, DECK_ANIMAL_STORE_BACKEND_URL: backend.url };
+  const configFile = declarative === 'kong.yml' ? GATEWAY_CONFIG : join(dir, 'empty.yml');
   if (declarative === 'empty') writeFileSync(configFile, '_format_version: "3.0"\n');
   const gateway = await startTestGateway({ configFile, dir: join(dir, 'gateway'), env });
   return {

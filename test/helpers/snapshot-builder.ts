@@ -66,6 +66,13 @@ interface SnapshotPlugin {
   config: Record<string, unknown>;
 }
 
+interface SnapshotAcl {
+  id: string;
+  consumer: Reference;
+  group: string;
+  tags: string[] | null;
+}
+
 export interface Snapshot {
   snapshot_version: 1;
   config_version: number;
@@ -74,6 +81,7 @@ export interface Snapshot {
   routes: SnapshotRoute[];
   consumers: SnapshotConsumer[];
   keyauth_credentials: SnapshotCredential[];
+  acls: SnapshotAcl[];
   plugins: SnapshotPlugin[];
 }
 
@@ -85,6 +93,7 @@ export interface SnapshotInput {
   routes?: Array<Partial<Omit<SnapshotRoute, 'service'>> & { service?: Ref }>;
   consumers?: Array<Partial<SnapshotConsumer>>;
   keyauth_credentials?: Array<Partial<Omit<SnapshotCredential, 'consumer'>> & { consumer: Ref }>;
+  acls?: Array<Partial<Omit<SnapshotAcl, 'consumer'>> & { consumer: Ref; group: string }>;
   plugins?: Array<Partial<Omit<SnapshotPlugin, 'route' | 'service' | 'consumer'>> & { name: string; route?: Ref; service?: Ref; consumer?: Ref }>;
 }
 
@@ -117,6 +126,7 @@ function configHash(entities: Omit<Snapshot, 'snapshot_version' | 'config_versio
     routes: entities.routes,
     consumers: entities.consumers,
     keyauth_credentials: entities.keyauth_credentials,
+    acls: entities.acls,
     plugins: entities.plugins,
   });
   return createHash('sha256').update(payload).digest('hex');
@@ -176,6 +186,13 @@ export function buildSnapshot(input: SnapshotInput, configVersion = 1): Snapshot
     consumer: resolve(k.consumer, consumerIds, 'consumer')!,
   }));
 
+  const acls: SnapshotAcl[] = (input.acls ?? []).map((a) => ({
+    id: randomUUID(),
+    tags: null,
+    ...a,
+    consumer: resolve(a.consumer, consumerIds, 'consumer')!,
+  }));
+
   const plugins: SnapshotPlugin[] = (input.plugins ?? []).map((p) => ({
     id: randomUUID(),
     instance_name: null,
@@ -188,6 +205,6 @@ export function buildSnapshot(input: SnapshotInput, configVersion = 1): Snapshot
     consumer: resolve(p.consumer, consumerIds, 'consumer'),
   }));
 
-  const entities = { services, routes, consumers, keyauth_credentials, plugins };
+  const entities = { services, routes, consumers, keyauth_credentials, acls, plugins };
   return { snapshot_version: 1, config_version: configVersion, config_hash: configHash(entities), ...entities };
 }

@@ -2,10 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBackend, type RunningBackend } from '../../backend/src/index.ts';
-import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
+import { digestApiKey, generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { ManualClock } from './clock.ts';
-import { LOCAL_RATE_LIMIT_ENV, type GatewayOptions } from '../../gateway/local/index.ts';
-import { KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
+import { LOCAL_DECK_ENV, type GatewayOptions } from '../../gateway/local/index.ts';
+import { GATEWAY_CONFIG, startEchoUpstream, startTestGateway, type EchoUpstream, type TestGateway } from './gateway.ts';
+import { requestWithHost } from './host-request.ts';
+import { REPO_ROOT } from './process.ts';
+
+/** The host name our routes answer when the stack shares its gateway with another team. */
+const OUR_HOST = 'api.animal.store';
+/** Another team's file (its own service, key-auth consumer and plugins; test/deck/shared-kong.test.ts). */
+const TEAM_INVENTORY_YML = join(REPO_ROOT, 'test/fixtures/team-inventory/kong.yml');
 import { request, type JsonResponse } from './backend.ts';
 
 export interface TestStack {
@@ -25,19 +32,31 @@ export interface TestStack {
 
 /**
  * Backend + local gateway running the real gateway/kong.yml, with a manual clock; `env` adds to
- * kong.yml's DECK_ variables, `node` to the data-plane node's settings.
+ * kong.yml's DECK_ variables, `node` to the data-plane node's settings. `otherTeam`: the gateway
+ * also runs team-inventory's file (in front of an echo upstream), and our routes answer OUR_HOST
+ * only, which `call` sends (a shared Kong, docs/shared-kong.md).
  */
 export async function startStack(
-  options: { clock?: ManualClock; upstreamUrl?: string; env?: Record<string, string>; node?: GatewayOptions['node'] } = {},
+  options: { clock?: ManualClock; upstreamUrl?: string; env?: Record<string, string>; node?: GatewayOptions['node']; otherTeam?: boolean } = {},
 ): Promise<TestStack> {
   const dir = mkdtempSync(join(tmpdir(), 'stack-'));
   const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'backend') });
   const clock = options.clock ?? new ManualClock(Date.UTC(2030, 0, 1, 12, 0, 0));
+  let inventory: EchoUpstream | undefined;
+  let shared: Record<string, string> = {};
+  if (options.otherTeam) {
+    inventory = await startEchoUpstream();
+    shared = {
+      DECK_ANIMAL_STORE_HOSTS: JSON.stringify([OUR_HOST]),
+      DECK_INVENTORY_UPSTREAM_URL: inventory.url,
+      DECK_INVENTORY_KEY: digestApiKey(generateApiKey()),
+    };
+  }
   const gateway = await startTestGateway({
-    configFile: KONG_YML,
+    configFile: options.otherTeam ? `${GATEWAY_CONFIG},${TEAM_INVENTORY_YML}` : GATEWAY_CONFIG,
     dir,
     clock,
-    env: { ...LOCAL_RATE_LIMIT_ENV, DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url, ...options.env },
+    env: { ...LOCAL_DECK_ENV, DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url, ...shared, ...options.env },
     ...(options.node ? { node: options.node } : {}),
   });
   const stack: TestStack = {
@@ -48,6 +67,7 @@ export async function startStack(
       const { key, ...rest } = init;
       const headers = new Headers(rest.headers);
       if (key !== undefined) headers.set('authorization', `Bearer ${key}`);
+      if (options.otherTeam) return requestWithHost(`${gateway.proxyUrl}${path}`, OUR_HOST, { ...rest, headers });
       return request(`${gateway.proxyUrl}${path}`, { ...rest, headers });
     },
     admin(path, init = {}) {
@@ -56,6 +76,9 @@ export async function startStack(
     async provision(username, limits) {
       const consumer = await stack.admin('/consumers', { method: 'POST', json: { username, tags: ['petstore-consumer'] } });
       if (consumer.status !== 201) throw new Error(`cannot create ${username}: ${JSON.stringify(consumer.body)}`);
+      // in our ACL group, as the CLI puts every consumer (kong.yml's animal-store-access)
+      const group = await stack.admin(`/consumers/${username}/acls/animal-store`, { method: 'PUT', json: { tags: ['petstore-consumer'] } });
+      if (group.status !== 200) throw new Error(`cannot put ${username} in the ACL group: ${JSON.stringify(group.body)}`);
       // as the CLI does: the key is generated here, Kong stores its digest (tagged hashed)
       const key = generateApiKey();
       const credential = await stack.admin(`/consumers/${username}/key-auth`, { method: 'POST', json: storedCredential(key, ['petstore-consumer']) });
@@ -69,6 +92,7 @@ export async function startStack(
     async dispose() {
       await gateway.dispose();
       await backend.close();
+      await inventory?.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { request, type JsonResponse } from './backend.ts';
+import { pollUntil } from './poll.ts';
 import { startStack } from './stack.ts';
 
 /** What the portable end-to-end suite needs from a deployment: the proxy and the Admin API. */
@@ -15,20 +16,53 @@ export interface Target {
    * key's digest stored, tagged key-hash:sha256), removed by dispose(). Returns the key.
    */
   provision(username: string, limits?: { minute?: number; day?: number }): Promise<string>;
+  /**
+   * Runs `writes` (Admin API calls, the CLI) and resolves once the data planes run them. The local
+   * gateway answers a write once its nodes run it: nothing to wait for. Kong in hybrid mode
+   * pushes configuration from a timer (db_update_frequency, kong/clustering/control_plane.lua),
+   * after the Admin API answered: the writes are visible once every data plane reports a
+   * configuration hash other than its hash before them (GET /clustering/data-planes), bounded.
+   */
+  writing<T>(writes: () => Promise<T>): Promise<T>;
   dispose(): Promise<void>;
+}
+
+/** Each data plane's configuration hash, by node id, as the control plane reports them. */
+async function dataPlaneHashes(adminUrl: string): Promise<Map<string, string>> {
+  const listed = await request(`${adminUrl}/clustering/data-planes`);
+  if (listed.status !== 200) throw new Error(`GET /clustering/data-planes: HTTP ${listed.status}`);
+  const nodes = (listed.body as { data: Array<{ id: string; config_hash: string }> }).data;
+  return new Map(nodes.map((node) => [node.id, node.config_hash]));
+}
+
+/**
+ * The counter settings of kong.yml's fallback rate-limiting plugin (tag animal-store, no consumer,
+ * no route): plan plugins count where it counts, as the CLI's do (packages/provisioning/counter-settings.ts).
+ */
+async function counterSettings(adminUrl: string): Promise<Record<string, unknown>> {
+  const listed = await request(`${adminUrl}/plugins?tags=animal-store`);
+  type Listed = { data?: Array<{ name: string; consumer: unknown; route: unknown; config: Record<string, unknown> }> };
+  const plugins = (listed.body as Listed).data ?? [];
+  const fallback = plugins.find((plugin) => plugin.name === 'rate-limiting' && !plugin.consumer && !plugin.route);
+  if (!fallback) return {};
+  const { policy, fault_tolerant, redis, sync_rate } = fallback.config;
+  return policy === 'redis' ? { policy, fault_tolerant, redis, sync_rate } : { policy, fault_tolerant };
 }
 
 /**
  * GATEWAY_URL (+ KONG_ADMIN_URL) set: a running deployment, e.g. `docker compose up -d` with real
- * Kong. Unset: the local stack (backend + local gateway running gateway/kong.yml), started here.
+ * Kong. Unset: the local stack (backend + local gateway running gateway/kong.yml), started here;
+ * with E2E_SHARED_KONG=1, with another team's file synced in and our hosts set.
  */
 export async function startTarget(): Promise<Target> {
   const gatewayUrl = process.env.GATEWAY_URL;
   if (!gatewayUrl) {
-    const stack = await startStack();
-    return { ...stack, description: 'local stack', adminUrl: stack.gateway.adminUrl };
+    // E2E_SHARED_KONG=1: the same suite on a gateway shared with another team (docs/shared-kong.md)
+    const shared = process.env.E2E_SHARED_KONG === '1';
+    const stack = await startStack(shared ? { otherTeam: true } : {});
+    return { ...stack, description: shared ? 'local stack shared with team-inventory' : 'local stack', adminUrl: stack.gateway.adminUrl, writing: (writes) => writes() };
   }
-  const adminUrl = process.env.KONG_ADMIN_URL ?? 'http://127.0.0.1:8001';
+  const adminUrl = (process.env.KONG_ADMIN_URL ?? 'http://127.0.0.1:8001').replace(/\/+$/, '');
   const run = randomBytes(4).toString('hex');
   const created: string[] = [];
   const target: Target = {
@@ -41,19 +75,42 @@ export async function startTarget(): Promise<Target> {
       return request(`${gatewayUrl.replace(/\/+$/, '')}${path}`, { ...rest, headers });
     },
     admin(path, init = {}) {
-      return request(`${adminUrl.replace(/\/+$/, '')}${path}`, init);
+      return request(`${adminUrl}${path}`, init);
     },
-    async provision(username, limits) {
-      const name = `${username}-${run}`;
-      const consumer = await target.admin('/consumers', { method: 'POST', json: { username: name, tags: ['petstore-consumer', 'e2e'] } });
-      if (consumer.status !== 201) throw new Error(`cannot create ${name}: ${JSON.stringify(consumer.body)}`);
-      created.push(name);
-      // as the CLI does (packages/provisioning/api-keys.ts): Kong holds only the key's digest, tagged hashed
-      const key = generateApiKey();
-      const credential = await target.admin(`/consumers/${name}/key-auth`, { method: 'POST', json: storedCredential(key, ['petstore-consumer', 'e2e']) });
-      if (credential.status !== 201) throw new Error(`cannot create a key for ${name}: ${JSON.stringify(credential.body)}`);
-      if (limits) await target.admin(`/consumers/${name}/plugins`, { method: 'POST', json: { name: 'rate-limiting', config: { ...limits, limit_by: 'consumer' } } });
-      return key;
+    async writing(writes) {
+      const previous = await dataPlaneHashes(adminUrl);
+      const result = await writes();
+      await pollUntil(
+        'every data plane to run the Admin API writes',
+        async () => {
+          const now = await dataPlaneHashes(adminUrl);
+          return [...previous].every(([id, hash]) => now.has(id) && now.get(id) !== hash) && new Set(now.values()).size === 1;
+        },
+        { timeoutMs: 30_000, intervalMs: 250 },
+      );
+      return result;
+    },
+    provision(username, limits) {
+      return target.writing(async () => {
+        const name = `${username}-${run}`;
+        const consumer = await target.admin('/consumers', { method: 'POST', json: { username: name, tags: ['petstore-consumer', 'e2e'] } });
+        if (consumer.status !== 201) throw new Error(`cannot create ${name}: ${JSON.stringify(consumer.body)}`);
+        created.push(name);
+        // in our ACL group, as the CLI puts every consumer (kong.yml's animal-store-access)
+        const group = await target.admin(`/consumers/${name}/acls/animal-store`, { method: 'PUT', json: { tags: ['petstore-consumer'] } });
+        if (group.status !== 200) throw new Error(`cannot put ${name} in the ACL group: ${JSON.stringify(group.body)}`);
+        // as the CLI does (packages/provisioning/api-keys.ts): Kong holds only the key's digest, tagged hashed
+        const key = generateApiKey();
+        const credential = await target.admin(`/consumers/${name}/key-auth`, { method: 'POST', json: storedCredential(key, ['petstore-consumer', 'e2e']) });
+        if (credential.status !== 201) throw new Error(`cannot create a key for ${name}: ${JSON.stringify(credential.body)}`);
+        if (limits) {
+          // counted where the gateway counts (Redis with compose), as the CLI's plans are
+          const config = { ...limits, limit_by: 'consumer', ...(await counterSettings(adminUrl)) };
+          const plugin = await target.admin(`/consumers/${name}/plugins`, { method: 'POST', json: { name: 'rate-limiting', config } });
+          if (plugin.status !== 201) throw new Error(`cannot set limits for ${name}: ${JSON.stringify(plugin.body)}`);
+        }
+        return key;
+      });
     },
     async dispose() {
       for (const name of created) await target.admin(`/consumers/${name}`, { method: 'DELETE' });

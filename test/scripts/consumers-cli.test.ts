@@ -52,6 +52,9 @@ test('create prints one JSON object with the key; the key works at once with the
   const consumer = await stack.admin('/consumers/cli-free');
   t.deepEqual(consumer.body.tags.sort(), ['petstore-consumer', 'plan:free']);
   t.false(consumer.body.tags.includes('animal-store'), "never kong.yml's select tag");
+  // in our ACL group, which kong.yml's animal-store-access allows (docs/shared-kong.md)
+  const groups = await stack.admin('/consumers/cli-free/acls');
+  t.deepEqual(groups.body.data.map((acl: { group: string }) => acl.group), ['animal-store']);
 });
 
 test('enterprise needs its limits; other plans refuse them', async (t) => {
@@ -88,6 +91,8 @@ test.serial('rotate-key: both keys work during the grace period, only the new on
   await stack.clock.advance(121_000);
   t.is((await stack.call('/v1/pets', { key: first.key })).status, 401);
   t.is((await stack.call('/v1/pets', { key: second.key })).status, 200);
+  const groups = await stack.admin('/consumers/cli-rotate/acls');
+  t.deepEqual(groups.body.data.map((acl: { group: string }) => acl.group), ['animal-store'], 'still in our group, once');
 });
 
 test('revoke-key: every key of the consumer answers 401', async (t) => {
@@ -144,7 +149,7 @@ test('a failure after the consumer was created rolls everything back', async (t)
   t.is((await stack.admin('/consumers/cli-rollback')).status, 404);
 });
 
-test("plan plugins count where kong.yml's global rate-limiting plugin does", async (t) => {
+test("plan plugins count where kong.yml's fallback rate-limiting plugin does", async (t) => {
   const { stack, cli } = t.context;
   await create(t, 'cli-counts-local', '--plan', 'free');
   const [plan] = (await stack.admin('/consumers/cli-counts-local/plugins')).body.data;
@@ -402,7 +407,7 @@ test("another team's consumer is out of the CLI's reach, and not listed", async 
   const { stack, cli } = t.context;
   const created = await stack.admin('/consumers', { method: 'POST', json: { username: 'cli-other-team', tags: ['other-team'] } });
   t.is(created.status, 201);
-  // stored as the gateway expects, hashed (another team's keys go through the same edge plugin)
+  // stored hashed, as ours are: our key-auth finds it (credentials are global in Kong OSS)
   const key = generateApiKey();
   t.is((await stack.admin('/consumers/cli-other-team/key-auth', { method: 'POST', json: storedCredential(key, []) })).status, 201);
   for (const [command, ...options] of ACTIONS) {
@@ -410,7 +415,11 @@ test("another team's consumer is out of the CLI's reach, and not listed", async 
     t.is(result.code, 1, command);
     t.is(result.stderr, 'error: consumer cli-other-team is not managed by this CLI (it lacks the tag petstore-consumer)\n', command);
   }
-  t.is((await stack.call('/v1/pets', { key })).status, 200, 'its key still works');
+  // not in our ACL group: our routes refuse it, and the CLI did not change that
+  const refused = await stack.call('/v1/pets', { key });
+  t.is(refused.status, 403, 'its key is refused on our routes');
+  t.is(refused.body.code, 'forbidden');
+  t.is((await stack.admin('/consumers/cli-other-team/acls')).body.data.length, 0, 'no group was added');
   t.deepEqual((await stack.admin('/consumers/cli-other-team')).body.tags, ['other-team']);
   t.is((await stack.admin('/consumers/cli-other-team/plugins')).body.data.length, 0, 'no plan was applied');
   const listed = JSON.parse((await cli(['list', '--json'])).stdout) as Array<{ username: string }>;
@@ -503,6 +512,10 @@ test.serial('hash-keys: a dry run, then each plaintext key becomes its digest wi
       { key: digestApiKey('made-by-hand'), tags: [KEY_HASH_TAG], ttl: null },
     ].sort((a, b) => a.key.localeCompare(b.key)),
   );
+
+  // a consumer made before the ACL group existed joins it with its hashed keys
+  const groups = await stack.admin('/consumers/cli-plain/acls');
+  t.deepEqual(groups.body.data.map((acl: { group: string }) => acl.group), ['animal-store']);
 
   const again = await cli(['hash-keys', '--json']);
   t.like(JSON.parse(again.stdout), { dryRun: false, hashed: 0 });

@@ -176,11 +176,12 @@ test('hash-keys replaces each plaintext key with its digest, same tags plus the 
   t.deepEqual(hex!.tags, [KEY_HASH_TAG], 'a 64-hex key made by hand is hashed as well: the tag, not the shape, says hashed');
   t.deepEqual(byHand!.tags, HASHED_TAGS);
   t.deepEqual([legacy, checksummed, hex, byHand].map((c) => ttlOf(admin, c!)), [null, 400, null, 3500]);
-  // Per credential: the hashed one is created before the plaintext one is deleted.
+  // Per credential: the consumer kept in our ACL group (idempotent PUT), then the hashed one is
+  // created before the plaintext one is deleted.
   const path = `/consumers/${consumer.id}/key-auth`;
   t.deepEqual(
     writes(admin),
-    plaintextIds.flatMap((id) => [`POST ${path}`, `DELETE ${path}/${id}`]),
+    plaintextIds.flatMap((id) => [`PUT /consumers/${consumer.id}/acls/animal-store`, `POST ${path}`, `DELETE ${path}/${id}`]),
   );
   for (const key of consumer.plaintext) {
     t.false(admin.requests.filter((r) => r.method !== 'GET').some((r) => r.url.includes(key) || r.body.includes(`"${key}"`)), key);

@@ -188,6 +188,11 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
     const consumer = findConsumer(parts[1]);
     if (!consumer) return notFound(res);
     if (parts[2] === 'key-auth') return keyAuth(req, res, consumer, parts[3], body);
+    // kong/plugins/acl/api.lua: PUT /consumers/{c}/acls/{group} creates or replaces the membership
+    if (parts[2] === 'acls' && parts.length === 4 && req.method === 'PUT') {
+      const tags = (body.tags as string[] | undefined) ?? null;
+      return send(res, 200, { id: randomUUID(), consumer: { id: consumer.id }, group: parts[3], created_at: now, tags });
+    }
     if (parts[2] === 'plugins' && req.method === 'GET') return page(res, plugins.filter((p) => p.consumer.id === consumer.id));
     if (parts[2] === 'plugins' && req.method === 'POST') return createPlugin(res, consumer, body);
     if (parts.length !== 2) return notFound(res);

@@ -236,6 +236,7 @@ export interface components {
          *     | invalid_cursor | 400 | The `cursor` was not produced by this API. |
          *     | missing_api_key | 401 | No `Authorization: Bearer <key>` header. |
          *     | invalid_api_key | 401 | The bearer key is unknown, revoked or expired. |
+         *     | forbidden | 403 | The key belongs to a consumer of another API on the same gateway (not in the `animal-store` group). |
          *     | not_found | 404 | No such path. |
          *     | pet_not_found | 404 | No animal with that id. |
          *     | order_not_found | 404 | No order with that id. |
@@ -261,7 +262,7 @@ export interface components {
          *     | gateway_error | 4xx/5xx | Any other error the gateway itself produced. |
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "missing_api_key" | "invalid_api_key" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "pet_not_available" | "invalid_order_transition" | "invalid_idempotency_key" | "idempotency_key_in_progress" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable" | "gateway_timeout" | "request_timeout" | "uri_too_long" | "request_headers_too_large" | "gateway_error";
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "missing_api_key" | "invalid_api_key" | "forbidden" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "pet_not_available" | "invalid_order_transition" | "invalid_idempotency_key" | "idempotency_key_in_progress" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable" | "gateway_timeout" | "request_timeout" | "uri_too_long" | "request_headers_too_large" | "gateway_error";
         Error: {
             code: components["schemas"]["ErrorCode"];
             message: string;
@@ -295,6 +296,18 @@ export interface components {
             headers: {
                 /** @description `Bearer realm="animal-store"` with an `error` attribute when a key was sent (RFC 6750). */
                 "WWW-Authenticate"?: string;
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The key is valid on this gateway but belongs to a consumer of another API (`forbidden`); only consumers in the `animal-store` ACL group use this API. */
+        Forbidden: {
+            headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -435,6 +448,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -475,6 +489,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
@@ -511,6 +526,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
@@ -546,6 +562,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -584,6 +601,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["Error"];
@@ -616,6 +634,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
@@ -641,6 +660,7 @@ export interface operations {
             200: components["responses"]["OrderTransitioned"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -668,6 +688,7 @@ export interface operations {
             200: components["responses"]["OrderTransitioned"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -695,6 +716,7 @@ export interface operations {
             200: components["responses"]["OrderTransitioned"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -724,6 +746,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -750,6 +773,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };

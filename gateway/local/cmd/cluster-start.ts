@@ -5,7 +5,7 @@ import type { Logger } from '../control-plane/control-plane.ts';
 import { DeclarativeConfigError } from '../control-plane/declarative/load-config.ts';
 import { startCluster, type RunningCluster } from './cluster.ts';
 import { DataPlaneStartError } from './data-plane-node.ts';
-import { AdminListenRefused } from './gateway.ts';
+import { AdminListenRefused, declarativeFiles } from './gateway.ts';
 import { NginxNotFoundError } from './nginx-binary.ts';
 import { RedisNotFoundError } from './redis-server.ts';
 import { ServerStartError } from './server-process.ts';
@@ -79,7 +79,7 @@ function fileLogger(dir: string): Logger {
 
 let cluster: RunningCluster;
 try {
-  if (settings.configFile) accessSync(settings.configFile, constants.R_OK);
+  for (const file of declarativeFiles(settings.configFile)) accessSync(file, constants.R_OK);
   cluster = await startCluster({ ...settings, env: process.env, log: fileLogger(settings.dir) });
 } catch (error) {
   console.error(`[cluster] ${describeStartupError(error, settings)}`);

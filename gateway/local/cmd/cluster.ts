@@ -5,6 +5,7 @@ import { BALANCER_SOURCE_ADDRESS, startBalancer, type RunningBalancer } from './
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node.ts';
 import { nginxLevel, startControlPlaneFor, type GatewayOptions, type NodeOptions } from './gateway.ts';
 import { startRedisServer, type RunningRedis } from './redis-server.ts';
+import { LOCAL_DECK_ENV } from './settings.ts';
 
 /** `host` and `port` (0: a free loopback port). */
 interface ListenAddress {
@@ -90,7 +91,11 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       ...options,
       log,
       dataFile: join(options.dir, 'control-plane', 'gateway.sqlite'),
-      env: { ...options.env, ...clusterRateLimitEnv(options.env ?? process.env, { host: redis.host, port: redisPort }) },
+      env: {
+        DECK_ANIMAL_STORE_HOSTS: LOCAL_DECK_ENV.DECK_ANIMAL_STORE_HOSTS!,
+        ...options.env,
+        ...clusterRateLimitEnv(options.env ?? process.env, { host: redis.host, port: redisPort }),
+      },
       cluster: options.clusterListen,
       role: 'control_plane',
     });

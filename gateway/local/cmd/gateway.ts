@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkDeclarativeFile, startControlPlane, type ControlPlane, type Logger } from '../control-plane/control-plane.ts';
+import { checkDeclarativeFiles, startControlPlane, type ControlPlane, type Logger } from '../control-plane/control-plane.ts';
 import type { SyncSummary } from '../control-plane/declarative/sync.ts';
 import type { ClusterAddress } from '../control-plane/snapshot/cluster-listener.ts';
 import type { NodeStatusApi } from '../control-plane/api/metrics-route.ts';
@@ -16,7 +16,11 @@ import { statusSocketClient } from './node-status.ts';
 export type NodeOptions = Partial<Omit<NodeSettings, 'clusterControlPlane' | 'plugins' | 'pluginsDir' | 'nodeId'>>;
 
 export interface GatewayOptions {
-  /** gateway/kong.yml, synced into the store at start like `deck gateway sync`; '' for none (DB mode). */
+  /**
+   * The declarative files, comma-separated as Kong's list settings (gateway/platform/kong.yml,
+   * gateway/kong.yml): synced into the store at start in this order, each like `deck gateway
+   * sync` within its own select tags; '' for none (DB mode).
+   */
   configFile: string;
   /** gateway/plugins: custom Lua plugins, one directory each. */
   pluginsDir: string;
@@ -105,6 +109,11 @@ async function loadPlugins(pluginsDir: string, custom: string[], nginx = findNgi
   return { plugins, registry: PluginRegistry.fromDescriptions(described.plugins), luaVersion: described.lua_version };
 }
 
+/** The files of a `configFile` setting: one path, or several separated by commas. */
+export function declarativeFiles(configFile: string): string[] {
+  return configFile.split(',').map((file) => file.trim()).filter((file) => file !== '');
+}
+
 /**
  * Checks a declarative file without starting anything, as `kong config parse` does: every
  * problem is named in the DeclarativeConfigError thrown. Answers what it would create.
@@ -116,7 +125,7 @@ export async function checkDeclarativeConfig(options: {
   env?: NodeJS.ProcessEnv;
 }): Promise<SyncSummary> {
   const { registry } = await loadPlugins(options.pluginsDir, options.plugins ?? customPlugins(options.pluginsDir));
-  return checkDeclarativeFile(options.configFile, registry, options.env ?? process.env);
+  return checkDeclarativeFiles(declarativeFiles(options.configFile), registry, options.env ?? process.env);
 }
 
 /**
@@ -148,7 +157,7 @@ export async function startControlPlaneFor(
     controlPlane = await startControlPlane({
       store,
       registry,
-      configFile: options.configFile || undefined,
+      configFiles: declarativeFiles(options.configFile),
       env: options.env ?? process.env,
       adminHost,
       adminPort: options.adminPort ?? 8001,

@@ -7,12 +7,16 @@ export const GATEWAY_DIR = fileURLToPath(new URL('../../', import.meta.url));
 
 class SettingError extends Error {}
 
+/** KONG_DECLARATIVE_CONFIG's default: gateway/platform/kong.yml, then gateway/kong.yml. */
+export const DEFAULT_DECLARATIVE_CONFIG = [join(GATEWAY_DIR, 'platform', 'kong.yml'), join(GATEWAY_DIR, 'kong.yml')].join(',');
+
 /**
- * kong.yml's counter settings (gateway/kong.yml, decK's env templating) when none are given: one
- * node on its own, rate limits and bans in its memory, as `npm start` runs it. `npm run
- * start:cluster` sets policy redis and the Redis it starts.
+ * kong.yml's settings (gateway/kong.yml, decK's env templating) when none are given: our routes
+ * on any host (only we are on this gateway), one node on its own, rate limits and bans in its
+ * memory, as `npm start` runs it. `npm run start:cluster` sets policy redis and the Redis it starts.
  */
-export const LOCAL_RATE_LIMIT_ENV: Readonly<Record<string, string>> = {
+export const LOCAL_DECK_ENV: Readonly<Record<string, string>> = {
+  DECK_ANIMAL_STORE_HOSTS: '[]',
   DECK_RATE_LIMIT_POLICY: 'local',
   DECK_RATE_LIMIT_REDIS_HOST: '127.0.0.1',
   DECK_RATE_LIMIT_REDIS_PORT: '6379',
@@ -80,7 +84,8 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
   const dataFile = env.GATEWAY_DATA_FILE ?? join(env.DATA_DIR ?? './data', 'gateway.sqlite');
   const trustedCertificate = list(env.KONG_LUA_SSL_TRUSTED_CERTIFICATE);
   return {
-    configFile: env.KONG_DECLARATIVE_CONFIG ?? join(GATEWAY_DIR, 'kong.yml'),
+    // the platform's file, then ours: each synced within its own select tags (docs/shared-kong.md)
+    configFile: env.KONG_DECLARATIVE_CONFIG ?? DEFAULT_DECLARATIVE_CONFIG,
     pluginsDir: env.GATEWAY_PLUGINS_DIR ?? join(GATEWAY_DIR, 'plugins'),
     dataFile,
     prefix: resolve(env.KONG_PREFIX ?? join(dataFile === ':memory:' ? env.DATA_DIR ?? './data' : dirname(dataFile), 'gateway')),

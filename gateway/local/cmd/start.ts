@@ -4,9 +4,9 @@ import { isListenError, listenAddress, systemReason } from '../../../packages/no
 import type { Logger } from '../control-plane/control-plane.ts';
 import { DeclarativeConfigError } from '../control-plane/declarative/load-config.ts';
 import { DataPlaneStartError } from './data-plane-node.ts';
-import { AdminListenRefused, startGateway, type RunningGateway } from './gateway.ts';
+import { AdminListenRefused, declarativeFiles, startGateway, type RunningGateway } from './gateway.ts';
 import { NginxNotFoundError } from './nginx-binary.ts';
-import { LOCAL_RATE_LIMIT_ENV, readGatewaySettings, type GatewaySettings } from './settings.ts';
+import { LOCAL_DECK_ENV, readGatewaySettings, type GatewaySettings } from './settings.ts';
 
 /**
  * The local gateway's process: the control plane, and the data-plane node (nginx) it runs. `npm
@@ -25,7 +25,7 @@ export interface GatewayReady {
   engine: string;
   /** nginx's master pid (its workers are its children). */
   nginxPid: number;
-  /** Consumers outside kong.yml's select tags, i.e. created through the Admin API. */
+  /** Consumers outside every declarative file's select tags, i.e. created through the Admin API. */
   provisionedConsumers: number;
 }
 
@@ -55,7 +55,7 @@ function describeStartupError(error: unknown, s: GatewaySettings): string {
   if (isListenError(error)) return `cannot listen on ${listenAddress(error, s.adminHost!, s.adminPort!)} (KONG_ADMIN_LISTEN): ${systemReason(error)}`;
   const { code, path } = error as { code?: string; path?: string };
   if (code && path) {
-    const variable = path === s.configFile ? ' (KONG_DECLARATIVE_CONFIG)' : s.dataFile.startsWith(path) ? ' (GATEWAY_DATA_FILE)' : '';
+    const variable = declarativeFiles(s.configFile).includes(path) ? ' (KONG_DECLARATIVE_CONFIG)' : s.dataFile.startsWith(path) ? ' (GATEWAY_DATA_FILE)' : '';
     return `cannot open ${path}${variable}: ${systemReason(error)}`;
   }
   return `refusing to start: ${(error as Error).message.split('\n')[0]}`;
@@ -78,8 +78,9 @@ function fileLogger(prefix: string): Logger {
 
 let gateway: RunningGateway;
 try {
-  if (settings.configFile) accessSync(settings.configFile, constants.R_OK); // a missing file is one line, not a list of one problem
-  gateway = await startGateway({ ...settings, env: { ...LOCAL_RATE_LIMIT_ENV, ...process.env }, log: fileLogger(settings.prefix) });
+  // a missing file is one line, not a list of one problem
+  for (const file of declarativeFiles(settings.configFile)) accessSync(file, constants.R_OK);
+  gateway = await startGateway({ ...settings, env: { ...LOCAL_DECK_ENV, ...process.env }, log: fileLogger(settings.prefix) });
 } catch (error) {
   console.error(`[gateway] ${describeStartupError(error, settings)}`);
   process.exit(1);
@@ -87,7 +88,7 @@ try {
 
 started = true;
 const store = gateway.controlPlane.store.snapshot;
-const selectTags = gateway.controlPlane.selectTags;
+const scopes = gateway.controlPlane.selectTags;
 const ready: GatewayReady = {
   proxyUrl: gateway.proxyUrl,
   adminUrl: gateway.adminUrl,
@@ -97,7 +98,7 @@ const ready: GatewayReady = {
   plugins: [...new Set(store.list('plugins').map((p) => p.name))],
   engine: gateway.engine,
   nginxPid: gateway.node.pid,
-  provisionedConsumers: store.list('consumers').filter((c) => !selectTags.every((t) => c.tags?.includes(t))).length,
+  provisionedConsumers: store.list('consumers').filter((c) => !scopes.some((tags) => tags.every((t) => c.tags?.includes(t)))).length,
 };
 if (supervised) process.send!({ ready });
 else console.log(`[gateway] proxy ${ready.proxyUrl}, Admin API ${ready.adminUrl}; reload kong.yml: kill -HUP ${process.pid}`);

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdminApp } from './api/admin-app.ts';
 import { serverStatusOf, type NodeStatusApi } from './api/metrics-route.ts';
 import { EntityService } from './db/entity-service.ts';
-import { EntityStore } from './db/entity-store.ts';
+import { EntityStore, type Draft } from './db/entity-store.ts';
 import { readDeclarativeConfig, type DeclarativeConfig } from './declarative/load-config.ts';
 import { syncDeclarative, type SyncSummary } from './declarative/sync.ts';
 import type { PluginRegistry } from './schema/plugins/registry.ts';
@@ -19,8 +19,11 @@ export const WRITE_SETTLE_MS = 1000;
 export interface ControlPlaneOptions {
   store: EntityStore;
   registry: PluginRegistry;
-  /** gateway/kong.yml, synced into the store at start like `deck gateway sync`; undefined: none (DB mode). */
-  configFile?: string;
+  /**
+   * Declarative files (gateway/platform/kong.yml, gateway/kong.yml), synced into the store at start
+   * in this order, each like `deck gateway sync` with its own select tags; empty: none (DB mode).
+   */
+  configFiles?: readonly string[];
   /** Environment for decK's ${{ env "DECK_*" }} substitution. */
   env: NodeJS.ProcessEnv;
   adminHost: string;
@@ -51,8 +54,9 @@ export interface ControlPlane {
   registry: PluginRegistry;
   /** The snapshot every node should run. */
   snapshot(): CompiledSnapshot;
-  selectTags: string[];
-  /** Re-reads kong.yml and applies it atomically; on error the running configuration stays. */
+  /** Each declarative file's select tags (its scope), in file order. */
+  selectTags: string[][];
+  /** Re-reads the declarative files and applies them atomically; on error the running configuration stays. */
   reload(): Promise<SyncSummary>;
   close(): Promise<void>;
 }
@@ -69,21 +73,36 @@ function listen(server: Server, port: number, host: string): Promise<string> {
 }
 
 /**
- * Checks a declarative file as the control plane would apply it (Kong's `kong config parse`):
- * read, then synced into an empty store in memory. Throws DeclarativeConfigError naming every
- * problem; answers what a sync into an empty store would create.
+ * Syncs each file in order, as one `deck gateway sync` per file (each within its own select
+ * tags), in one transaction: the store takes all of them or none.
  */
-export async function checkDeclarativeFile(
-  file: string,
+function syncAll(draft: Draft, configs: readonly DeclarativeConfig[], service: EntityService): SyncSummary {
+  const total: SyncSummary = { created: 0, updated: 0, deleted: 0 };
+  for (const config of configs) {
+    const summary = syncDeclarative(draft, config, service);
+    total.created += summary.created;
+    total.updated += summary.updated;
+    total.deleted += summary.deleted;
+  }
+  return total;
+}
+
+/**
+ * Checks declarative files as the control plane would apply them (Kong's `kong config parse`):
+ * read, then synced in order into an empty store in memory. Throws DeclarativeConfigError naming
+ * every problem; answers what a sync into an empty store would create.
+ */
+export async function checkDeclarativeFiles(
+  files: readonly string[],
   registry: PluginRegistry,
   env: NodeJS.ProcessEnv,
   now: () => number = Date.now,
 ): Promise<SyncSummary> {
-  const config = readDeclarativeConfig(file, env);
+  const configs = files.map((file) => readDeclarativeConfig(file, env));
   const store = await EntityStore.open(':memory:');
   try {
     const service = new EntityService(store, registry, now);
-    return await service.transaction((draft) => syncDeclarative(draft, config, service));
+    return await service.transaction((draft) => syncAll(draft, configs, service));
   } finally {
     await store.close();
   }
@@ -102,9 +121,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const service = new EntityService(store, registry, now, (draft) => {
     prepared = compileSnapshot(draft);
   });
-  const load = (): DeclarativeConfig | undefined => (options.configFile ? readDeclarativeConfig(options.configFile, env) : undefined);
+  const load = (): DeclarativeConfig[] => (options.configFiles ?? []).map((file) => readDeclarativeConfig(file, env));
   const declarative = load();
-  if (declarative) await service.transaction((draft) => syncDeclarative(draft, declarative, service));
+  if (declarative.length > 0) await service.transaction((draft) => syncAll(draft, declarative, service));
 
   const cluster = new ClusterListener(prepared ?? compileSnapshot(store.snapshot), (level, message) => log(level, message), now);
   prepared = undefined;
@@ -139,7 +158,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     throw error;
   }
 
-  let selectTags = declarative?.selectTags ?? [];
+  let selectTags = declarative.map((config) => config.selectTags);
   return {
     adminUrl,
     clusterAddress,
@@ -151,9 +170,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     },
     async reload() {
       const next = load();
-      if (!next) return { created: 0, updated: 0, deleted: 0 };
-      const summary = await service.transaction((draft) => syncDeclarative(draft, next, service));
-      selectTags = next.selectTags;
+      if (next.length === 0) return { created: 0, updated: 0, deleted: 0 };
+      const summary = await service.transaction((draft) => syncAll(draft, next, service));
+      selectTags = next.map((config) => config.selectTags);
       // As an Admin API write: reloaded means the nodes run it (bounded).
       await cluster.settled(options.writeSettleMs ?? WRITE_SETTLE_MS);
       return summary;

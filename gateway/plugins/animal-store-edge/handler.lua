@@ -34,6 +34,7 @@ local Edge = {
 -- Error codes of Kong-produced responses, by status (documented in gateway/openapi.yaml).
 local CODES = {
   [400] = { "bad_request", "The request is malformed." },
+  [403] = { "forbidden", "This API key may not use the Animal Store API." },
   [404] = { "not_found", "No resource at this path." },
   [405] = { "method_not_allowed", "This method is not allowed here." },
   [408] = { "request_timeout", "The request took too long to arrive." },

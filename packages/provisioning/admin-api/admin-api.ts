@@ -84,6 +84,15 @@ export class AdminApi {
     expectDone(await this.kong.DELETE('/plugins/{plugin_id}', { params: { path: { plugin_id: pluginId } } }), what);
   }
 
+  /** Puts the consumer in `group`; a PUT, so a member already is left one (kong/plugins/acl/api.lua). */
+  async putInGroup(consumerId: string, group: string, tags: string[], what: string): Promise<void> {
+    const result = await this.kong.PUT('/consumers/{consumer_username_or_id}/acls/{group_or_id}', {
+      params: { path: { consumer_username_or_id: consumerId, group_or_id: group } },
+      body: { tags },
+    });
+    expectDone(result, what);
+  }
+
   async keys(consumerId: string, what = 'listing keys'): Promise<KeyAuthCredential[]> {
     const all: KeyAuthCredential[] = [];
     for await (const credential of pages((offset) =>

@@ -1,15 +1,16 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { ProvisioningError } from '../errors.ts';
+import type { paths as AclPaths } from './generated/acl-api.d.ts';
 import type { paths as ConsumerPaths } from './generated/consumers-api.d.ts';
 import type { paths as KeyAuthPaths } from './generated/key-auth-api.d.ts';
 import type { paths as KongPaths } from './generated/kong-admin-api.d.ts';
 
 /**
  * Kong's Admin API: types generated from Kong's official OSS 3.9 OpenAPI, the key-auth plugin's
- * endpoints (key-auth.openapi.yaml) and the consumer endpoints as Kong serves them
+ * endpoints (key-auth.openapi.yaml), the ACL plugin's (acl.openapi.yaml) and the consumer endpoints as Kong serves them
  * (consumers.openapi.yaml). `npm run generate:kong-admin` writes generated/.
  */
-type KongAdminPaths = Omit<KongPaths, keyof ConsumerPaths> & ConsumerPaths & KeyAuthPaths;
+type KongAdminPaths = Omit<KongPaths, keyof ConsumerPaths> & ConsumerPaths & KeyAuthPaths & AclPaths;
 export type KongAdminClient = Client<KongAdminPaths>;
 
 export interface AdminConnection {

@@ -23,6 +23,12 @@ local function doc(now)
       { id = "77777777-7777-4777-8777-777777777777", consumer = { id = CONSUMER_ID }, key = "expired",
         tags = cjson.null, expires_at = now - 1 },
     },
+    acls = {
+      { id = "88888888-8888-4888-8888-888888888888", consumer = { id = CONSUMER_ID }, group = "animal-store",
+        tags = cjson.null },
+      { id = "99999999-9999-4999-8999-999999999999", consumer = { id = CONSUMER_ID }, group = "admin",
+        tags = { "t" } },
+    },
     plugins = {},
   }
 end
@@ -36,7 +42,7 @@ describe("kong.db on the data plane", function()
     db = require("kong.db").new()
   end)
   teardown(function()
-    entities.install(entities.build({ config_hash = previous, consumers = {}, keyauth_credentials = {} }))
+    entities.install(entities.build({ config_hash = previous, consumers = {}, keyauth_credentials = {}, acls = {} }))
   end)
 
   it("keyauth_credentials:select_by_key returns a copy of the row with its tags", function()
@@ -63,6 +69,24 @@ describe("kong.db on the data plane", function()
 
   it("keyauth_credentials:cache_key is Kong's fast-path key", function()
     assert.equal("keyauth_credentials:abc:::::", db.keyauth_credentials:cache_key("abc"))
+  end)
+
+  it("acls:each_for_consumer iterates copies of the consumer's rows (kong/plugins/acl/groups.lua reads them)", function()
+    local groups = {}
+    for row, err in db.acls:each_for_consumer({ id = CONSUMER_ID }) do
+      assert.is_nil(err)
+      groups[#groups + 1] = row.group
+      assert.same({ id = CONSUMER_ID }, row.consumer)
+      row.group = "changed"
+    end
+    assert.same({ "animal-store", "admin" }, groups)
+    assert.equal("animal-store", db.acls:each_for_consumer({ id = CONSUMER_ID })().group)
+    assert.is_nil(db.acls:each_for_consumer({ id = "00000000-0000-4000-8000-000000000000" })())
+  end)
+
+  it("acls:cache_key is Kong's fast-path key of the consumer (and group)", function()
+    assert.equal("acls:" .. CONSUMER_ID .. ":::::", db.acls:cache_key(CONSUMER_ID))
+    assert.equal("acls:" .. CONSUMER_ID .. ":admin::::", db.acls:cache_key(CONSUMER_ID, "admin"))
   end)
 end)
 

@@ -23,6 +23,7 @@ local function doc()
     } },
     consumers = {},
     keyauth_credentials = {},
+    acls = {},
     plugins = { {
       id = "33333333-3333-4333-8333-333333333333", name = "p", instance_name = cjson.null, enabled = true,
       protocols = { "http" }, route = cjson.null, service = cjson.null, consumer = cjson.null,

@@ -16,6 +16,7 @@ export const BUNDLED_PLUGINS = [
   'response-transformer',
   'correlation-id',
   'request-size-limiting',
+  'acl',
 ];
 
 /** test/data-plane/plugins/fixtures: plugins these tests load to look inside the node. */
@@ -84,6 +85,12 @@ export const DEFAULTS: Record<string, () => Config> = {
     header_name: 'Kong-Request-ID',
     generator: 'uuid#counter',
     echo_downstream: false,
+  }),
+  acl: () => ({
+    allow: null,
+    deny: null,
+    hide_groups_header: false,
+    always_use_authenticated_groups: false,
   }),
   'request-size-limiting': () => ({
     allowed_payload_size: 128,

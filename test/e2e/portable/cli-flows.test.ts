@@ -20,8 +20,9 @@ test.after.always(async (t) => {
   await target?.dispose();
 });
 
+/** The CLI's run, then (on Kong in hybrid mode) the data planes' next push: its writes are live. */
 async function cli(t: { context: { target: Target } }, args: string[]): Promise<string> {
-  const result = await runCliInProcess(args, { KONG_ADMIN_URL: t.context.target.adminUrl });
+  const result = await t.context.target.writing(() => runCliInProcess(args, { KONG_ADMIN_URL: t.context.target.adminUrl }));
   if (result.code !== 0) throw new Error(`consumers ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
   return result.stdout;
 }
@@ -37,7 +38,7 @@ test('create, set-plan, rotate-key with grace, rotate-key --grace 0, revoke-key,
 
   const first = keyOf(await cli(t, ['create', '--username', username, '--plan', 'free', '--json']));
   let response = await pets(target, first);
-  t.is(response.status, 200, 'create: the printed key works at once');
+  t.is(response.status, 200, 'create: the printed key works once the CLI returned (and the data planes got it)');
   t.is(response.headers.get('x-ratelimit-limit'), '60');
   const stored = (await target.admin(`/consumers/${username}/key-auth`)).body.data as Array<{ key: string; tags: string[] }>;
   t.deepEqual(stored.map((c) => c.key), [digestApiKey(first)], 'Kong holds the digest');

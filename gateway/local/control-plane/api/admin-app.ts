@@ -7,6 +7,7 @@ import { SERVER_TOKENS } from '../kong-version.ts';
 import { KongError, MethodNotAllowed, NotFound } from '../schema/errors.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import type { DataPlaneNode } from '../snapshot/cluster-listener.ts';
+import { mountAclRoutes } from './acls.ts';
 import { mountConsumerRoutes } from './consumers.ts';
 import { mountEntityEndpoints } from './endpoints.ts';
 import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
@@ -115,6 +116,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   mountSchemaRoutes(router, registry, service);
   // Kong's custom routes (kong/api/routes/*.lua) before the generic ones they extend.
   mountConsumerRoutes(router, service);
+  mountAclRoutes(router, service);
   mountTagRoutes(router, service);
   mountEntityEndpoints(router, service);
   mountUnsupportedRoutes(router);

@@ -6,7 +6,7 @@ import { paginate } from './listing.ts';
  * Entity types of Kong OSS 3.9 that decK reads and the local gateway does not run: their lists
  * answer empty (the gateway holds none), a lookup 404, and a write is refused naming the type.
  */
-export const NOT_RUN = ['certificates', 'ca_certificates', 'snis', 'upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'acls', 'oauth2'] as const;
+export const NOT_RUN = ['certificates', 'ca_certificates', 'snis', 'upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'oauth2'] as const;
 
 export function mountUnsupportedRoutes(router: Router): void {
   // Kong OSS 3.9 entities the local gateway does not run: none held, none accepted.
@@ -18,7 +18,7 @@ export function mountUnsupportedRoutes(router: Router): void {
       throw new NotFound();
     });
     const refuse = () => {
-      throw new SchemaViolation({ '@entity': `${type}: not supported by the local gateway (it runs services, routes, consumers, key-auth credentials and plugins)` });
+      throw new SchemaViolation({ '@entity': `${type}: not supported by the local gateway (it runs services, routes, consumers, key-auth credentials, ACLs and plugins)` });
     };
     router.post(`/${type}`, refuse);
     router.put(`/${type}/:id`, refuse);

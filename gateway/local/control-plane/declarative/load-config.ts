@@ -18,6 +18,7 @@ export interface DeclarativeConfig {
   routes: Declared[];
   consumers: Declared[];
   keyauthCredentials: Declared[];
+  acls: Declared[];
   plugins: Declared[];
 }
 
@@ -32,7 +33,7 @@ const TOP_LEVEL = new Set(['_format_version', '_transform', '_info', '_workspace
 const NESTED: Record<string, readonly string[]> = {
   services: ['routes', 'plugins'],
   routes: ['plugins'],
-  consumers: ['keyauth_credentials', 'plugins'],
+  consumers: ['keyauth_credentials', 'acls', 'plugins'],
 };
 
 /**
@@ -98,7 +99,9 @@ export function readDeclarativeConfig(file: string, env: NodeJS.ProcessEnv = pro
   const selectTags = Array.isArray(tagList) && tagList.every((t): t is string => typeof t === 'string') ? tagList : [];
   if (selectTags !== tagList) problems.push('_info.select_tags: expected a list of strings');
 
-  const config: DeclarativeConfig = { file, selectTags, services: [], routes: [], consumers: [], keyauthCredentials: [], plugins: [] };
+  const config: DeclarativeConfig = {
+    file, selectTags, services: [], routes: [], consumers: [], keyauthCredentials: [], acls: [], plugins: [],
+  };
 
   const declare = (type: string, raw: unknown, where: string, refs: Declared['refs']): Declared | undefined => {
     if (!isPlainObject(raw)) {
@@ -173,6 +176,10 @@ export function readDeclarativeConfig(file: string, env: NodeJS.ProcessEnv = pro
     asList(nested.keyauth_credentials, `${where}.keyauth_credentials`, problems).forEach((credential, j) => {
       const declared = declare('keyauth_credentials', credential, `${where}.keyauth_credentials[${j}]`, { consumer: ref });
       if (declared) config.keyauthCredentials.push(declared);
+    });
+    asList(nested.acls, `${where}.acls`, problems).forEach((acl, j) => {
+      const declared = declare('acls', acl, `${where}.acls[${j}]`, { consumer: ref });
+      if (declared) config.acls.push(declared);
     });
     pushPlugins(nested.plugins, where, { consumer: ref });
   }

@@ -40,7 +40,8 @@ function problemsOf(where: string, error: unknown): string[] {
  * Makes the store match kong.yml the way `deck gateway sync --select-tag` makes Kong match it:
  * entities tagged with every select tag are created, updated or deleted to equal the file;
  * entities without those tags (e.g. consumers created through the Admin API) are left alone.
- * Entities are matched by natural key (name, username, key, plugin scope) and keep their ids.
+ * Entities are matched by natural key (name, username, key, consumer + group, plugin scope) and
+ * keep their ids.
  * Each is written through the entity service, so kong.yml meets the Admin API's rules; every
  * problem is collected, and any refuses the whole file (DeclarativeConfigError).
  */
@@ -101,6 +102,11 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, service
     if (!ids.consumer.has(declared.refs.consumer ?? '')) continue;
     upsert('keyauth_credentials', declared, draft.list('keyauth_credentials').find((k) => k.key === declared.input.key));
   }
+  for (const declared of config.acls) {
+    const consumerId = ids.consumer.get(declared.refs.consumer ?? '');
+    if (!consumerId) continue;
+    upsert('acls', declared, draft.list('acls').find((a) => a.consumer.id === consumerId && a.group === declared.input.group));
+  }
   for (const declared of config.plugins) {
     const scope = (kind: keyof typeof ids) => {
       const ref = declared.refs[kind];
@@ -122,7 +128,7 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, service
   if (problems.length > 0) throw new DeclarativeConfigError(config.file, problems);
 
   // Delete what is in scope but no longer in the file, children first (Kong cascades).
-  for (const name of ['plugins', 'keyauth_credentials', 'routes', 'consumers', 'services'] as const) {
+  for (const name of ['plugins', 'acls', 'keyauth_credentials', 'routes', 'consumers', 'services'] as const) {
     for (const entity of draft.list(name)) {
       if (!inScope(entity.tags, selectTags) || kept.has(`${name}:${entity.id}`) || !draft.get(name, entity.id)) continue;
       try {

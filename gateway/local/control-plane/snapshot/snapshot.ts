@@ -34,6 +34,12 @@ export interface SnapshotCredential {
   /** Unix seconds; the data plane stops authenticating the key then. */
   expires_at: number | null;
 }
+export interface SnapshotAcl {
+  id: string;
+  consumer: Reference;
+  group: string;
+  tags: string[] | null;
+}
 export type SnapshotPlugin = Pick<
   Plugin,
   'id' | 'name' | 'instance_name' | 'enabled' | 'protocols' | 'route' | 'service' | 'consumer' | 'config'
@@ -44,6 +50,7 @@ export interface SnapshotEntities {
   routes: SnapshotRoute[];
   consumers: SnapshotConsumer[];
   keyauth_credentials: SnapshotCredential[];
+  acls: SnapshotAcl[];
   plugins: SnapshotPlugin[];
 }
 
@@ -104,6 +111,7 @@ function entitiesOf(view: StoreView): SnapshotEntities {
       tags: k.tags,
       expires_at: k.expires_at === null ? null : k.expires_at / 1000,
     })),
+    acls: view.list('acls').sort(byId).map((a) => ({ id: a.id, consumer: { id: a.consumer.id }, group: a.group, tags: a.tags })),
     plugins: view.list('plugins').sort(byId).map((p) => ({
       id: p.id,
       name: p.name,

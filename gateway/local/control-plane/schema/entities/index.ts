@@ -1,4 +1,5 @@
 import type { EntityDefinition, EntityOf } from '../entity.ts';
+import { acls } from './acls.ts';
 import { consumers } from './consumers.ts';
 import { keyauthCredentials } from './keyauth-credentials.ts';
 import { plugins } from './plugins.ts';
@@ -15,6 +16,7 @@ export const ENTITIES = {
   routes,
   consumers,
   keyauth_credentials: keyauthCredentials,
+  acls,
   plugins,
 } as const;
 
@@ -28,6 +30,7 @@ export const isEntityName = (name: string): name is EntityName => Object.hasOwn(
 /** The definition of a type, seen without its field types (for code that treats every type alike). */
 export const definitionOf = (name: EntityName): EntityDefinition => ENTITIES[name];
 
+export type { Acl } from './acls.ts';
 export type { Consumer } from './consumers.ts';
 export type { KeyAuthCredential } from './keyauth-credentials.ts';
 export type { Plugin } from './plugins.ts';

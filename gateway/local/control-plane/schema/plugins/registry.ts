@@ -1,4 +1,5 @@
 import { validateField, type FieldErrors } from '../validate.ts';
+import { acl } from './acl.ts';
 import { correlationId } from './correlation-id.ts';
 import { keyAuth } from './key-auth.ts';
 import { fieldsFromLuaSchema } from './lua-schema.ts';
@@ -22,7 +23,7 @@ export const KONG_BUNDLED_PLUGINS = new Set([
 
 /** The bundled plugins the data plane implements, with their schemas (the data plane trusts them). */
 export const BUNDLED_SCHEMAS = [
-  keyAuth, rateLimiting, requestTermination, responseTransformer, correlationId, requestSizeLimiting, prometheus,
+  keyAuth, rateLimiting, requestTermination, responseTransformer, correlationId, requestSizeLimiting, prometheus, acl,
 ] as const;
 
 export class PluginDescriptionError extends Error {}

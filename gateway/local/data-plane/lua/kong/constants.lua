@@ -10,6 +10,8 @@ return {
     CONSUMER_CUSTOM_ID = "X-Consumer-Custom-ID",
     CONSUMER_USERNAME = "X-Consumer-Username",
     CREDENTIAL_IDENTIFIER = "X-Credential-Identifier",
+    CONSUMER_GROUPS = "X-Consumer-Groups",
+    AUTHENTICATED_GROUPS = "X-Authenticated-Groups",
     RATELIMIT_LIMIT = "X-RateLimit-Limit",
     RATELIMIT_REMAINING = "X-RateLimit-Remaining",
     FORWARDED_HOST = "X-Forwarded-Host",

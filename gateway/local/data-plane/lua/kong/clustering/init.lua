@@ -28,6 +28,7 @@ local EMPTY_SNAPSHOT = {
   routes = {},
   consumers = {},
   keyauth_credentials = {},
+  acls = {},
   plugins = {},
 }
 

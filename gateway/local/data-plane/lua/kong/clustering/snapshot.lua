@@ -206,6 +206,15 @@ local ENTITIES = {
       expires_at = number_or_null,
     },
   },
+  acls = {
+    name = "acl",
+    fields = {
+      id = uuid,
+      consumer = reference,
+      group = nonempty_string,
+      tags = nullable(array_of(any_string)),
+    },
+  },
   plugins = {
     name = "plugin",
     fields = {
@@ -222,7 +231,7 @@ local ENTITIES = {
   },
 }
 
-local ENTITY_ORDER = { "services", "routes", "consumers", "keyauth_credentials", "plugins" }
+local ENTITY_ORDER = { "services", "routes", "consumers", "keyauth_credentials", "acls", "plugins" }
 
 local function describe(entity_name, index, entity)
   local id = type(entity) == "table" and type(entity.id) == "string" and (" " .. entity.id) or ""
@@ -303,6 +312,12 @@ function snapshot.check(doc)
     if not ids.consumers[credential.consumer.id] then
       return format("%s: field \"consumer\" refers to consumer %s, which is not in the snapshot",
                     describe("keyauth_credential", i, credential), credential.consumer.id)
+    end
+  end
+  for i, acl in ipairs(doc.acls) do
+    if not ids.consumers[acl.consumer.id] then
+      return format("%s: field \"consumer\" refers to consumer %s, which is not in the snapshot",
+                    describe("acl", i, acl), acl.consumer.id)
     end
   end
   for i, plugin in ipairs(doc.plugins) do

@@ -10,6 +10,9 @@
 --       nil when no credential has this key, or when it has expired (expires_at <= ngx.now(),
 --       the test clock's when it runs): Kong's row TTL makes such a row disappear.
 --   entities.consumer(id)               -> consumer | nil   { id, username, custom_id }
+--   entities.acls_for_consumer(id)      -> acls | nil
+--       the consumer's ACLs, { { id, consumer = { id }, group, tags }, ... } in the snapshot's
+--       order; nil when it has none.
 --   entities.consumer_by_username(name) -> consumer | nil
 --   entities.consumer_by_custom_id(cid) -> consumer | nil
 --   entities.config_hash()              -> the running snapshot's config_hash ("" before any)
@@ -30,6 +33,7 @@ local index = {
   consumers_by_id = EMPTY,
   consumers_by_username = EMPTY,
   consumers_by_custom_id = EMPTY,
+  acls_by_consumer = EMPTY,
 }
 
 local entities = {}
@@ -57,6 +61,11 @@ end
 
 function entities.consumer(id)
   return index.consumers_by_id[id]
+end
+
+
+function entities.acls_for_consumer(consumer_id)
+  return index.acls_by_consumer[consumer_id]
 end
 
 
@@ -94,12 +103,24 @@ function entities.build(snapshot)
     credentials_by_key[credential.key] = credential
   end
 
+  local acls_by_consumer = {}
+  for _, acl in ipairs(snapshot.acls) do
+    local consumer_id = acl.consumer.id
+    local acls = acls_by_consumer[consumer_id]
+    if not acls then
+      acls = {}
+      acls_by_consumer[consumer_id] = acls
+    end
+    acls[#acls + 1] = acl
+  end
+
   return {
     hash = snapshot.config_hash,
     credentials_by_key = credentials_by_key,
     consumers_by_id = consumers_by_id,
     consumers_by_username = consumers_by_username,
     consumers_by_custom_id = consumers_by_custom_id,
+    acls_by_consumer = acls_by_consumer,
   }
 end
 
