@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { parse } from 'yaml';
 import { checkDeclarativeConfig, KONG_BUNDLED_PLUGINS } from '../../gateway/local/index.ts';
-import { KONG_YML, PLUGINS_DIR } from '../helpers/gateway.ts';
+import { GATEWAY_CONFIG, PLUGINS_DIR } from '../helpers/gateway.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { DECK_VERSION } from '../../scripts/tools/deck-build.ts';
 
@@ -29,11 +29,19 @@ const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'
   networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string }> } }>;
 };
 const kongYml = readFileSync(join(REPO_ROOT, 'gateway/kong.yml'), 'utf8');
+const platformYml = readFileSync(join(REPO_ROOT, 'gateway/platform/kong.yml'), 'utf8');
 const { services } = compose;
-// kong.yml as deck-sync renders it, with compose's DECK_ variables
-const kongConfig = parse(
-  kongYml.replace(/\$\{\{\s*env\s+"([^"]+)"\s*\}\}/g, (_, name: string) => services['deck-sync']!.environment?.[name] ?? 'http://placeholder'),
-) as Record<string, any>;
+// kong.yml and the platform's file as deck-sync renders them, with compose's DECK_ variables
+// (their defaults: ${ANIMAL_STORE_HOSTS:-[]} is [])
+const render = (text: string) =>
+  parse(
+    text.replace(/\$\{\{\s*env\s+"([^"]+)"\s*\}\}/g, (_, name: string) =>
+      (services['deck-sync']!.environment?.[name] ?? 'http://placeholder').replace(/^\$\{[A-Z_]+:-(.*)\}$/, '$1'),
+    ),
+  ) as Record<string, any>;
+const teamConfig = render(kongYml);
+const platformConfig = render(platformYml);
+const kongConfig = { ...teamConfig, plugins: [...(teamConfig.plugins ?? []), ...(platformConfig.plugins ?? [])] };
 
 function pluginsOf(config: Record<string, any>): Array<{ name: string; config?: Record<string, unknown> }> {
   return [
@@ -45,11 +53,11 @@ function pluginsOf(config: Record<string, any>): Array<{ name: string; config?: 
 }
 const customPlugins = readdirSync(PLUGINS_DIR).filter((name) => existsSync(join(PLUGINS_DIR, name, 'handler.lua')));
 
-test('the stack has every service the deployment needs, on Kong 3.9 OSS', (t) => {
+test('the stack has every service the deployment needs, on Kong 3.9.3 OSS', (t) => {
   t.deepEqual(Object.keys(services).sort(), [
     'backend', 'deck-sync', 'grafana', 'kong', 'kong-certs', 'kong-cp', 'kong-lb', 'kong-migrations', 'postgres', 'prometheus', 'redis',
   ]);
-  for (const name of ['kong', 'kong-cp', 'kong-certs', 'kong-migrations']) t.is(services[name]!.image, 'kong:3.9', name);
+  for (const name of ['kong', 'kong-cp', 'kong-certs', 'kong-migrations']) t.is(services[name]!.image, 'kong:3.9.3', name);
   // The version `npm run deck` builds and the decK tests run (scripts/tools/deck-build.ts).
   t.is(services['deck-sync']!.image, `kong/deck:${DECK_VERSION}`);
 });
@@ -125,13 +133,15 @@ test("the custom plugin's schema.lua declares every field kong.yml sets", async 
   // kong.yml as the gateway applies it: every plugin's config against its schema (the custom
   // plugin's schema.lua, read by the data plane's Lua), with the compose file's DECK_ values.
   t.true(pluginsOf(kongConfig).some((p) => customPlugins.includes(p.name)));
-  const env = services['deck-sync']!.environment ?? {};
-  const summary = await checkDeclarativeConfig({ configFile: KONG_YML, pluginsDir: PLUGINS_DIR, env });
+  const env = Object.fromEntries(
+    Object.entries(services['deck-sync']!.environment ?? {}).map(([name, value]) => [name, value.replace(/^\$\{[A-Z_]+:-(.*)\}$/, '$1')]),
+  );
+  const summary = await checkDeclarativeConfig({ configFile: GATEWAY_CONFIG, pluginsDir: PLUGINS_DIR, env });
   t.true(summary.created > 0);
 });
 
-test('decK gets every DECK_ variable kong.yml references', (t) => {
-  const referenced = [...kongYml.matchAll(/\$\{\{\s*env\s+"([^"]+)"\s*\}\}/g)].map((m) => m[1]!);
+test('decK gets every DECK_ variable kong.yml and the platform file reference', (t) => {
+  const referenced = [...`${kongYml}${platformYml}`.matchAll(/\$\{\{\s*env\s+"([^"]+)"\s*\}\}/g)].map((m) => m[1]!);
   t.true(referenced.length > 0);
   for (const name of referenced) t.truthy(services['deck-sync']!.environment?.[name], name);
 });
@@ -169,7 +179,7 @@ test('Redis is back, with a health check, and kong.yml counts there through the 
   t.is(deckEnv.DECK_RATE_LIMIT_REDIS_PORT, '6379');
   t.deepEqual(redis.expose, ['6379']);
   // what kong.yml does with them: every rate-limiting plugin and the edge plugin's bans
-  const counted = pluginsOf(parse(kongYml) as Record<string, any>).filter((p) => p.name === 'rate-limiting' || p.name === 'animal-store-edge');
+  const counted = pluginsOf(parse(kongYml, { merge: true }) as Record<string, any>).filter((p) => p.name === 'rate-limiting' || p.name === 'animal-store-edge');
   t.true(counted.length >= 3);
   for (const plugin of counted) {
     t.is(plugin.config!.policy, '${{ env "DECK_RATE_LIMIT_POLICY" }}', plugin.name);
@@ -213,4 +223,32 @@ test("the balancer's nginx.conf is valid (checked with Debian's nginx, `resolve`
   writeFileSync(join(dir, 'nginx.conf'), conf);
   const check = spawnSync('nginx', ['-t', '-p', `${dir}/`, '-c', join(dir, 'nginx.conf')], { encoding: 'utf8' });
   t.is(check.status, 0, check.stderr);
+});
+
+test("deck-sync lints our file before any sync, then syncs the platform's file and ours, each within its select tag", (t) => {
+  const deck = services['deck-sync']!;
+  const script = deck.volumes!.find((v) => v.endsWith(':/deck/sync.sh:ro'))!.split(':')[0]!;
+  t.deepEqual((deck as Service & { entrypoint?: string[] }).entrypoint, ['/bin/sh', '/deck/sync.sh']);
+  const steps = readFileSync(join(REPO_ROOT, script), 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('deck '));
+  t.deepEqual(
+    steps.map((line) => line.split(' ').slice(0, 3).join(' ')),
+    ['deck file lint', 'deck file render', 'deck file lint', 'deck gateway sync', 'deck gateway sync'],
+  );
+  t.regex(steps[0]!, /-s \/deck\/kong\.yml \/deck\/lint\/team\.yaml$/);
+  t.regex(steps[1]!, /--populate-env-vars \/deck\/kong\.yml -o (\S+)$/);
+  t.regex(steps[2]!, /--fail-severity "\$\{LINT_FAIL_SEVERITY:-error\}" \/deck\/lint\/hosts\.yaml$/);
+  t.regex(steps[3]!, /\/deck\/platform\/kong\.yml$/);
+  t.regex(steps[4]!, /\/deck\/kong\.yml$/);
+  t.true(deck.volumes!.includes('./gateway/lint:/deck/lint:ro'));
+  t.is(deck.environment!.DECK_KONG_ADDR, 'http://kong-cp:8001');
+  // each file names its own select tag: the two syncs never delete each other's entities
+  t.deepEqual(teamConfig._info.select_tags, ['animal-store']);
+  t.deepEqual(platformConfig._info.select_tags, ['platform']);
+  t.deepEqual(teamConfig.plugins ?? [], [], 'no global plugin in our file');
+});
+
+test('the control plane pushes configuration every second (db_update_frequency), not every 5', (t) => {
+  t.is(services['kong-cp']!.environment!.KONG_DB_UPDATE_FREQUENCY, '1');
 });

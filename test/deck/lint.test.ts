@@ -1,0 +1,83 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import anyTest, { type TestFn } from 'ava';
+import { KONG_YML, deck, runDeck } from '../helpers/deck.ts';
+import { REPO_ROOT } from '../helpers/process.ts';
+
+// The lint before sync (docs/shared-kong.md), by decK's own `file lint` (vacuum rules), as
+// compose's deck-sync runs it: gateway/lint/team.yaml on gateway/kong.yml as written (render drops
+// _info.select_tags), gateway/lint/hosts.yaml on the file rendered with the DECK_ variables. The
+// file passes; each broken copy is refused, naming the rule.
+const test = anyTest as TestFn<{ dir: string }>;
+const TEAM = join(REPO_ROOT, 'gateway/lint/team.yaml');
+const HOSTS = join(REPO_ROOT, 'gateway/lint/hosts.yaml');
+const ENV = {
+  DECK_ANIMAL_STORE_BACKEND_URL: 'http://backend:3000',
+  DECK_ANIMAL_STORE_HOSTS: '["api.animal.store"]',
+  DECK_RATE_LIMIT_POLICY: 'local',
+  DECK_RATE_LIMIT_REDIS_HOST: 'redis',
+  DECK_RATE_LIMIT_REDIS_PORT: '6379',
+};
+const kongYml = readFileSync(KONG_YML, 'utf8');
+
+test.before((t) => {
+  t.context.dir = mkdtempSync(join(tmpdir(), 'deck-lint-'));
+});
+test.after.always((t) => {
+  rmSync(t.context.dir, { recursive: true, force: true });
+});
+
+async function lint(file: string, ruleset: string, severity: 'error' | 'warn' = 'error') {
+  const result = await runDeck(['file', 'lint', '-s', file, '--fail-severity', severity, ruleset]);
+  return { ...result, output: `${result.stdout}${result.stderr}` };
+}
+
+async function rendered(dir: string, name: string, env: Record<string, string>): Promise<string> {
+  const file = join(dir, name);
+  await deck(['file', 'render', '--populate-env-vars', KONG_YML, '-o', file], env);
+  return file;
+}
+
+test('gateway/kong.yml passes team.yaml, and hosts.yaml in shared mode when its hosts are set', async (t) => {
+  const team = await lint(KONG_YML, TEAM);
+  t.is(team.code, 0, team.output);
+  const hosts = await lint(await rendered(t.context.dir, 'hosts.yml', ENV), HOSTS, 'warn');
+  t.is(hosts.code, 0, hosts.output);
+});
+
+test('without hosts: a warning alone on the gateway, a refusal in shared mode (--fail-severity warn)', async (t) => {
+  const file = await rendered(t.context.dir, 'any-host.yml', { ...ENV, DECK_ANIMAL_STORE_HOSTS: '[]' });
+  const alone = await lint(file, HOSTS);
+  t.is(alone.code, 0, alone.output);
+  t.regex(alone.output, /\[warn\].*animal-store-route-hosts/);
+  const shared = await lint(file, HOSTS, 'warn');
+  t.not(shared.code, 0);
+  t.regex(shared.output, /animal-store-route-hosts/);
+});
+
+const ROUTE = '      - name: animal-store-v1\n';
+const BROKEN: Array<[string, string, string]> = [
+  ['a global plugin', 'animal-store-no-global-plugin', `${kongYml}plugins:\n  - name: cors\n`],
+  [
+    'a global plugin among scoped ones',
+    'animal-store-no-global-plugin',
+    `${kongYml}plugins:\n  - name: cors\n    service: animal-store-backend\n  - name: prometheus\n`,
+  ],
+  ['another select tag', 'animal-store-select-tag', kongYml.replace('  select_tags:\n    - animal-store\n', '  select_tags:\n    - team-inventory\n')],
+  ['no select tag', 'animal-store-select-tag', kongYml.replace('_info:\n  select_tags:\n    - animal-store\n', '')],
+  ['a route outside /v1', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-admin\n        paths:\n          - /admin\n${ROUTE}`)],
+  ['a regex route outside /v1', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-v2\n        paths:\n          - ~/v2/pets$\n${ROUTE}`)],
+  ['a route without paths', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-any\n        hosts:\n          - a.example\n${ROUTE}`)],
+];
+
+for (const [label, rule, text] of BROKEN) {
+  test(`a copy with ${label} is refused: ${rule}`, async (t) => {
+    t.not(text, kongYml, 'the copy is broken');
+    const file = join(t.context.dir, `${label.replaceAll(' ', '-').replace('/', '')}.yml`);
+    writeFileSync(file, text);
+    const result = await lint(file, TEAM);
+    t.not(result.code, 0, result.output);
+    t.regex(result.output, new RegExp(`\\[error\\].*${rule}`));
+  });
+}
