@@ -11,7 +11,7 @@ import { REPO_ROOT, runToEnd } from '../helpers/process.ts';
 /** Entities a decK file declares, nested ones included (services' routes, routes' plugins…). */
 function declaredEntities(node: unknown): number {
   let count = 0;
-  for (const key of ['consumers', 'services', 'routes', 'plugins', 'keyauth_credentials']) {
+  for (const key of ['consumers', 'services', 'routes', 'plugins', 'keyauth_credentials', 'acls']) {
     const list = (node as Record<string, unknown>)[key];
     if (Array.isArray(list)) for (const entity of list) count += 1 + declaredEntities(entity);
   }
@@ -31,8 +31,13 @@ test('a gateway configured only by deck gateway sync passes the portable e2e sui
     const synced = await deck(['gateway', 'sync', ...stack.addr, KONG_YML], stack.env);
     const declared = declaredEntities(parse(readFileSync(KONG_YML, 'utf8')));
     t.deepEqual(summaryOf(synced), { created: declared, updated: 0, deleted: 0 }, synced);
+    // With DECK_ANIMAL_STORE_HOSTS=[] (any host) decK sends no hosts (go-kong omits an empty
+    // list), the gateway stores none, and the next diff finds each of our routes changed: hosts
+    // [] in the file, none on the gateway (docs/shared-kong.md, "Hosts"). With hosts named it is
+    // 0/0/0 (test/deck/shared-kong.test.ts).
     const again = await deck(['gateway', 'diff', ...stack.addr, KONG_YML], stack.env);
-    t.deepEqual(summaryOf(again), { created: 0, updated: 0, deleted: 0 }, again);
+    const routes = (await stack.admin('/routes')).body.data.length as number;
+    t.deepEqual(summaryOf(again), { created: 0, updated: routes, deleted: 0 }, again);
 
     const suite = await runPortableSuite({ GATEWAY_URL: stack.gateway.proxyUrl, KONG_ADMIN_URL: stack.gateway.adminUrl });
     t.is(suite.code, 0, suite.output);

@@ -62,12 +62,12 @@ export interface DeckStack {
 /**
  * A backend and a local gateway on ephemeral ports. `declarative` is the gateway's own file:
  * the platform's file and kong.yml (its built-in load, as `npm start` does) or `empty` (configured only through the
- * Admin API, e.g. by `deck gateway sync`).
+ * Admin API, e.g. by `deck gateway sync`). `extraEnv` adds to the DECK_ variables.
  */
-export async function startDeckStack(declarative: 'kong.yml' | 'empty'): Promise<DeckStack> {
+export async function startDeckStack(declarative: 'kong.yml' | 'empty', extraEnv: Record<string, string> = {}): Promise<DeckStack> {
   const dir = mkdtempSync(join(tmpdir(), 'deck-'));
   const backend = await startTestBackend();
-  const env = { ...LOCAL_DECK_ENV, DECK_ANIMAL_STORE_BACKEND_URL: backend.url };
+  const env = { ...LOCAL_DECK_ENV, DECK_ANIMAL_STORE_BACKEND_URL: backend.url, ...extraEnv };
   const configFile = declarative === 'kong.yml' ? GATEWAY_CONFIG : join(dir, 'empty.yml');
   if (declarative === 'empty') writeFileSync(configFile, '_format_version: "3.0"\n');
   const gateway = await startTestGateway({ configFile, dir: join(dir, 'gateway'), env });

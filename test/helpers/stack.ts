@@ -27,6 +27,11 @@ export interface TestStack {
    * CLI does (packages/provisioning/api-keys.ts): returns the key; Kong holds only its digest.
    */
   provision(username: string, limits?: { minute?: number; day?: number; second?: number }): Promise<string>;
+  /**
+   * With `otherTeam`: team-inventory's upstream, and its consumer's key. Their key-auth stores the
+   * key's SHA-256, as a team hashing keys as we do would: our key-auth finds it too.
+   */
+  otherTeam?: { upstream: EchoUpstream; key: string };
   dispose(): Promise<void>;
 }
 
@@ -43,13 +48,19 @@ export async function startStack(
   const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'backend') });
   const clock = options.clock ?? new ManualClock(Date.UTC(2030, 0, 1, 12, 0, 0));
   let inventory: EchoUpstream | undefined;
+  const inventoryKey = generateApiKey();
   let shared: Record<string, string> = {};
   if (options.otherTeam) {
-    inventory = await startEchoUpstream();
+    // their 404s are their upstream's own
+    inventory = await startEchoUpstream((req) =>
+      req.url.startsWith('/inventory/missing')
+        ? { status: 404, headers: { 'content-type': 'text/plain' }, body: 'no such item' }
+        : { status: 200, headers: { 'content-type': 'application/json' }, body: '{"inventory":true}' },
+    );
     shared = {
       DECK_ANIMAL_STORE_HOSTS: JSON.stringify([OUR_HOST]),
       DECK_INVENTORY_UPSTREAM_URL: inventory.url,
-      DECK_INVENTORY_KEY: digestApiKey(generateApiKey()),
+      DECK_INVENTORY_KEY: digestApiKey(inventoryKey),
     };
   }
   const gateway = await startTestGateway({
@@ -63,6 +74,7 @@ export async function startStack(
     backend,
     gateway,
     clock,
+    ...(inventory ? { otherTeam: { upstream: inventory, key: inventoryKey } } : {}),
     call(path, init = {}) {
       const { key, ...rest } = init;
       const headers = new Headers(rest.headers);

@@ -84,6 +84,8 @@ export async function startTarget(): Promise<Target> {
         'every data plane to run the Admin API writes',
         async () => {
           const now = await dataPlaneHashes(adminUrl);
+          // no data plane listed (a traditional node): the Admin API's answer is the proxy's state
+          if (previous.size === 0 && now.size === 0) return true;
           return [...previous].every(([id, hash]) => now.has(id) && now.get(id) !== hash) && new Set(now.values()).size === 1;
         },
         { timeoutMs: 30_000, intervalMs: 250 },

@@ -66,6 +66,9 @@ async function authenticate(t: { context: { stack: TestStack; upstream: EchoUpst
 async function createConsumer(stack: TestStack, username: string): Promise<void> {
   const created = await stack.admin('/consumers', { method: 'POST', json: { username, tags: ['petstore-consumer', 'plan:free'] } });
   if (created.status !== 201) throw new Error(JSON.stringify(created.body));
+  // in our ACL group, as the CLI puts every consumer (kong.yml's animal-store-access)
+  const group = await stack.admin(`/consumers/${username}/acls/animal-store`, { method: 'PUT', json: {} });
+  if (group.status !== 200) throw new Error(JSON.stringify(group.body));
 }
 
 async function createCredential(stack: TestStack, username: string, json: Record<string, unknown>): Promise<string> {
@@ -74,10 +77,14 @@ async function createCredential(stack: TestStack, username: string, json: Record
   return created.body.id as string;
 }
 
+/** On the edge plugin of each of our services, as kong.yml's one setting does. */
 async function setAcceptPlaintext(stack: TestStack, on: boolean): Promise<void> {
-  const edge = ((await stack.admin('/plugins')).body.data as Array<{ id: string; name: string }>).find((p) => p.name === 'animal-store-edge')!;
-  const patched = await stack.admin(`/plugins/${edge.id}`, { method: 'PATCH', json: { config: { accept_plaintext_keys: on } } });
-  if (patched.status !== 200) throw new Error(JSON.stringify(patched.body));
+  const edges = ((await stack.admin('/plugins')).body.data as Array<{ id: string; name: string }>).filter((p) => p.name === 'animal-store-edge');
+  if (edges.length !== 2) throw new Error(`expected the edge plugin on our two services, found ${edges.length}`);
+  for (const edge of edges) {
+    const patched = await stack.admin(`/plugins/${edge.id}`, { method: 'PATCH', json: { config: { accept_plaintext_keys: on } } });
+    if (patched.status !== 200) throw new Error(JSON.stringify(patched.body));
+  }
 }
 
 test('every test vector: the checksummed, legacy and unprefixed ones authenticate by digest, malformed ones are refused and logged', async (t) => {

@@ -1,0 +1,65 @@
+import { readFileSync } from 'node:fs';
+import anyTest, { type TestFn } from 'ava';
+import { digestApiKey, generateApiKey } from '../../scripts/lib/api-keys.ts';
+import { KONG_YML, deck, startDeckStack, summaryOf, type DeckStack } from '../helpers/deck.ts';
+import { PLATFORM_YML, startEchoUpstream, type EchoUpstream } from '../helpers/gateway.ts';
+import { TEAM_INVENTORY_YML } from '../helpers/stack.ts';
+
+// One sync per team on one gateway (issue 28; Kong's federated configuration: one file and one
+// select tag per team; Kong/deck#840, one team's sync deleting another's entities): decK itself
+// syncs the platform's file, ours and team-inventory's onto a local gateway, in both orders, and
+// `deck gateway dump --select-tag` of each team is byte-identical before and after the other's.
+const test = anyTest.serial as TestFn<{ stack: DeckStack; upstream: EchoUpstream; env: Record<string, string> }>;
+
+test.before(async (t) => {
+  t.context.stack = await startDeckStack('empty');
+  t.context.upstream = await startEchoUpstream();
+  t.context.env = {
+    ...t.context.stack.env,
+    DECK_ANIMAL_STORE_HOSTS: '["api.animal.store"]',
+    DECK_INVENTORY_UPSTREAM_URL: t.context.upstream.url,
+    DECK_INVENTORY_KEY: digestApiKey(generateApiKey()),
+  };
+});
+test.after.always(async (t) => {
+  await t.context.stack?.dispose();
+  await t.context.upstream?.close();
+});
+
+type Context = { context: { stack: DeckStack; env: Record<string, string> } };
+const sync = (t: Context, file: string) => deck(['gateway', 'sync', ...t.context.stack.addr, file], t.context.env);
+async function dump(t: Context, tag: string): Promise<string> {
+  const file = t.context.stack.file(`dump-${tag}.yaml`);
+  await deck(['gateway', 'dump', ...t.context.stack.addr, '--select-tag', tag, '-o', file, '--yes'], t.context.env);
+  return readFileSync(file, 'utf8');
+}
+const diff = async (t: Context, file: string) => summaryOf(await deck(['gateway', 'diff', ...t.context.stack.addr, file], t.context.env));
+
+test('theirs first: our sync leaves their entities byte-identical', async (t) => {
+  await sync(t, PLATFORM_YML);
+  await sync(t, TEAM_INVENTORY_YML);
+  const theirs = await dump(t, 'team-inventory');
+  t.regex(theirs, /inventory-warehouse/);
+  await sync(t, KONG_YML);
+  t.is(await dump(t, 'team-inventory'), theirs);
+  t.regex(await dump(t, 'platform'), /name: prometheus/);
+});
+
+test('with the other team present, each file diffs 0/0/0', async (t) => {
+  for (const file of [PLATFORM_YML, KONG_YML, TEAM_INVENTORY_YML]) {
+    t.deepEqual(await diff(t, file), { created: 0, updated: 0, deleted: 0 }, file);
+  }
+});
+
+test('ours first: their sync, and their removal, leave our entities byte-identical', async (t) => {
+  const ours = await dump(t, 'animal-store');
+  const theirs = await dump(t, 'team-inventory');
+  t.regex(ours, /animal-store-access/);
+  await deck(['gateway', 'reset', ...t.context.stack.addr, '--select-tag', 'team-inventory', '--force'], t.context.env);
+  t.is(await dump(t, 'animal-store'), ours, 'their removal');
+  t.notRegex(await dump(t, 'team-inventory'), /^(services|consumers|plugins):/m, 'their entities are gone');
+  await sync(t, TEAM_INVENTORY_YML);
+  t.is(await dump(t, 'animal-store'), ours, 'their sync');
+  t.is(await dump(t, 'team-inventory'), theirs, 'theirs as before: decK dumps no ids');
+  t.deepEqual(await diff(t, KONG_YML), { created: 0, updated: 0, deleted: 0 });
+});
