@@ -9,7 +9,7 @@ import { ManualClock } from './clock.ts';
 
 export const KONG_YML = join(GATEWAY_DIR, 'kong.yml');
 /** The platform's file (prometheus): synced before ours, as KONG_DECLARATIVE_CONFIG's default does. */
-const PLATFORM_YML = join(GATEWAY_DIR, 'platform', 'kong.yml');
+export const PLATFORM_YML = join(GATEWAY_DIR, 'platform', 'kong.yml');
 /** What `npm start` loads: the platform's file, then ours (GatewayOptions.configFile). */
 export const GATEWAY_CONFIG = `${PLATFORM_YML},${KONG_YML}`;
 export const PLUGINS_DIR = join(GATEWAY_DIR, 'plugins');

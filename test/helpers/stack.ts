@@ -10,9 +10,9 @@ import { requestWithHost } from './host-request.ts';
 import { REPO_ROOT } from './process.ts';
 
 /** The host name our routes answer when the stack shares its gateway with another team. */
-const OUR_HOST = 'api.animal.store';
+export const OUR_HOST = 'api.animal.store';
 /** Another team's file (its own service, key-auth consumer and plugins; test/deck/shared-kong.test.ts). */
-const TEAM_INVENTORY_YML = join(REPO_ROOT, 'test/fixtures/team-inventory/kong.yml');
+export const TEAM_INVENTORY_YML = join(REPO_ROOT, 'test/fixtures/team-inventory/kong.yml');
 import { request, type JsonResponse } from './backend.ts';
 
 export interface TestStack {
