@@ -1,7 +1,8 @@
-import type { AdminApi, NewCredential } from './admin-api/admin-api.ts';
+import type { AdminApi } from './admin-api/admin-api.ts';
 import type { KeyAuthCredential } from './admin-api/entities.ts';
 import { digestApiKey, generateApiKey, isHashedCredential, keyFingerprint, storedCredential } from './api-keys.ts';
-import { CONSUMER_GROUP, CONSUMER_TAG } from './tags.ts';
+import { joinGroup } from './consumer-group.ts';
+import { CONSUMER_TAG } from './tags.ts';
 
 /** A credential as `show` describes it: never its key, nor the digest Kong stores. */
 export interface KeySummary {
@@ -25,25 +26,16 @@ export function summarizeKey(credential: KeyAuthCredential): KeySummary {
   };
 }
 
-/**
- * Adds a credential holding `credential.key` as is: callers pass what storedCredential built.
- * Every key written (create, rotate-key, hash-keys) also puts the consumer in CONSUMER_GROUP,
- * idempotently: a consumer created before the group existed joins it with its next key.
- */
-export async function writeKey(admin: AdminApi, consumerId: string, credential: NewCredential, what: string): Promise<KeyAuthCredential> {
-  // the group first: should the key fail, membership alone lets no one in
-  await admin.putInGroup(consumerId, CONSUMER_GROUP, [CONSUMER_TAG], `putting the consumer in the ACL group ${CONSUMER_GROUP}`);
-  return admin.addKey(consumerId, credential, what);
-}
-
 /** A new key for the consumer: Kong receives its digest, the caller gets the key to hand out once. */
 export async function issueKey(
   admin: AdminApi,
   consumerId: string,
   what: string,
 ): Promise<{ key: string; fingerprint: string; credential: KeyAuthCredential }> {
+  // the group first: should the key fail, membership alone lets no one in
+  await joinGroup(admin, consumerId);
   const key = generateApiKey();
   const stored = storedCredential(key, [CONSUMER_TAG]);
-  const credential = await writeKey(admin, consumerId, stored, what);
+  const credential = await admin.addKey(consumerId, stored, what);
   return { key, fingerprint: keyFingerprint(stored.key), credential };
 }

@@ -2,7 +2,8 @@ import type { KeyAuthCredential } from './admin-api/entities.ts';
 import { isHashedCredential, storedCredential } from './api-keys.ts';
 import { listConsumers, requireConsumer, summarizeConsumer, type IssuedKey } from './consumers.ts';
 import type { ProvisioningContext } from './context.ts';
-import { issueKey, writeKey } from './key-credentials.ts';
+import { inGroup, joinGroup } from './consumer-group.ts';
+import { issueKey } from './key-credentials.ts';
 import { limitsFor } from './plans.ts';
 import { withRollback } from './rollback.ts';
 
@@ -79,6 +80,8 @@ export async function hashKeys(
   const result: HashKeysResult = { dryRun: options.dryRun, consumers: 0, hashed: 0, alreadyHashed: 0 };
   for await (const consumer of listConsumers(context)) {
     result.consumers += 1;
+    // a consumer made before the ACL group existed joins it here (docs/shared-kong.md)
+    if (!options.dryRun && !(await inGroup(context.admin, consumer.id))) await joinGroup(context.admin, consumer.id);
     const credentials = await context.admin.keys(consumer.id);
     for (const credential of credentials) {
       if (isHashedCredential(credential)) {
@@ -108,7 +111,7 @@ async function hashCredential(
       // Kong reads a ttl as whole seconds left, 0 in the last second; a ttl of 0 would mean
       // "never expires", so the hashed key gets at least 1.
       const ttl = plaintext.ttl !== null ? { ttl: Math.max(1, plaintext.ttl) } : {};
-      const created = await writeKey(admin, consumerId, { ...stored, ...ttl }, `hashing ${where}`);
+      const created = await admin.addKey(consumerId, { ...stored, ...ttl }, `hashing ${where}`);
       onRollback(() => admin.deleteKey(consumerId, created.id, `removing the hashed copy of ${where}`));
     }
     await admin.deleteKey(consumerId, plaintext.id, `deleting the plaintext ${where}`);

@@ -256,10 +256,8 @@ test.serial('/schemas/plugins/acl answers kong/plugins/acl/schema.lua\'s config,
   const { admin } = t.context;
   const schema = await admin('/schemas/plugins/acl');
   t.is(schema.status, 200);
-  const fields = Object.assign({}, ...(schema.body.fields as Array<Record<string, unknown>>)) as Record<
-    string,
-    { fields?: Array<Record<string, unknown>> }
-  >;
+  type Fields = Array<Record<string, Record<string, unknown>>>;
+  const fields = Object.assign({}, ...(schema.body.fields as Fields)) as Record<string, { fields?: Fields }>;
   const config = Object.assign({}, ...(fields.config?.fields ?? [])) as Record<string, Record<string, unknown>>;
   t.deepEqual(Object.keys(config), ['allow', 'deny', 'hide_groups_header', 'always_use_authenticated_groups']);
   t.like(config.allow, { type: 'array', elements: { type: 'string' } });

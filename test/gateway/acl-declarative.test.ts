@@ -44,6 +44,15 @@ test('consumers[].acls load, re-sync by consumer + group, and follow the file', 
   t.deepEqual(after.map((a) => a.group), ['admin-made', 'gold', 'silver']);
   t.is(after.find((a) => a.group === 'gold')?.id, alice.find((a) => a.group === 'gold')?.id, 'matched by consumer + group: same id');
 
+  // The same group twice for one consumer is refused, as decK refuses it ("entity already exists").
+  writeFileSync(file, config(['gold', 'gold']));
+  const refused = await gateway.reload().then(
+    () => 'reloaded',
+    (error: unknown) => (error instanceof Error ? error.message : String(error)),
+  );
+  t.regex(refused, /consumers\[0\] \(alice\)\.acls\[1\]: group 'gold' is already declared for this consumer/);
+  t.deepEqual((await groupsOf('alice')).map((a) => a.group), ['admin-made', 'gold', 'silver'], 'nothing of the refused file applied');
+
 });
 
 test('an ACL without a group is refused, naming where it is', async (t) => {

@@ -9,6 +9,7 @@ export const GO_KONG_FILES = [
   'consumer_service_test.go',
   'plugin_service_test.go',
   'key_auth_service_test.go',
+  'acl_service_test.go',
   'tag_service_test.go',
   'schema_service_test.go',
   'information_service_test.go',

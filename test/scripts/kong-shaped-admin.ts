@@ -74,6 +74,8 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
   const consumers: Consumer[] = [];
   const plugins: PluginEntity[] = [];
   let credentials: Credential[] = [];
+  // kong/plugins/acl/daos.lua: one row per consumer and group
+  const groups = new Map<string, Set<string>>();
   const requests: RecordedRequest[] = [];
   const failures: Array<{ method: string; path: RegExp; status: number }> = [];
 
@@ -191,7 +193,13 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
     // kong/plugins/acl/api.lua: PUT /consumers/{c}/acls/{group} creates or replaces the membership
     if (parts[2] === 'acls' && parts.length === 4 && req.method === 'PUT') {
       const tags = (body.tags as string[] | undefined) ?? null;
+      groups.set(consumer.id, new Set([...(groups.get(consumer.id) ?? []), parts[3]!]));
       return send(res, 200, { id: randomUUID(), consumer: { id: consumer.id }, group: parts[3], created_at: now, tags });
+    }
+    if (parts[2] === 'acls' && parts.length === 3 && req.method === 'GET') {
+      const row = (group: string) => ({ id: randomUUID(), consumer: { id: consumer.id }, group, created_at: now });
+      const rows = [...(groups.get(consumer.id) ?? [])].map(row);
+      return page(res, rows);
     }
     if (parts[2] === 'plugins' && req.method === 'GET') return page(res, plugins.filter((p) => p.consumer.id === consumer.id));
     if (parts[2] === 'plugins' && req.method === 'POST') return createPlugin(res, consumer, body);

@@ -1,5 +1,15 @@
 import { createKongAdminClient, expectBody, expectDone, pages, type AdminConnection, type KongAdminClient } from './client.ts';
-import { consumerFrom, credentialFrom, pageFrom, pluginFrom, type Consumer, type KeyAuthCredential, type Plugin } from './entities.ts';
+import {
+  aclFrom,
+  consumerFrom,
+  credentialFrom,
+  pageFrom,
+  pluginFrom,
+  type Acl,
+  type Consumer,
+  type KeyAuthCredential,
+  type Plugin,
+} from './entities.ts';
 
 /** What a new key-auth credential holds: callers pass what storedCredential (api-keys.ts) built. */
 export interface NewCredential {
@@ -91,6 +101,14 @@ export class AdminApi {
       body: { tags },
     });
     expectDone(result, what);
+  }
+
+  async *groups(consumerId: string, what = "listing the consumer's ACL groups"): AsyncGenerator<Acl> {
+    yield* pages((offset) =>
+      this.kong
+        .GET('/consumers/{consumer_username_or_id}/acls', { params: { path: { consumer_username_or_id: consumerId }, query: { offset } } })
+        .then((result) => pageFrom(expectBody(result, what), aclFrom, what)),
+    );
   }
 
   async keys(consumerId: string, what = 'listing keys'): Promise<KeyAuthCredential[]> {

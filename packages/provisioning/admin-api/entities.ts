@@ -40,6 +40,12 @@ export interface KeyAuthCredential {
   created_at: number;
 }
 
+/** A consumer's membership of an ACL group (kong/plugins/acl/daos.lua). */
+export interface Acl {
+  id: string;
+  group: string;
+}
+
 type Fields = Record<string, unknown>;
 
 const isFields = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -97,6 +103,11 @@ export function credentialFrom(value: unknown, what: string): KeyAuthCredential 
     tags: tagsOf(fields.tags),
     created_at: numberOr(fields.created_at, 0),
   };
+}
+
+export function aclFrom(value: unknown, what: string): Acl {
+  const fields = fieldsOf(value, 'ACL group', what);
+  return { id: requiredString(fields, 'id', 'ACL group', what), group: requiredString(fields, 'group', 'ACL group', what) };
 }
 
 /**

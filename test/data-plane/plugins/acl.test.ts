@@ -3,7 +3,7 @@ import { startTestNode, type TestNode } from '../../helpers/data-plane.ts';
 import { httpGet, type HttpResponse } from '../../helpers/http-request.ts';
 import type { SnapshotInput } from '../../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../../helpers/upstream.ts';
-import { BUNDLED_PLUGINS, PLUGIN_FIXTURES_DIR, mockUpstream, plugin } from './kit.ts';
+import { BUNDLED_PLUGINS, PLUGIN_FIXTURES_DIR, logged, mockUpstream, plugin } from './kit.ts';
 
 // Kong 3.9.3's spec/03-plugins/18-acl/02-access_spec.lua, transcribed, on a data-plane node
 // (SPEC:<line> below). The spec's ctx-checker plugin is test/data-plane/plugins/fixtures/ctx-checker.
@@ -39,6 +39,7 @@ function snapshot(): SnapshotInput {
     'allow-everyone', 'allow-none', 'deny-everyone', 'deny-none', 'allow-everyone-anonymous', 'allow-everyone-anonymous-with-group',
     'allow-none-anonymous', 'allow-none-anonymous-with-group', 'deny-everyone-anonymous', 'deny-everyone-anonymous-with-group',
     'deny-none-anonymous', 'deny-none-anonymous-with-group',
+    'groups-probe', 'ngx-ctx-groups', 'string-groups',
   ];
   return {
     services: [{ name: 'mock', url: upstream.url }],
@@ -49,6 +50,7 @@ function snapshot(): SnapshotInput {
       { username: 'consumer3' },
       { username: 'consumer4' },
       { username: 'consumer5' },
+      { username: 'member' },
       { id: ANONYMOUS_ID, username: 'anonymous' },
       { id: ANONYMOUS_B_ID, username: 'anonymous-b' },
       { id: ANONYMOUS_WITH_GROUP_ID, username: 'anonymous-with-group' },
@@ -59,6 +61,7 @@ function snapshot(): SnapshotInput {
       { consumer: 'consumer3', key: 'apikey125' },
       { consumer: 'consumer4', key: 'apikey126' },
       { consumer: 'consumer5', key: 'apikey127' },
+      { consumer: 'member', key: 'member-key' },
     ],
     acls: [
       { consumer: 'consumer2', group: 'admin' },
@@ -69,6 +72,8 @@ function snapshot(): SnapshotInput {
       { consumer: 'consumer5', group: 'acl_group1' },
       { consumer: 'anonymous', group: 'anonymous' },
       { consumer: 'anonymous-with-group', group: 'everyone' },
+      { consumer: 'member', group: 'animal-store' },
+      { consumer: 'member', group: 'gold' },
     ],
     plugins: [
       // SPEC:12-845
@@ -161,13 +166,21 @@ function snapshot(): SnapshotInput {
       keyAuth('deny-none-anonymous', { anonymous: ANONYMOUS_B_ID }),
       acl('deny-none-anonymous-with-group', { deny: ['none'] }),
       keyAuth('deny-none-anonymous-with-group', { anonymous: ANONYMOUS_WITH_GROUP_ID }),
+      // groups set in ngx.ctx (Kong's older place), or not as a table
+      acl('ngx-ctx-groups', { allow: ['admin'] }),
+      ctxChecker('ngx-ctx-groups', { ctx_set_field: 'authenticated_groups', ctx_set_array: ['admin'] }),
+      acl('string-groups', { allow: ['admin'] }),
+      ctxChecker('string-groups', { ctx_set_field: 'authenticated_groups', ctx_set_value: 'admin' }),
+      // another plugin reading groups through kong.plugins.acl.groups, no acl on the route
+      keyAuth('groups-probe', { anonymous: ANONYMOUS_B_ID }),
+      { name: 'acl-groups-probe', route: 'groups-probe', config: {} },
     ],
   };
 }
 
 test.before(async () => {
   upstream = await startUpstream(mockUpstream);
-  node = await startTestNode({ pluginsDir: PLUGIN_FIXTURES_DIR, plugins: [...BUNDLED_PLUGINS, 'ctx-checker'], snapshot: snapshot() });
+  node = await startTestNode({ pluginsDir: PLUGIN_FIXTURES_DIR, plugins: [...BUNDLED_PLUGINS, 'ctx-checker', 'acl-groups-probe'], snapshot: snapshot() });
 });
 
 test.after.always(async () => {
@@ -366,4 +379,26 @@ test(`an anonymous consumer with a group: 403 when not allowed or denied (${SPEC
   for (const host of ['allow-none-anonymous-with-group', 'deny-everyone-anonymous-with-group']) {
     t.deepEqual(await refused(host, '/request'), FORBIDDEN, host);
   }
+});
+
+// --- kong.plugins.acl.groups from another plugin ---------------------------------------------
+
+test('another plugin reads the consumer\'s groups through kong.plugins.acl.groups, with no acl on the route', async (t) => {
+  const member = await get('groups-probe', '/request?apikey=member-key');
+  t.is(member.status, 200);
+  t.like(member.json, { groups: ['animal-store', 'gold'], in_allowed: true });
+  const other = await get('groups-probe', '/request?apikey=apikey126');
+  t.like(other.json, { groups: ['free', 'hello'], in_allowed: false });
+  const noGroups = await get('groups-probe', '/request?apikey=apikey123');
+  // (cjson writes an empty Lua table as {})
+  t.like(noGroups.json, { groups: {}, in_allowed: false });
+  const anonymous = await get('groups-probe', '/request');
+  t.like(anonymous.json, { consumer_id: ANONYMOUS_B_ID, groups: {}, in_allowed: false });
+});
+
+test('authenticated groups in ngx.ctx count too; a string there is ignored with a warning (kong/plugins/acl/groups.lua:158-170)', async (t) => {
+  t.deepEqual(await upstreamGroups('ngx-ctx-groups', '/request'), { consumer: undefined, authenticated: 'admin' });
+  t.deepEqual(await refused('string-groups', '/request'), UNAUTHORIZED);
+  await logged(node, /invalid authenticated_groups, a table was expected/);
+  t.pass();
 });

@@ -105,7 +105,10 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, service
   for (const declared of config.acls) {
     const consumerId = ids.consumer.get(declared.refs.consumer ?? '');
     if (!consumerId) continue;
-    upsert('acls', declared, draft.list('acls').find((a) => a.consumer.id === consumerId && a.group === declared.input.group));
+    const existing = draft.list('acls').find((a) => a.consumer.id === consumerId && a.group === declared.input.group);
+    // decK refuses the file too: "inserting acl-group <group> for consumer <c>: entity already exists".
+    if (existing && kept.has(`acls:${existing.id}`)) problems.push(`${declared.where}: group '${existing.group}' is already declared for this consumer`);
+    else upsert('acls', declared, existing);
   }
   for (const declared of config.plugins) {
     const scope = (kind: keyof typeof ids) => {

@@ -4,6 +4,24 @@
  */
 
 export interface paths {
+    "/consumers/{consumer_username_or_id}/acls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                consumer_username_or_id: string;
+            };
+            cookie?: never;
+        };
+        get: operations["list-acls-for-consumer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/consumers/{consumer_username_or_id}/acls/{group_or_id}": {
         parameters: {
             query?: never;
@@ -45,6 +63,34 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    "list-acls-for-consumer": {
+        parameters: {
+            query?: {
+                offset?: string;
+            };
+            header?: never;
+            path: {
+                consumer_username_or_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The consumer's groups. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Acl"][];
+                        next?: string | null;
+                        offset?: string;
+                    };
+                };
+            };
+        };
+    };
     "upsert-acl-for-consumer": {
         parameters: {
             query?: never;
