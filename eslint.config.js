@@ -5,9 +5,43 @@ import tseslint from 'typescript-eslint';
 
 /** Everything of the local gateway but its public entry (gateway/local/index.ts). */
 const GATEWAY_INTERNALS = { from: './gateway/local', except: ['./index.ts', './snapshot.schema.json', './package.json'] };
+/** The same for the backend (backend/src/index.ts), the provisioning library and the consumers CLI. */
+const BACKEND_INTERNALS = { from: './backend/src', except: ['./index.ts'] };
+const PROVISIONING_INTERNALS = { from: './packages/provisioning', except: ['./index.ts'] };
+const CLI_INTERNALS = { from: './scripts/cli', except: ['./index.ts'] };
+
+/** Where tests reach past a public entry: each unit-tests the one internal module it imports. */
+const UNIT_TESTS_OF_INTERNALS = [
+  'test/backend/repositories.test.ts', // PetRepository's queries, on a database of its own
+  'test/backend/idempotency.test.ts', // the idempotency store and its expiry, on a fake clock
+  'test/backend/contract.test.ts', // the servers the backend reads from the contract
+  'test/backend/pagination.test.ts', // cursors forged to test their checks
+  'test/bench/backend-bench.ts', // a deep page's cursor, without paging there first
+  'test/scripts/usage-prometheus.test.ts', // the PromQL usage sends, checked against Prometheus
+  'test/scripts/usage-show.test.ts', // the Redis key of Kong's counters
+];
+
+/** Layers that hold everywhere. */
+const LAYERS = [
+  { target: './gateway/local/control-plane', from: './gateway/local/cmd', message: 'the control plane does not depend on the process that runs it' },
+  { target: './gateway/local/control-plane', from: './gateway/local/data-plane', message: 'the planes meet at snapshot.schema.json only' },
+  { target: './gateway/local/control-plane', from: './gateway/local/index.ts', message: 'the public entry is for outside the gateway' },
+  { target: './gateway', from: './backend', message: 'the gateway and the backend do not import each other' },
+  { target: './backend', from: './gateway', message: 'the gateway and the backend do not import each other' },
+  { target: './test', ...GATEWAY_INTERNALS, message: "tests use the gateway's public entry (gateway/local/index.ts) or its HTTP surfaces" },
+  { target: './scripts', ...GATEWAY_INTERNALS, message: "scripts use the gateway's public entry (gateway/local/index.ts)" },
+  { target: './scripts', ...PROVISIONING_INTERNALS, message: "scripts use the provisioning library's public entry (packages/provisioning/index.ts)" },
+  { target: './test', ...PROVISIONING_INTERNALS, message: "tests use the provisioning library's public entry (packages/provisioning/index.ts)" },
+];
+
+/** Public entries that UNIT_TESTS_OF_INTERNALS may reach past. */
+const TEST_ENTRIES = [
+  { target: './test', ...BACKEND_INTERNALS, message: "tests use the backend's public entry (backend/src/index.ts) or its HTTP API" },
+  { target: './test', ...CLI_INTERNALS, message: "tests use the CLI's public entry (scripts/cli/index.ts) or run it" },
+];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '**/*.d.ts', 'gateway/local/cmd/*.built.mjs'] },
+  { ignores: ['node_modules/', 'dist/', '**/generated/**', 'gateway/local/cmd/*.built.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -20,19 +54,12 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { varsIgnorePattern: '^_', argsIgnorePattern: '^_', ignoreRestSiblings: true }],
       // Koa's app.callback() is an async request listener by design (Koa answers its own errors).
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
-      // kong.response.exit/error unwind a plugin phase with ExitSignal, control flow on the request
-      // path: an Error subclass would capture a stack trace per exit.
-      '@typescript-eslint/only-throw-error': [
-        'error',
-        { allow: [{ from: 'file', name: 'ExitSignal', path: 'gateway/local/proxy/request-context.ts' }] },
-      ],
       // Off: it fires on String(value) of config and query values typed unknown, which the
       // gateway echoes back in Kong's messages on purpose (8 sites; checkUnknown: false does not
       // quiet it in typescript-eslint 8.73).
       '@typescript-eslint/no-base-to-string': 'off',
-      // The Lua host's closures capture a binding that is assigned once, after they are made;
       // `let [first, ...rest]` where only `first` is assigned again stays one declaration.
-      'prefer-const': ['error', { ignoreReadBeforeAssign: true, destructuring: 'all' }],
+      'prefer-const': ['error', { destructuring: 'all' }],
       // .editorconfig's rules, for TypeScript.
       'eol-last': 'error',
       'no-trailing-spaces': 'error',
@@ -58,7 +85,8 @@ export default tseslint.config(
     // The layers (gateway/local/README.md): no import cycles anywhere; the control plane imports
     // neither the process around it (cmd/) nor the data plane; cmd/ uses the control plane; the
     // backend and the gateway do not import each other; the rest of the repository (scripts,
-    // tests) uses the gateway's public entry only.
+    // tests) uses the public entries of the gateway, the backend, the provisioning library and
+    // the CLI only.
     files: ['**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {
@@ -72,27 +100,14 @@ export default tseslint.config(
       'import-x/no-restricted-paths': [
         'error',
         {
-          zones: [
-            { target: './gateway/local/control-plane', from: './gateway/local/cmd', message: 'the control plane does not depend on the process that runs it' },
-            { target: './gateway/local/control-plane', from: './gateway/local/data-plane', message: 'the planes meet at snapshot.schema.json only' },
-            { target: './gateway/local/control-plane', from: './gateway/local/index.ts', message: 'the public entry is for outside the gateway' },
-            { target: './gateway', from: './backend', message: 'the gateway and the backend do not import each other' },
-            { target: './backend', from: './gateway', message: 'the gateway and the backend do not import each other' },
-            { target: './test', ...GATEWAY_INTERNALS, message: "tests use the gateway's public entry (gateway/local/index.ts) or its HTTP surfaces" },
-            { target: './scripts', ...GATEWAY_INTERNALS, message: "scripts use the gateway's public entry (gateway/local/index.ts)" },
-          ],
+          zones: [...LAYERS, ...TEST_ENTRIES],
         },
       ],
     },
   },
-  { files: ['**/*.js', '**/*.cjs'], ...tseslint.configs.disableTypeChecked },
   {
-    // The LuaJIT addon's loader and build script: CommonJS, as node-gyp's tooling expects.
-    files: ['**/*.cjs'],
-    languageOptions: {
-      sourceType: 'commonjs',
-      globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly' },
-    },
-    rules: { '@typescript-eslint/no-require-imports': 'off' },
+    files: UNIT_TESTS_OF_INTERNALS,
+    rules: { 'import-x/no-restricted-paths': ['error', { zones: LAYERS }] },
   },
+  { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
 );

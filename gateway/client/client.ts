@@ -1,5 +1,5 @@
 import createClient, { type Client } from 'openapi-fetch';
-import type { components, paths } from './animal-store-api.d.ts';
+import type { components, paths } from './generated/animal-store-api.d.ts';
 import { DEFAULT_RETRY, type RetryOptions } from './backoff.ts';
 import { bearerAuth, errorsAsExceptions, idempotencyKeys } from './middleware.ts';
 import { items, pages, type ListItem, type ListPath, type ListQuery } from './pagination.ts';
@@ -7,7 +7,7 @@ import { abortableSleep, retryingFetch, type Sleep } from './retrying-fetch.ts';
 
 export type Pet = components['schemas']['Pet'];
 export type Order = components['schemas']['Order'];
-export type { paths, components } from './animal-store-api.d.ts';
+export type { paths, components } from './generated/animal-store-api.d.ts';
 export { ApiError, ApiKeyBannedError, NetworkError, type RateLimitState } from './errors.ts';
 export type { RetryOptions } from './backoff.ts';
 

@@ -1,4 +1,4 @@
-import type { components } from './animal-store-api.d.ts';
+import type { components } from './generated/animal-store-api.d.ts';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
 
@@ -10,7 +10,7 @@ export interface RateLimitState {
   reset: Date;
 }
 
-export function readRateLimit(headers: Headers): RateLimitState | undefined {
+function readRateLimit(headers: Headers): RateLimitState | undefined {
   const limit = Number(headers.get('x-ratelimit-limit') ?? NaN);
   const remaining = Number(headers.get('x-ratelimit-remaining') ?? NaN);
   const reset = Number(headers.get('x-ratelimit-reset') ?? NaN);

@@ -1,6 +1,6 @@
 import LinkHeader from 'http-link-header';
 import type { Client } from 'openapi-fetch';
-import type { paths } from './animal-store-api.d.ts';
+import type { paths } from './generated/animal-store-api.d.ts';
 
 /** The list operations: a JSON array per page, the next page in `Link: <…>; rel="next"`. */
 export type ListPath = '/pets' | '/store/orders';
@@ -8,7 +8,7 @@ export type ListQuery<P extends ListPath> = NonNullable<paths[P]['get']['paramet
 export type ListItem<P extends ListPath> = paths[P]['get']['responses'][200]['content']['application/json'][number];
 
 /** The next page's URL from a Link header (RFC 8288), resolved against the page's own URL. */
-export function nextPageUrl(response: Response): URL | undefined {
+function nextPageUrl(response: Response): URL | undefined {
   const header = response.headers.get('link');
   const next = header ? LinkHeader.parse(header).rel('next')[0] : undefined;
   return next ? new URL(next.uri, response.url) : undefined;

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { readBackendConfigOrExit } from '../../backend/src/config.ts';
-import { buildGateway } from '../build-gateway.ts';
+import { buildGateway } from '../tools/build-gateway.ts';
 import { StartFailed, Supervisor, describeExit, type RunningChild } from './supervisor.ts';
 
 export interface StackOptions<Ready> {
@@ -10,7 +10,7 @@ export interface StackOptions<Ready> {
   checkSettings(): void;
   /** What a Ctrl-C stops before the backend, for its line. */
   stopping: string;
-  /** The gateway side's entry point, bundled to plain JavaScript by scripts/build-gateway.ts first. */
+  /** The gateway side's entry point, bundled to plain JavaScript by scripts/tools/build-gateway.ts first. */
   builtEntry: string;
   banner(supervisorPid: number, backend: RunningChild<string>, gateway: RunningChild<Ready>): string;
 }

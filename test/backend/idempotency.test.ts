@@ -95,7 +95,7 @@ test('a 4xx outcome is stored and replayed, not run again', async (t) => {
 test('a 5xx outcome is not stored: the repeat runs', async (t) => {
   const { db } = t.context.backend;
   const logged: unknown[] = [];
-  const { startBackend } = await import('../../backend/src/server.ts');
+  const { startBackend } = await import('../../backend/src/index.ts');
   const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir: t.context.backend.dataDir }, { logError: (error) => logged.push(error) });
   t.teardown(() => backend.close());
   const key = newKey();

@@ -146,7 +146,7 @@ test('GET /store/orders lists orders, filters by status and marks the area exper
 });
 
 test('order timestamps come from the injected clock', async (t) => {
-  const { createApp } = await import('../../backend/src/app.ts');
+  const { createApp } = await import('../../backend/src/index.ts');
   const { createServer } = await import('node:http');
   const fixed = new Date('2030-01-02T03:04:05.000Z');
   const server = createServer(createApp({ db: t.context.backend.db, clock: () => fixed }).callback());

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import knex, { type Knex } from 'knex';
-import { openDatabase } from '../../backend/src/db/connect.ts';
+import { openDatabase } from '../../backend/src/index.ts';
 import { sqliteConfig } from '../../packages/node-runtime/sqlite.js';
 import { PetRepository } from '../../backend/src/pets/pet-repository.ts';
 

@@ -1,5 +1,5 @@
 import anyTest, { type TestFn } from 'ava';
-import { ErrorCode } from '../../backend/src/http/errors.ts';
+import { ErrorCode } from '../../backend/src/index.ts';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { request, startTestBackend, type TestBackend } from '../helpers/backend.ts';
@@ -234,8 +234,7 @@ test('repeated or odd query parameters answer 400, never 5xx', async (t) => {
 });
 
 test('an unexpected failure answers 500 internal_error without internals, and is logged', async (t) => {
-  const { createApp } = await import('../../backend/src/app.ts');
-  const { openDatabase } = await import('../../backend/src/db/connect.ts');
+  const { createApp, openDatabase } = await import('../../backend/src/index.ts');
   const { mkdtempSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { createServer } = await import('node:http');

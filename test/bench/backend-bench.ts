@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeCursor } from '../../backend/src/http/pagination.ts';
-import { startBackend } from '../../backend/src/server.ts';
+import { startBackend } from '../../backend/src/index.ts';
 import { startBareJsonServer } from './bare-server.ts';
 import { load, progress, ratio, type LoadResult } from './load.ts';
 import { seedPets } from './seed.ts';

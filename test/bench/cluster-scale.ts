@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { startBackend } from '../../backend/src/server.ts';
+import { startBackend } from '../../backend/src/index.ts';
 import { startCluster, type RunningCluster } from '../../gateway/local/index.ts';
 import { GATEWAY_DIR } from '../../gateway/local/index.ts';
-import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
+import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 
 /**
  * Scale-out figures (issue 21), measured in one run on this machine: two data-plane nodes behind

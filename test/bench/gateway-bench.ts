@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../backend/src/db/connect.ts';
-import { digestApiKey, generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
+import { openDatabase } from '../../backend/src/index.ts';
+import { digestApiKey, generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';
 import { adminRequest } from './admin.ts';
 import { measureBreakdown, type BreakdownResult } from './breakdown.ts';

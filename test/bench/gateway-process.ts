@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildGateway } from '../../scripts/build-gateway.ts';
+import { buildGateway } from '../../scripts/tools/build-gateway.ts';
 import { spawnNode, type SpawnedProcess } from '../helpers/process.ts';
 
 export interface GatewayProcess {

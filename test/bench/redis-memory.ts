@@ -3,10 +3,10 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startBackend } from '../../backend/src/server.ts';
+import { startBackend } from '../../backend/src/index.ts';
 import { startCluster } from '../../gateway/local/index.ts';
 import { GATEWAY_DIR } from '../../gateway/local/index.ts';
-import { digestApiKey, generateApiKey, KEY_HASH_TAG } from '../../scripts/lib/api-keys.ts';
+import { digestApiKey, generateApiKey, KEY_HASH_TAG } from '../../packages/provisioning/index.ts';
 import { redisCommands, type RespValue } from '../helpers/redis.ts';
 
 /**

@@ -6,9 +6,9 @@ import { promisify } from 'node:util';
 import test from 'ava';
 import { REPO_ROOT } from '../helpers/process.ts';
 
-// gateway/client/animal-store-api.d.ts is generated from the contract (npm run generate:client)
+// gateway/client/generated/animal-store-api.d.ts is generated from the contract (npm run generate:client)
 // and committed; this keeps the client's types from drifting from gateway/openapi.yaml.
-const GENERATED = 'gateway/client/animal-store-api.d.ts';
+const GENERATED = 'gateway/client/generated/animal-store-api.d.ts';
 
 test(`${GENERATED} is what openapi-typescript generates from gateway/openapi.yaml today`, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'client-types-'));

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { parse } from 'yaml';
-import { KEY_HASH_TAG, digestApiKey } from '../../scripts/lib/api-keys.ts';
+import { KEY_HASH_TAG, digestApiKey } from '../../packages/provisioning/index.ts';
 import { request } from '../helpers/backend.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { deck, startDeckStack, type DeckStack } from '../helpers/deck.ts';

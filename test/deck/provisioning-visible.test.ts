@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { parse } from 'yaml';
-import { digestApiKey } from '../../scripts/lib/api-keys.ts';
+import { digestApiKey } from '../../packages/provisioning/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { deck, startDeckStack } from '../helpers/deck.ts';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import anyTest, { type TestFn } from 'ava';
-import { digestApiKey, generateApiKey } from '../../scripts/lib/api-keys.ts';
+import { digestApiKey, generateApiKey } from '../../packages/provisioning/index.ts';
 import { KONG_YML, deck, startDeckStack, summaryOf, type DeckStack } from '../helpers/deck.ts';
 import { PLATFORM_YML, startEchoUpstream, type EchoUpstream } from '../helpers/gateway.ts';
 import { TEAM_INVENTORY_YML } from '../helpers/stack.ts';

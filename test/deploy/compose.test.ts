@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 import { checkDeclarativeConfig, KONG_BUNDLED_PLUGINS } from '../../gateway/local/index.ts';
 import { GATEWAY_CONFIG, PLUGINS_DIR } from '../helpers/gateway.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
-import { DECK_VERSION } from '../../scripts/lib/deck-build.ts';
+import { DECK_VERSION } from '../../scripts/tools/deck-build.ts';
 
 // No Docker engine here: docker-compose.yml and its wiring to kong.yml are checked statically.
 type Service = {
@@ -58,7 +58,7 @@ test('the stack has every service the deployment needs, on Kong 3.9.3 OSS', (t) 
     'backend', 'deck-sync', 'grafana', 'kong', 'kong-certs', 'kong-cp', 'kong-lb', 'kong-migrations', 'postgres', 'prometheus', 'redis',
   ]);
   for (const name of ['kong', 'kong-cp', 'kong-certs', 'kong-migrations']) t.is(services[name]!.image, 'kong:3.9.3', name);
-  // The version `npm run deck` builds and the decK tests run (scripts/lib/deck-build.ts).
+  // The version `npm run deck` builds and the decK tests run (scripts/tools/deck-build.ts).
   t.is(services['deck-sync']!.image, `kong/deck:${DECK_VERSION}`);
 });
 

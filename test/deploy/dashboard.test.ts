@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import { parse } from 'yaml';
-import { loadCatalogue } from '../../scripts/lib/plans.ts';
+import { loadCatalogue } from '../../packages/provisioning/index.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { startPrometheus, type PromSample, type RunningPrometheus } from '../helpers/prometheus.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';

@@ -42,7 +42,7 @@ try {
   const [, proxyUrl, adminUrl] = await gateway.waitFor(/proxy (\S+), Admin API (\S+);/, 60_000);
 
   // Provisioned as an admin would: the consumers CLI, enterprise plan, limits the run never reaches.
-  const cli = spawnTs('scripts/consumers.ts', ['create', '--username', 'fuzz', '--plan', 'enterprise', '--minute', '10000000', '--day', '1000000000', '--json'], { KONG_ADMIN_URL: adminUrl! });
+  const cli = spawnTs('scripts/cli/consumers.ts', ['create', '--username', 'fuzz', '--plan', 'enterprise', '--minute', '10000000', '--day', '1000000000', '--json'], { KONG_ADMIN_URL: adminUrl! });
   const created = await cli.exited;
   if (created.code !== 0) throw new Error(`provisioning failed: ${cli.output()}`);
   const { key } = JSON.parse(cli.output().trim().split('\n').at(-1)!) as { key: string };

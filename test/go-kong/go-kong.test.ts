@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
-import { ensureGoKongTests } from '../../scripts/lib/go-kong-build.ts';
+import { ensureGoKongTests } from '../../scripts/tools/go-kong-build.ts';
 import { startTestGateway, writeConfig } from '../helpers/gateway.ts';
 import { EXCLUDED, GO_KONG_FILES, GO_KONG_PICKED } from './selection.ts';
 

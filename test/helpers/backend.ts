@@ -1,8 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AppOptions } from '../../backend/src/app.ts';
-import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
+import { startBackend, type AppOptions, type RunningBackend } from '../../backend/src/index.ts';
 
 export interface TestBackend extends RunningBackend {
   dataDir: string;

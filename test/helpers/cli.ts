@@ -4,7 +4,7 @@ export type CliResult = ProcessResult;
 
 /** Runs the real provisioning CLI (`npm run consumers -- …`) as a child process. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  return runToEnd(process.execPath, ['--import', 'tsx', 'scripts/consumers.ts', ...args], {
+  return runToEnd(process.execPath, ['--import', 'tsx', 'scripts/cli/consumers.ts', ...args], {
     ...process.env,
     KONG_ADMIN_URL: undefined,
     KONG_ADMIN_HEADER: undefined,
@@ -14,11 +14,11 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli
 }
 
 /**
- * Runs the same CLI in this process through its `main(argv, io)` (scripts/lib/consumers-cli.ts):
+ * Runs the same CLI in this process through its `main(argv, io)` (scripts/cli/program.ts):
  * same arguments, output and exit code, without a Node start per call. `env` is all it sees.
  */
 export async function runCliInProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const { main } = await import('../../scripts/lib/consumers-cli.ts');
+  const { main } = await import('../../scripts/cli/index.ts');
   let stdout = '';
   let stderr = '';
   const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env };

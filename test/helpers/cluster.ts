@@ -3,8 +3,8 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:ht
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type RunningCluster } from '../../gateway/local/index.ts';
-import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
-import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
+import { startBackend, type RunningBackend } from '../../backend/src/index.ts';
+import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { ManualClock } from './clock.ts';
 import { request, type JsonResponse } from './backend.ts';
 import { GATEWAY_CONFIG, PLUGINS_DIR, setDataPlaneClock } from './gateway.ts';
@@ -16,7 +16,7 @@ export interface ClusterResponse {
   body: any;
 }
 
-export interface CallOptions {
+interface CallOptions {
   key?: string;
   method?: string;
   headers?: Record<string, string>;

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DECK_VERSION, deckBinaryPath } from '../../scripts/lib/deck-build.ts';
+import { DECK_VERSION, deckBinaryPath } from '../../scripts/tools/deck-build.ts';
 import { request, type JsonResponse } from './backend.ts';
 import { startTestBackend, type TestBackend } from './backend.ts';
 import { GATEWAY_CONFIG, KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-export interface Poll {
+interface Poll {
   nodeId: string | null;
   hostname: string | null;
   hash: string;

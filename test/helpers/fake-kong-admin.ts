@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 // cannot run here: this is how the CLI meets such a plugin. test/scripts/usage-show.test.ts checks
 // its answers against Kong's official OpenAPI.
 
-export interface FakeConsumer {
+interface FakeConsumer {
   id: string;
   username: string;
   custom_id: string | null;
@@ -17,7 +17,7 @@ export interface FakeConsumer {
   updated_at: number;
 }
 
-export interface FakePlugin {
+interface FakePlugin {
   id: string;
   name: string;
   instance_name: string | null;
@@ -42,7 +42,7 @@ export interface FakeKongAdmin {
   close(): Promise<void>;
 }
 
-export interface RateLimitingConfig {
+interface RateLimitingConfig {
   second: number | null;
   minute: number | null;
   hour: number | null;
@@ -72,10 +72,10 @@ export interface RateLimitingConfig {
 }
 
 /** What a test sets of a plan plugin's config; the rest is Kong's defaults. */
-export type PlanConfig = Partial<Omit<RateLimitingConfig, 'redis'>> & { redis?: Partial<RateLimitingConfig['redis']> };
+type PlanConfig = Partial<Omit<RateLimitingConfig, 'redis'>> & { redis?: Partial<RateLimitingConfig['redis']> };
 
 /** rate-limiting's config as Kong 3.9 stores it: every field of its schema, defaults filled. */
-export function rateLimitingConfig(config: PlanConfig): RateLimitingConfig {
+function rateLimitingConfig(config: PlanConfig): RateLimitingConfig {
   return {
     second: null,
     minute: null,

@@ -121,5 +121,3 @@ export async function startEchoUpstream(
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
-
-export { tmpdir };

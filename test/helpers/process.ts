@@ -87,7 +87,7 @@ export function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv
 }
 
 /** A process and all its descendants (from /proc): the gateway is its control plane and nginx's processes. */
-export function processTree(pid: number): number[] {
+function processTree(pid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

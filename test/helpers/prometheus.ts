@@ -11,7 +11,7 @@ import { pollUntil } from './poll.ts';
 // A real Prometheus for the tests (Debian's /usr/bin/prometheus, 2.42), and a fake Kong node that
 // serves Kong 3.9's /metrics text (kong/plugins/prometheus/exporter.lua) with counters the test moves.
 
-export const PROMETHEUS_BIN = '/usr/bin/prometheus';
+const PROMETHEUS_BIN = '/usr/bin/prometheus';
 export const PROMTOOL_BIN = '/usr/bin/promtool';
 
 async function freePort(): Promise<number> {
@@ -50,7 +50,7 @@ export interface PrometheusOptions {
 }
 
 /** The configuration `targets` stands for: one job scraping the given Kong Status APIs. */
-export function scrapeConfig(targets: string[], scrapeIntervalSeconds = 1): Record<string, unknown> {
+function scrapeConfig(targets: string[], scrapeIntervalSeconds = 1): Record<string, unknown> {
   return {
     global: { scrape_interval: `${scrapeIntervalSeconds}s`, evaluation_interval: `${scrapeIntervalSeconds}s` },
     scrape_configs: [{ job_name: 'kong', metrics_path: '/metrics', static_configs: [{ targets }] }],
@@ -205,7 +205,7 @@ const FAMILIES: Record<string, Family> = {
     type: 'gauge',
     labels: ['node_id', 'shared_dict', 'kong_subsystem'],
   },
-  // The edge plugin's counters (the names issue 24 fixes; see scripts/lib/usage/series.ts).
+  // The edge plugin's counters (the names issue 24 fixes; see scripts/cli/usage/series.ts).
   kong_animal_store_edge_bans_total: { help: 'Bans started by the animal-store-edge plugin', type: 'counter', labels: ['consumer'] },
   kong_animal_store_edge_banned_requests_total: {
     help: 'Requests refused while banned by the animal-store-edge plugin',
@@ -222,7 +222,7 @@ const FAMILIES: Record<string, Family> = {
 const escapeLabel = (value: string) => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
 /** What the tests make a Kong node count. The fake moves counters; a real data plane would be sent real requests. */
-export interface KongMetricsSource {
+interface KongMetricsSource {
   /** host:port, what Prometheus scrapes (at /metrics). */
   target: string;
   /** The node's Status API base URL, what `usage --status-url` takes. */

@@ -7,9 +7,9 @@ import path from 'node:path';
 /** A RESP2 reply: simple strings and bulk strings as strings, integers as numbers, arrays. */
 export type RespValue = string | number | null | RespError | RespValue[];
 
-export class RespError extends Error {}
+class RespError extends Error {}
 
-export interface RedisTls {
+interface RedisTls {
   /** PEM files redis-server serves (cert, key) and a client may trust (ca). */
   cert: string;
   key: string;

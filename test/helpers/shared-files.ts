@@ -1,5 +1,5 @@
 import test from 'ava';
-import { findSharedFile } from '../../scripts/lib/shared-dir.ts';
+import { findSharedFile } from '../../scripts/tools/shared-dir.ts';
 
 const reported = new Set<string>();
 

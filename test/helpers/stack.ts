@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBackend, type RunningBackend } from '../../backend/src/server.ts';
-import { digestApiKey, generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
+import { startBackend, type RunningBackend } from '../../backend/src/index.ts';
+import { digestApiKey, generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { ManualClock } from './clock.ts';
 import { LOCAL_DECK_ENV, type GatewayOptions } from '../../gateway/local/index.ts';
 import { GATEWAY_CONFIG, startEchoUpstream, startTestGateway, type EchoUpstream, type TestGateway } from './gateway.ts';
@@ -24,7 +24,7 @@ export interface TestStack {
   admin(path: string, init?: RequestInit & { json?: unknown }): Promise<JsonResponse>;
   /**
    * Creates a consumer with a key and, optionally, a plan's limits, through the Admin API, as the
-   * CLI does (scripts/lib/api-keys.ts): returns the key; Kong holds only its digest.
+   * CLI does (packages/provisioning/api-keys.ts): returns the key; Kong holds only its digest.
    */
   provision(username: string, limits?: { minute?: number; day?: number; second?: number }): Promise<string>;
   /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
+import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { request, type JsonResponse } from './backend.ts';
 import { pollUntil } from './poll.ts';
 import { startStack } from './stack.ts';
@@ -37,7 +37,7 @@ async function dataPlaneHashes(adminUrl: string): Promise<Map<string, string>> {
 
 /**
  * The counter settings of kong.yml's fallback rate-limiting plugin (tag animal-store, no consumer,
- * no route): plan plugins count where it counts, as the CLI's do (scripts/lib/provisioning.ts).
+ * no route): plan plugins count where it counts, as the CLI's do (packages/provisioning/counter-settings.ts).
  */
 async function counterSettings(adminUrl: string): Promise<Record<string, unknown>> {
   const listed = await request(`${adminUrl}/plugins?tags=animal-store`);
@@ -101,7 +101,7 @@ export async function startTarget(): Promise<Target> {
         // in our ACL group, as the CLI puts every consumer (kong.yml's animal-store-access)
         const group = await target.admin(`/consumers/${name}/acls/animal-store`, { method: 'PUT', json: { tags: ['petstore-consumer'] } });
         if (group.status !== 200) throw new Error(`cannot put ${name} in the ACL group: ${JSON.stringify(group.body)}`);
-        // as the CLI does (scripts/lib/api-keys.ts): Kong holds only the key's digest, tagged hashed
+        // as the CLI does (packages/provisioning/api-keys.ts): Kong holds only the key's digest, tagged hashed
         const key = generateApiKey();
         const credential = await target.admin(`/consumers/${name}/key-auth`, { method: 'POST', json: storedCredential(key, ['petstore-consumer', 'e2e']) });
         if (credential.status !== 201) throw new Error(`cannot create a key for ${name}: ${JSON.stringify(credential.body)}`);

@@ -15,7 +15,7 @@ export const ROUND = {
   // become kong.yml's anonymous consumer, answered 401
   'animal-store-anonymous': { '4xx': 8 },
 } as const;
-export const ROUND_CHECKSUM_FAILURES = 2;
+const ROUND_CHECKSUM_FAILURES = 2;
 
 export interface UsageGateway {
   stack: TestStack;

@@ -19,7 +19,7 @@ end
 
 local cases = {}
 
--- test/fixtures/api-key-vectors.json: the CLI's test vectors (scripts/lib/api-keys.ts made them)
+-- test/fixtures/api-key-vectors.json: the CLI's test vectors (packages/provisioning/api-keys.ts made them)
 local vectors = (function()
   local file = assert(io.open("test/fixtures/api-key-vectors.json", "rb"))
   local doc = require("cjson").decode(file:read("*a"))

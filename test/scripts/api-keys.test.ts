@@ -12,7 +12,7 @@ import {
   keyFingerprint,
   storedCredential,
   type ApiKeyClass,
-} from '../../scripts/lib/api-keys.ts';
+} from '../../packages/provisioning/index.ts';
 
 // The key format and its test vectors (test/fixtures/api-key-vectors.json), which the edge
 // plugin's tests read as well: what this file checks of them holds for both sides.

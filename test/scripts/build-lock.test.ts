@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { withBuildLock } from '../../scripts/lib/build-lock.ts';
+import { withBuildLock } from '../../scripts/tools/build-lock.ts';
 
 const fresh = (): string => mkdtempSync(join(tmpdir(), 'build-lock-'));
 

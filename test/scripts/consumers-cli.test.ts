@@ -3,8 +3,15 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import anyTest, { type TestFn } from 'ava';
 import { parse as parseYaml } from 'yaml';
-import { API_KEY_PATTERN, KEY_HASH_TAG, classifyApiKey, digestApiKey, generateApiKey, storedCredential } from '../../scripts/lib/api-keys.ts';
-import { KONG_YML_SELECT_TAG } from '../../scripts/lib/provisioning.ts';
+import {
+  API_KEY_PATTERN,
+  KEY_HASH_TAG,
+  KONG_YML_SELECT_TAG,
+  classifyApiKey,
+  digestApiKey,
+  generateApiKey,
+  storedCredential,
+} from '../../packages/provisioning/index.ts';
 import { runCli, runCliInProcess } from '../helpers/cli.ts';
 import { KONG_YML } from '../helpers/gateway.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { deckEnv } from '../../scripts/lib/deck-env.ts';
+import { deckEnv } from '../../scripts/tools/deck-env.ts';
 import { runToEnd } from '../helpers/process.ts';
 
 // `npm run deck` (scripts/deck.ts): kong.yml's DECK_* variables, as npm start gives them, for

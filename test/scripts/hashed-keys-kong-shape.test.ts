@@ -1,5 +1,5 @@
 import test, { type ExecutionContext } from 'ava';
-import { KEY_HASH_TAG, classifyApiKey, digestApiKey, generateApiKey, keyFingerprint } from '../../scripts/lib/api-keys.ts';
+import { KEY_HASH_TAG, classifyApiKey, digestApiKey, generateApiKey, keyFingerprint } from '../../packages/provisioning/index.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { startKongShapedAdmin, type KongShapedAdmin } from './kong-shaped-admin.ts';
 

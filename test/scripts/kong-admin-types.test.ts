@@ -6,23 +6,22 @@ import { promisify } from 'node:util';
 import test from 'ava';
 import { KONG_ADMIN_OPENAPI } from '../helpers/kong-admin-contract.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
+import { KONG_ADMIN_TYPES, OPENAPI_TYPESCRIPT, OPENAPI_TYPESCRIPT_FLAGS } from '../../scripts/tools/generate-kong-admin.ts';
 
-// scripts/kong-admin/*.d.ts are generated (npm run generate:kong-admin) and committed so that the
-// CLI type-checks without ../shared; this keeps them from drifting from the specs they come from.
+// packages/provisioning/admin-api/generated/*.d.ts are generated (npm run generate:kong-admin) and
+// committed so that the library type-checks without ../shared; this keeps them from drifting from
+// the specs they come from.
 const run = promisify(execFile);
-const CLI = join(REPO_ROOT, 'node_modules/openapi-typescript/bin/cli.js');
 
-for (const [spec, generated] of [
-  [KONG_ADMIN_OPENAPI, 'scripts/kong-admin/kong-admin-api.d.ts'],
-  [join(REPO_ROOT, 'scripts/kong-admin/key-auth.openapi.yaml'), 'scripts/kong-admin/key-auth-api.d.ts'],
-  [join(REPO_ROOT, 'scripts/kong-admin/acl.openapi.yaml'), 'scripts/kong-admin/acl-api.d.ts'],
-] as const) {
+for (const { spec: relativeSpec, output: generated } of KONG_ADMIN_TYPES) {
+  // Kong's own document is the one beside the repository that the other contract tests read.
+  const spec = relativeSpec.startsWith('../shared/') ? KONG_ADMIN_OPENAPI : join(REPO_ROOT, relativeSpec);
   if (spec === undefined) continue; // no ../shared: sharedFile registered the line that says so
   test(`${generated} is what openapi-typescript generates from its spec today`, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'kong-admin-types-'));
     try {
       const output = join(dir, 'types.d.ts');
-      await run(process.execPath, [CLI, spec, '-o', output], { cwd: REPO_ROOT });
+      await run(process.execPath, [OPENAPI_TYPESCRIPT, spec, '-o', output, ...OPENAPI_TYPESCRIPT_FLAGS], { cwd: REPO_ROOT });
       t.true(
         readFileSync(output, 'utf8') === readFileSync(join(REPO_ROOT, generated), 'utf8'),
         `${generated} is stale: run npm run generate:kong-admin and commit the result`,

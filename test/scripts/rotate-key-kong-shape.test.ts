@@ -1,8 +1,5 @@
 import test from 'ava';
-import { digestApiKey } from '../../scripts/lib/api-keys.ts';
-import { createKongAdminClient } from '../../scripts/kong-admin/client.ts';
-import { loadCatalogue } from '../../scripts/lib/plans.ts';
-import { Provisioning } from '../../scripts/lib/provisioning.ts';
+import { Provisioning, digestApiKey, loadCatalogue } from '../../packages/provisioning/index.ts';
 import { startKongShapedAdmin } from './kong-shaped-admin.ts';
 
 // rotate-key against entities shaped as Kong 3.9 returns them. Kong's Admin API reads every
@@ -16,7 +13,7 @@ async function kongShaped(t: { teardown: (fn: () => Promise<void>) => void }, ke
   t.teardown(admin.close);
   const consumer = admin.addConsumer('kong-shaped', ['petstore-consumer', 'plan:pro']);
   for (const [id, key, ttl] of keys) admin.addCredential(consumer.id, key, { id, tags: ['petstore-consumer'], ttl });
-  const provisioning = new Provisioning(createKongAdminClient({ url: admin.url }), loadCatalogue());
+  const provisioning = Provisioning.connect({ url: admin.url }, loadCatalogue());
   const ttl = (expiresAt: number | null) => (expiresAt === null ? null : expiresAt - admin.now());
   const ttls = () => Object.fromEntries(admin.credentials(consumer.id).map((c) => [c.id, ttl(c.expiresAt)]));
   const patched = () => admin.requests.filter((r) => r.method === 'PATCH').map((r) => [r.url, JSON.parse(r.body) as unknown]);

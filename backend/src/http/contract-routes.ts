@@ -33,7 +33,7 @@ export function readContractServers(env: NodeJS.ProcessEnv = process.env): Contr
 }
 
 /** The contract as served: the file, with its servers list replaced by the configured base URLs. */
-export function renderContract(source: string, servers: ContractServers): { json: string; yaml: string } {
+function renderContract(source: string, servers: ContractServers): { json: string; yaml: string } {
   const document = parseDocument(source);
   document.set('servers', [
     { url: servers.production, description: 'Production' },

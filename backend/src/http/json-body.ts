@@ -2,9 +2,9 @@ import type { Context, Middleware } from 'koa';
 import getRawBody from 'raw-body';
 import { ApiError, ErrorCode } from './errors.ts';
 
-export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
+const JSON_BODY_LIMIT_BYTES = 64 * 1024;
 /** No operation takes more than one level; 32 leaves room for growth and bounds every walk over a body. */
-export const JSON_MAX_DEPTH = 32;
+const JSON_MAX_DEPTH = 32;
 
 const invalidJson = (reason: string) => new ApiError(400, ErrorCode.invalidJson, `Request body is not a valid JSON object: ${reason}.`);
 
@@ -52,7 +52,7 @@ function checkStructure(value: unknown): void {
 }
 
 /** Parses UTF-8 JSON text into an object or array (the validators judge its shape), or throws 400. */
-export function parseJsonBody(bytes: Uint8Array): unknown {
+function parseJsonBody(bytes: Uint8Array): unknown {
   let text: string;
   try {
     text = utf8.decode(bytes);

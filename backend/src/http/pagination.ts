@@ -14,7 +14,7 @@ export function encodeCursor(lastId: number): string {
   return Buffer.from(`id:${lastId}`, 'utf8').toString('base64url');
 }
 
-export function decodeCursor(cursor: string | undefined): number | undefined {
+function decodeCursor(cursor: string | undefined): number | undefined {
   if (cursor === undefined) return undefined;
   const match = /^[A-Za-z0-9_-]+$/.test(cursor)
     ? CURSOR_PATTERN.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
@@ -41,13 +41,13 @@ export function publicPath(ctx: Context, path: string): string {
 }
 
 /** One page: `limit` items, plus the id to continue after when there is more. */
-export interface Page<T> {
+interface Page<T> {
   items: readonly T[];
   nextAfterId?: number;
 }
 
 /** Query `limit + 1` rows, then cut: the extra row only tells whether a next page exists. */
-export function toPage<T extends { id: number }>(rows: readonly T[], limit: number): Page<T> {
+function toPage<T extends { id: number }>(rows: readonly T[], limit: number): Page<T> {
   if (rows.length <= limit) return { items: rows };
   const items = rows.slice(0, limit);
   return { items, nextAfterId: items[items.length - 1]!.id };
@@ -57,7 +57,7 @@ export function toPage<T extends { id: number }>(rows: readonly T[], limit: numb
  * The `Link: <...>; rel="next"` value when another page exists (the body stays a plain array),
  * pointing at the public path of the current request.
  */
-export function nextLink(ctx: Context, page: Page<unknown>, query: Record<string, string | number | undefined>): string | undefined {
+function nextLink(ctx: Context, page: Page<unknown>, query: Record<string, string | number | undefined>): string | undefined {
   if (page.nextAfterId === undefined) return undefined;
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {

@@ -54,7 +54,7 @@ function failureMessage(message: string, value: unknown): string {
 }
 
 /** Describes every failure of a superstruct validation in one sentence, unknown fields by name. */
-export function describeFailures(error: StructError): string {
+function describeFailures(error: StructError): string {
   const unknown: string[] = [];
   const problems: string[] = [];
   for (const failure of error.failures()) {

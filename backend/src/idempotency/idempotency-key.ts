@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import { ApiError, ErrorCode } from '../http/errors.ts';
 
-export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 /** Kong's key-auth sends the authenticated consumer's id upstream (and clears a client's own). */
-export const CONSUMER_ID_HEADER = 'X-Consumer-ID';
+const CONSUMER_ID_HEADER = 'X-Consumer-ID';
 /** The scope of requests that reach the backend without X-Consumer-ID (not through the gateway). */
-export const NO_CONSUMER_SCOPE = '';
+const NO_CONSUMER_SCOPE = '';
 
 const MAX_LENGTH = 255;
 // Printable ASCII, space included: what an HTTP field value can carry without encoding questions.

@@ -7,9 +7,9 @@ import { REPLAYED_HEADER, readKeyedRequest, type KeyedRequest } from './idempote
 import type { IdempotencyStore, StoredResponse } from './idempotency-store.ts';
 import type { InFlightKeys } from './in-flight.ts';
 
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Seconds a client should wait before repeating a request whose first attempt still runs. */
-export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
+const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
 
 /** Response headers a replay must carry; the rest (Date, Content-Length…) are per response. */
 const REPLAYED_HEADERS = ['content-type', 'location', 'link', 'x-api-stability'];

@@ -9,7 +9,7 @@ import { NewOrderStruct, ORDER_ACTIONS, OrderStatusStruct, type OrderAction } fr
 import type { OrderService } from './order-service.ts';
 
 /** The store-orders area is experimental: every response says so in this header. */
-export const STABILITY_HEADER = 'X-API-Stability';
+const STABILITY_HEADER = 'X-API-Stability';
 
 const AREA = '/store/orders';
 

@@ -2,7 +2,7 @@ import { enums, object } from 'superstruct';
 import { PositiveId } from '../http/params.ts';
 import type { PetStatus } from '../pets/pet.ts';
 
-export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
+const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export const OrderStatusStruct = enums(ORDER_STATUSES);
 

@@ -1,7 +1,7 @@
 import { enums, object, optional } from 'superstruct';
 import { PositiveId, nonBlankString } from '../http/params.ts';
 
-export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 export type PetStatus = (typeof PET_STATUSES)[number];
 export const PetStatusStruct = enums(PET_STATUSES);
 

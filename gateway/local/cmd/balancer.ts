@@ -34,7 +34,7 @@ export interface RunningBalancer extends ServerProcess {
  * streamed (the nodes buffer as Kong does). A node that refuses connections is skipped for 2 s.
  * X-Balancer-Upstream on each response names the node that answered it.
  */
-export function balancerConf(options: { dir: string; listen: string; upstreams: string[] }): string {
+function balancerConf(options: { dir: string; listen: string; upstreams: string[] }): string {
   const servers = options.upstreams.map((address) => `        server ${address} max_fails=1 fail_timeout=2s;`).join('\n');
   return `# The local cluster's load balancer (gateway/local/cmd/balancer.ts): round robin over the nodes.
 worker_processes 1;

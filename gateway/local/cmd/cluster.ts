@@ -8,7 +8,7 @@ import { startRedisServer, type RunningRedis } from './redis-server.ts';
 import { LOCAL_DECK_ENV } from './settings.ts';
 
 /** `host` and `port` (0: a free loopback port). */
-export interface ListenAddress {
+interface ListenAddress {
   host: string;
   port: number;
 }
@@ -55,7 +55,7 @@ function statusListenOf(address: ListenAddress | undefined): string | null {
  * kong.yml's counter settings for the cluster: policy redis on the Redis it starts, unless the
  * environment chose a policy (DECK_RATE_LIMIT_POLICY=local shows what per-node counting allows).
  */
-export function clusterRateLimitEnv(env: NodeJS.ProcessEnv, redis: ListenAddress): Record<string, string> {
+function clusterRateLimitEnv(env: NodeJS.ProcessEnv, redis: ListenAddress): Record<string, string> {
   return {
     DECK_RATE_LIMIT_POLICY: env.DECK_RATE_LIMIT_POLICY ?? 'redis',
     DECK_RATE_LIMIT_REDIS_HOST: redis.host,

@@ -13,7 +13,7 @@ export interface DataPlaneDescription {
   plugins: PluginDescription[];
 }
 
-export class DescribePluginsError extends Error {}
+class DescribePluginsError extends Error {}
 
 /**
  * Asks the data plane's Lua about `plugins` (bundled names and custom ones under `pluginsDir`):

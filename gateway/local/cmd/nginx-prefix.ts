@@ -9,7 +9,7 @@ import type { NginxBinary } from './nginx-binary.ts';
 export const DATA_PLANE_DIR = fileURLToPath(new URL('../data-plane/', import.meta.url));
 
 /** Kong's `headers` default (kong_defaults.lua). */
-export const DEFAULT_HEADERS = ['server_tokens', 'latency_tokens', 'X-Kong-Request-Id'];
+const DEFAULT_HEADERS = ['server_tokens', 'latency_tokens', 'X-Kong-Request-Id'];
 
 /** A node's settings, named after Kong's (kong.conf / KONG_* variables). */
 export interface NodeSettings {
@@ -63,7 +63,7 @@ export interface NodeSettings {
  */
 export const PROMETHEUS_DICT_SIZE = '16m';
 
-export const DEFAULT_NODE_SETTINGS: Omit<NodeSettings, 'nodeId'> = {
+const DEFAULT_NODE_SETTINGS: Omit<NodeSettings, 'nodeId'> = {
   proxyListen: '127.0.0.1:0',
   statusListen: null,
   workerProcesses: 'auto',
@@ -95,7 +95,7 @@ export function withDefaults(settings: Partial<NodeSettings>): NodeSettings {
 }
 
 /** The node's settings as Kong.init() reads them from <prefix>/kong_conf.json (nginx passes no environment). */
-export interface KongConf {
+interface KongConf {
   node_id: string;
   prefix: string;
   cluster_control_plane: string | null;

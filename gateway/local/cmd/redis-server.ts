@@ -22,7 +22,7 @@ export interface RunningRedis extends ServerProcess {
 }
 
 /** Debian's redis-server, or one line saying what to install. */
-export function redisServerVersion(): string {
+function redisServerVersion(): string {
   try {
     const output = execFileSync('redis-server', ['--version'], { encoding: 'utf8' });
     return /v=(\S+)/.exec(output)?.[1] ?? output.trim();

@@ -5,7 +5,7 @@ import type { GatewayOptions } from './gateway.ts';
 /** gateway/: kong.yml and the custom plugins. */
 export const GATEWAY_DIR = fileURLToPath(new URL('../../', import.meta.url));
 
-export class SettingError extends Error {}
+class SettingError extends Error {}
 
 /** KONG_DECLARATIVE_CONFIG's default: gateway/platform/kong.yml, then gateway/kong.yml. */
 export const DEFAULT_DECLARATIVE_CONFIG = [join(GATEWAY_DIR, 'platform', 'kong.yml'), join(GATEWAY_DIR, 'kong.yml')].join(',');

@@ -1,5 +1,5 @@
 -- API keys as the edge plugin sees them (docs/api-keys.md, "Format, storage, migration"; the CLI's
--- side is scripts/lib/api-keys.ts, test vectors in test/fixtures/api-key-vectors.json):
+-- side is packages/provisioning/api-keys.ts, test vectors in test/fixtures/api-key-vectors.json):
 --
 --   ask_ <43 random> <6 checksum>   53 characters, base64url (A-Z a-z 0-9 - _) after the prefix
 --

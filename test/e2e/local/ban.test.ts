@@ -1,6 +1,6 @@
 import test from 'ava';
 import { contractProblems } from '../../helpers/openapi-contract.ts';
-import { digestApiKey } from '../../../scripts/lib/api-keys.ts';
+import { digestApiKey } from '../../../packages/provisioning/index.ts';
 import { startStack } from '../../helpers/stack.ts';
 
 // Temporary ban (animal-store-edge; kong.yml: more than 20 responses of 429 within 60 s ban the

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
-import { startBackend, type RunningBackend } from '../../../backend/src/server.ts';
+import { startBackend, type RunningBackend } from '../../../backend/src/index.ts';
 import { ApiKeyBannedError, createAnimalStoreClient, type AnimalStoreClientOptions } from '../../../gateway/client/client.ts';
 import { request } from '../../helpers/backend.ts';
 import { startStack, type TestStack } from '../../helpers/stack.ts';

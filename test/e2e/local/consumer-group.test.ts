@@ -1,5 +1,5 @@
 import test from 'ava';
-import { generateApiKey, storedCredential } from '../../../scripts/lib/api-keys.ts';
+import { generateApiKey, storedCredential } from '../../../packages/provisioning/index.ts';
 import { contractProblems } from '../../helpers/openapi-contract.ts';
 import { startStack } from '../../helpers/stack.ts';
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { generateApiKey, storedCredential } from '../../../scripts/lib/api-keys.ts';
+import { generateApiKey, storedCredential } from '../../../packages/provisioning/index.ts';
 import { startStack } from '../../helpers/stack.ts';
 
 // key-auth credentials with a ttl stop authenticating when it runs out (Kong filters expired

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import anyTest, { type TestFn } from 'ava';
-import { KEY_HASH_TAG, digestApiKey, generateApiKey, storedCredential, type ApiKeyClass } from '../../../scripts/lib/api-keys.ts';
+import { KEY_HASH_TAG, digestApiKey, generateApiKey, storedCredential, type ApiKeyClass } from '../../../packages/provisioning/index.ts';
 import { runCliInProcess } from '../../helpers/cli.ts';
 import { startEchoUpstream, type EchoUpstream } from '../../helpers/gateway.ts';
 import { pollUntil } from '../../helpers/poll.ts';

@@ -1,5 +1,5 @@
 import anyTest, { type TestFn } from 'ava';
-import { digestApiKey } from '../../../scripts/lib/api-keys.ts';
+import { digestApiKey } from '../../../packages/provisioning/index.ts';
 import { request } from '../../helpers/backend.ts';
 import { requestWithHost } from '../../helpers/host-request.ts';
 import { OUR_HOST, startStack, type TestStack } from '../../helpers/stack.ts';

@@ -1,5 +1,5 @@
 import anyTest, { type TestFn } from 'ava';
-import { classifyApiKey, digestApiKey } from '../../../scripts/lib/api-keys.ts';
+import { classifyApiKey, digestApiKey } from '../../../packages/provisioning/index.ts';
 import { contractProblems } from '../../helpers/openapi-contract.ts';
 import { startTarget, type Target } from '../../helpers/target.ts';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import anyTest, { type TestFn } from 'ava';
-import { KEY_HASH_TAG, digestApiKey } from '../../../scripts/lib/api-keys.ts';
+import { KEY_HASH_TAG, digestApiKey } from '../../../packages/provisioning/index.ts';
 import { runCliInProcess } from '../../helpers/cli.ts';
 import { startTarget, type Target } from '../../helpers/target.ts';
 

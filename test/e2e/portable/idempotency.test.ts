@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import anyTest, { type TestFn } from 'ava';
-import { digestApiKey } from '../../../scripts/lib/api-keys.ts';
+import { digestApiKey } from '../../../packages/provisioning/index.ts';
 import { startTarget, type Target } from '../../helpers/target.ts';
 
 // Idempotency-Key through the gateway: replays are requests like any other (rate-limit headers,

@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import type { EntityService } from '../db/entity-service.ts';
-import { KONG_VERSION } from '../kong-version.ts';
+import { SERVER_TOKENS } from '../kong-version.ts';
 import { KongError, MethodNotAllowed, NotFound } from '../schema/errors.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import type { DataPlaneNode } from '../snapshot/cluster-listener.ts';
@@ -94,7 +94,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
       }
     }
     ctx.set('X-Kong-Admin-Latency', String(Math.round(performance.now() - started)));
-    ctx.set('Server', `kong/${KONG_VERSION}`);
+    ctx.set('Server', SERVER_TOKENS);
   });
   app.use(utf8Bodies(ADMIN_BODY_LIMIT));
   app.use(koaBody({

@@ -48,13 +48,6 @@ interface NodeState extends DataPlaneNode {
 /** `unix:/path/cluster.sock` or `host:port` (Kong's cluster_listen format, without options). */
 export type ClusterAddress = { path: string } | { host: string; port: number };
 
-export function parseClusterAddress(value: string): ClusterAddress {
-  if (value.startsWith('unix:')) return { path: value.slice('unix:'.length) };
-  const match = /^\[?([^\]]*)\]?:(\d+)$/.exec(value.trim());
-  if (!match) throw new Error(`a cluster address is unix:/path or host:port, got ${JSON.stringify(value)}`);
-  return { host: match[1]!, port: Number(match[2]) };
-}
-
 export class ClusterListener {
   private current: CompiledSnapshot;
   private readonly pending = new Set<PendingPoll>();

@@ -1,0 +1,83 @@
+import createClient, { type Client } from 'openapi-fetch';
+import { ProvisioningError } from '../errors.ts';
+import type { paths as AclPaths } from './generated/acl-api.d.ts';
+import type { paths as ConsumerPaths } from './generated/consumers-api.d.ts';
+import type { paths as KeyAuthPaths } from './generated/key-auth-api.d.ts';
+import type { paths as KongPaths } from './generated/kong-admin-api.d.ts';
+
+/**
+ * Kong's Admin API: types generated from Kong's official OSS 3.9 OpenAPI, the key-auth plugin's
+ * endpoints (key-auth.openapi.yaml), the ACL plugin's (acl.openapi.yaml) and the consumer endpoints as Kong serves them
+ * (consumers.openapi.yaml). `npm run generate:kong-admin` writes generated/.
+ */
+type KongAdminPaths = Omit<KongPaths, keyof ConsumerPaths> & ConsumerPaths & KeyAuthPaths & AclPaths;
+export type KongAdminClient = Client<KongAdminPaths>;
+
+export interface AdminConnection {
+  /** e.g. http://127.0.0.1:8001 */
+  url: string;
+  /** Extra headers, e.g. an admin token when the Admin API sits behind a proxy. */
+  headers?: Record<string, string>;
+}
+
+export function createKongAdminClient({ url, headers }: AdminConnection): KongAdminClient {
+  const base = url.replace(/\/+$/, '');
+  return createClient<KongAdminPaths>({
+    baseUrl: base,
+    headers,
+    // Network failures become one readable error instead of undici's "fetch failed".
+    fetch: async (request: Request) => {
+      try {
+        return await fetch(request);
+      } catch (error) {
+        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+        throw new ProvisioningError(
+          'admin-api-unreachable',
+          `cannot reach the Kong Admin API at ${base}: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
+        );
+      }
+    },
+  });
+}
+
+type Result<T> = { data?: T; error?: unknown; response: Response };
+
+/**
+ * Nothing, or an error that says what failed and why. With `bodyMayHoldSecret` the reason is
+ * Kong's error name, never its message: a key-auth 409 reads `UNIQUE violation detected on
+ * '{key="…"}'`, the key itself (kong/db/errors.lua, unique_violation).
+ */
+export function expectDone(result: Result<unknown>, what: string, bodyMayHoldSecret = false): void {
+  if (result.response.ok) return;
+  const body = result.error as { message?: string; name?: string } | undefined;
+  const reason = bodyMayHoldSecret
+    ? (body?.name ?? 'its message is not shown, it may hold the key')
+    : (body?.message ?? `HTTP ${result.response.status}`);
+  throw new ProvisioningError('admin-api-failed', `${what}: Kong answered ${result.response.status}: ${reason}`, result.response.status);
+}
+
+/** The body of a successful call that answers one (expectDone's errors otherwise). */
+export function expectBody<T>(result: Result<T>, what: string, bodyMayHoldSecret = false): T {
+  expectDone(result, what, bodyMayHoldSecret);
+  if (result.data === undefined) {
+    throw new ProvisioningError('admin-api-unexpected', `${what}: Kong answered ${result.response.status} without a body`);
+  }
+  return result.data;
+}
+
+/** One page of a listing as Kong answers it. */
+export interface Page<T> {
+  data: T[];
+  offset?: string;
+  next?: string | null;
+}
+
+/** Follows Kong's `next` links until the last page. */
+export async function* pages<T>(fetchPage: (offset: string | undefined) => Promise<Page<T>>): AsyncGenerator<T> {
+  let offset: string | undefined;
+  do {
+    const page = await fetchPage(offset);
+    yield* page.data;
+    offset = page.next ? page.offset : undefined;
+  } while (offset);
+}

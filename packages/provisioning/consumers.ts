@@ -1,0 +1,97 @@
+import type { ProvisioningContext } from './context.ts';
+import { ProvisioningError } from './errors.ts';
+import { issueKey, summarizeKey, type KeySummary } from './key-credentials.ts';
+import { limitsOf, planPluginOf } from './plan-plugin.ts';
+import { limitsFor, type Limits, type PlanName } from './plans.ts';
+import { withRollback } from './rollback.ts';
+import { CONSUMER_TAG, isManaged, notManaged, planOf, planTag, type ManagedConsumer } from './tags.ts';
+
+export interface ConsumerSummary {
+  username: string;
+  id: string;
+  customId: string | null;
+  plan: PlanName | null;
+  limits: Limits | null;
+  keys: KeySummary[];
+  createdAt: number;
+}
+
+/** A consumer with its first key: the key is in here once, for the caller to hand out. */
+export interface IssuedKey {
+  username: string;
+  plan: PlanName;
+  /** The key, printed once; Kong only ever receives its digest. */
+  key: string;
+  fingerprint: string;
+  consumerId: string;
+  limits: Limits;
+}
+
+export interface NewConsumer {
+  username: string;
+  plan: PlanName;
+  customId?: string;
+  /** Enterprise only: its limits (plans.ts, limitsFor). */
+  limits?: Partial<Limits>;
+}
+
+/** The consumer named `username`, which must exist and be managed by the library. */
+export async function requireConsumer({ admin }: ProvisioningContext, username: string): Promise<ManagedConsumer> {
+  const consumer = await admin.findConsumer(username);
+  if (!consumer) throw new ProvisioningError('consumer-not-found', `consumer ${username} does not exist`);
+  if (!isManaged(consumer)) throw notManaged(username, consumer);
+  return consumer;
+}
+
+/** A new consumer on a plan, with a key; all-or-nothing (withRollback). */
+export async function createConsumer(context: ProvisioningContext, input: NewConsumer): Promise<IssuedKey> {
+  const { admin } = context;
+  const limits = limitsFor(context.catalogue, input.plan, input.limits);
+  if (await admin.findConsumer(input.username)) throw new ProvisioningError('consumer-exists', `consumer ${input.username} already exists`);
+  const tags = [CONSUMER_TAG, planTag(input.plan)];
+  return withRollback(async (onRollback) => {
+    const consumer = await admin.createConsumer({ username: input.username, custom_id: input.customId, tags }, `creating consumer ${input.username}`);
+    // Deleting the consumer deletes its credentials and plugins (Kong cascades).
+    onRollback(() => admin.deleteConsumer(consumer.id, `removing consumer ${input.username} again`));
+    const { key, fingerprint } = await issueKey(admin, consumer.id, 'creating the API key');
+    await admin.createConsumerPlugin(consumer.id, { name: 'rate-limiting', config: await context.planConfig(limits), tags }, `applying plan ${input.plan}`);
+    return { username: input.username, plan: input.plan, key, fingerprint, consumerId: consumer.id, limits };
+  });
+}
+
+export async function summarizeConsumer({ admin }: ProvisioningContext, consumer: ManagedConsumer): Promise<ConsumerSummary> {
+  const plugin = await planPluginOf(admin, consumer.id);
+  const keys = await admin.keys(consumer.id);
+  return {
+    username: consumer.username,
+    id: consumer.id,
+    customId: consumer.custom_id,
+    plan: planOf(consumer) as PlanName | null,
+    limits: limitsOf(plugin),
+    keys: keys.map(summarizeKey),
+    createdAt: consumer.created_at,
+  };
+}
+
+export async function showConsumer(context: ProvisioningContext, username: string): Promise<ConsumerSummary> {
+  return summarizeConsumer(context, await requireConsumer(context, username));
+}
+
+/** How `listConsumers` narrows the listing: a plan, and/or one more tag the consumers carry. */
+export interface ConsumerFilter {
+  plan?: PlanName;
+  tag?: string;
+}
+
+/** The consumers the library manages, optionally of one plan and/or carrying one more tag. */
+export async function* listConsumers({ admin }: ProvisioningContext, filter: ConsumerFilter = {}): AsyncGenerator<ManagedConsumer> {
+  const tags = [CONSUMER_TAG, ...(filter.plan ? [planTag(filter.plan)] : []), ...(filter.tag ? [filter.tag] : [])].join(',');
+  for await (const consumer of admin.listConsumers({ tags, size: 100 })) {
+    if (isManaged(consumer)) yield consumer;
+  }
+}
+
+export async function deleteConsumer(context: ProvisioningContext, username: string): Promise<void> {
+  const consumer = await requireConsumer(context, username);
+  await context.admin.deleteConsumer(consumer.id, `deleting ${username}`);
+}

@@ -1,0 +1,34 @@
+/**
+ * What went wrong, for a caller to act on without reading the message: the CLI maps each code to
+ * an exit code, a web server to an HTTP status. The message is one line meant for a person; it
+ * never holds a key.
+ */
+export type ProvisioningErrorCode =
+  /** The Admin API could not be reached (network, DNS, TLS). */
+  | 'admin-api-unreachable'
+  /** Kong answered a call with an error status (`status` holds it). */
+  | 'admin-api-failed'
+  /** Kong answered without a field the library relies on (an id, a page's data). */
+  | 'admin-api-unexpected'
+  | 'consumer-not-found'
+  | 'consumer-exists'
+  /** The consumer lacks the CLI's tag, or belongs to gateway/kong.yml. */
+  | 'consumer-not-managed'
+  /** Limits that do not fit the plan: what the caller asked for is wrong, not the gateway. */
+  | 'plan-limits'
+  /** gateway/plans.yaml is malformed. */
+  | 'catalogue-invalid'
+  /** A step failed and undoing the earlier ones failed too: the consumer needs a look by hand. */
+  | 'rollback-failed';
+
+export class ProvisioningError extends Error {
+  constructor(
+    readonly code: ProvisioningErrorCode,
+    message: string,
+    /** The Admin API's HTTP status, for `admin-api-failed`. */
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'ProvisioningError';
+  }
+}

@@ -1,0 +1,26 @@
+// The provisioning library's public entry (README.md): what the consumers CLI and the developer
+// portal use. Nothing here prints or exits; every failure is a ProvisioningError with a code.
+export { AdminApi } from './admin-api/admin-api.ts';
+export type { AdminConnection } from './admin-api/client.ts';
+export type { Consumer, EntityRef, KeyAuthCredential, Plugin } from './admin-api/entities.ts';
+export {
+  API_KEY_LENGTH,
+  API_KEY_PATTERN,
+  KEY_HASH_TAG,
+  classifyApiKey,
+  digestApiKey,
+  generateApiKey,
+  isHashedCredential,
+  keyFingerprint,
+  storedCredential,
+  type ApiKeyClass,
+} from './api-keys.ts';
+export type { ConsumerFilter, ConsumerSummary, IssuedKey, NewConsumer } from './consumers.ts';
+export { ProvisioningError, type ProvisioningErrorCode } from './errors.ts';
+export type { KeySummary } from './key-credentials.ts';
+export type { HashKeysResult, RotatedKey } from './keys.ts';
+export type { PlanAssignment } from './plan-assignment.ts';
+export { limitsOf, planPluginOf } from './plan-plugin.ts';
+export { PLAN_NAMES, loadCatalogue, type Catalogue, type Limits, type PlanName } from './plans.ts';
+export { Provisioning } from './provisioning.ts';
+export { CONSUMER_GROUP, CONSUMER_TAG, KONG_YML_SELECT_TAG, planOf, type ManagedConsumer } from './tags.ts';

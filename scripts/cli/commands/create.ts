@@ -1,0 +1,34 @@
+import { customLimits, nonEmpty, planOption, withLimitOptions, type LimitOptions } from '../common/arguments.ts';
+import { withConnectionOptions, type ConnectionOptions } from '../common/admin-connection.ts';
+import type { CommandModule } from '../common/context.ts';
+import { describeLimits } from '../common/output.ts';
+import type { PlanName } from '../../../packages/provisioning/index.ts';
+
+type Options = ConnectionOptions & LimitOptions & { username: string; plan: PlanName; customId?: string };
+
+/** `create`: a consumer on a plan, with a new key printed once. */
+export const createCommand: CommandModule = (parent, cli) =>
+  withConnectionOptions(
+    withLimitOptions(
+      parent
+        .command('create')
+        .description('a consumer with a new key (printed once)')
+        .requiredOption('--username <name>', 'the consumer username', nonEmpty)
+        .addOption(planOption('the plan').makeOptionMandatory())
+        .option('--custom-id <id>', "the consumer's custom_id, e.g. your own customer id", nonEmpty),
+    ),
+  ).action(async (options: Options) => {
+    const issued = await cli.provisioning(options).create({
+      username: options.username,
+      plan: options.plan,
+      customId: options.customId,
+      limits: customLimits(options),
+    });
+    if (options.json) {
+      cli.out(JSON.stringify(issued));
+      return;
+    }
+    cli.out(`created ${issued.username} on plan ${issued.plan} (${describeLimits(issued.limits)})`);
+    cli.out(`API key (shown once, store it now): ${issued.key}`);
+    cli.out(`key fingerprint: ${issued.fingerprint} (how show names this key)`);
+  });

@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import { AdminApi } from '../../../packages/provisioning/index.ts';
+import { UsageError } from './errors.ts';
+import { httpUrl } from './http-url.ts';
+
+const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8001';
+
+/** The options every command that talks to the Admin API takes. */
+export interface ConnectionOptions {
+  adminUrl?: string;
+  adminHeader?: string;
+  json?: boolean;
+}
+
+export const withConnectionOptions = (command: Command) =>
+  command
+    .option('--admin-url <url>', `Kong Admin API (env KONG_ADMIN_URL, default ${DEFAULT_ADMIN_URL})`)
+    .option('--admin-header <header>', 'extra header for every Admin API call, "Name: value" (env KONG_ADMIN_HEADER), e.g. an admin token')
+    .option('--json', 'machine-readable output');
+
+function adminUrl(options: ConnectionOptions, env: NodeJS.ProcessEnv): string {
+  const [value, source] =
+    options.adminUrl !== undefined ? [options.adminUrl, '--admin-url'] : [env.KONG_ADMIN_URL ?? DEFAULT_ADMIN_URL, 'KONG_ADMIN_URL'];
+  httpUrl(value, source, DEFAULT_ADMIN_URL);
+  return value;
+}
+
+function adminHeaders(options: ConnectionOptions, env: NodeJS.ProcessEnv): Record<string, string> | undefined {
+  const [header, source] =
+    options.adminHeader !== undefined ? [options.adminHeader, '--admin-header'] : [env.KONG_ADMIN_HEADER, 'KONG_ADMIN_HEADER'];
+  if (!header) return undefined;
+  const colon = header.indexOf(':');
+  const name = header.slice(0, colon).trim();
+  if (colon < 1 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new UsageError(`${source} must look like "Name: value"`);
+  return { [name]: header.slice(colon + 1).trim() };
+}
+
+/** The Admin API the options and the environment name; a malformed one is a UsageError. */
+export function adminApi(options: ConnectionOptions, env: NodeJS.ProcessEnv): AdminApi {
+  return AdminApi.connect({ url: adminUrl(options, env), headers: adminHeaders(options, env) });
+}

@@ -1,5 +1,0 @@
-// `npm run consumers -- <command>`: the provisioning CLI (scripts/lib/consumers-cli.ts) on this
-// process's arguments, environment and streams.
-import { main } from './lib/consumers-cli.ts';
-
-process.exitCode = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env });

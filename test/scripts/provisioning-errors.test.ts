@@ -1,0 +1,83 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import test, { type ExecutionContext } from 'ava';
+import { Provisioning, ProvisioningError, loadCatalogue, type ProvisioningErrorCode } from '../../packages/provisioning/index.ts';
+import { startKongShapedAdmin } from './kong-shaped-admin.ts';
+
+// The library's failures as a web server would meet them (packages/provisioning/README.md): a
+// ProvisioningError whose code says what kind, the CLI's message, nothing printed.
+
+async function kongShaped(t: ExecutionContext) {
+  const admin = await startKongShapedAdmin();
+  t.teardown(admin.close);
+  return { admin, provisioning: Provisioning.connect({ url: admin.url }, loadCatalogue()) };
+}
+
+/** An Admin API that answers every call with `answer`. */
+async function answering(t: ExecutionContext, answer: (req: IncomingMessage, res: ServerResponse) => void) {
+  const server = createServer(answer);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return Provisioning.connect({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, loadCatalogue());
+}
+
+async function rejects(t: ExecutionContext, promise: Promise<unknown>, code: ProvisioningErrorCode, message: string) {
+  const error = await t.throwsAsync(promise, { instanceOf: ProvisioningError, message });
+  t.is(error?.code, code);
+  return error;
+}
+
+test('a consumer that does not exist, is not ours, or is taken: its code, and no write', async (t) => {
+  const { admin, provisioning } = await kongShaped(t);
+  admin.addConsumer('from-kong-yml', ['animal-store']);
+  admin.addConsumer('taken', ['petstore-consumer', 'plan:free']);
+  await rejects(t, provisioning.show('ghost'), 'consumer-not-found', 'consumer ghost does not exist');
+  await rejects(
+    t,
+    provisioning.rotateKey('from-kong-yml'),
+    'consumer-not-managed',
+    'consumer from-kong-yml belongs to gateway/kong.yml (tag animal-store); change it there, not with this CLI',
+  );
+  await rejects(t, provisioning.create({ username: 'taken', plan: 'pro' }), 'consumer-exists', 'consumer taken already exists');
+  t.deepEqual(admin.requests.filter((r) => r.method !== 'GET'), []);
+});
+
+test('limits that do not fit the plan are plan-limits, before any call', async (t) => {
+  const { admin, provisioning } = await kongShaped(t);
+  await rejects(t, provisioning.create({ username: 'big', plan: 'enterprise' }), 'plan-limits', 'plan enterprise has custom limits: give --minute N and --day N');
+  await rejects(
+    t,
+    provisioning.create({ username: 'big', plan: 'enterprise', limits: { minute: 1.5, day: 10 } }),
+    'plan-limits',
+    'enterprise limits: needs integer minute >= 1 and day >= minute',
+  );
+  t.deepEqual(admin.requests, []);
+});
+
+test('an Admin API that is down is admin-api-unreachable', async (t) => {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const provisioning = Provisioning.connect({ url: `http://127.0.0.1:${port}` }, loadCatalogue());
+  await rejects(t, provisioning.show('anyone'), 'admin-api-unreachable', `cannot reach the Kong Admin API at http://127.0.0.1:${port}: ECONNREFUSED`);
+});
+
+test("Kong's error is admin-api-failed with its status and message", async (t) => {
+  const provisioning = await answering(t, (_, res) => {
+    res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'An unexpected error occurred' }));
+  });
+  const error = await rejects(t, provisioning.show('anyone'), 'admin-api-failed', 'reading consumer anyone: Kong answered 500: An unexpected error occurred');
+  t.is(error?.status, 500);
+});
+
+test('an answer without the id the library relies on is admin-api-unexpected, not a crash later', async (t) => {
+  const provisioning = await answering(t, (_, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ username: 'no-id', tags: ['petstore-consumer'] }));
+  });
+  await rejects(t, provisioning.show('no-id'), 'admin-api-unexpected', 'reading consumer no-id: Kong answered a consumer without id');
+  const listing = await answering(t, (_, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'not-a-page' }));
+  });
+  await rejects(t, listing.list().next(), 'admin-api-unexpected', 'listing consumers: Kong answered something other than a page');
+});
