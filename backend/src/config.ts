@@ -6,7 +6,7 @@ export interface BackendConfig {
   databaseUrl?: string;
 }
 
-function readBackendConfig(env: NodeJS.ProcessEnv = process.env): BackendConfig {
+export function readBackendConfig(env: NodeJS.ProcessEnv = process.env): BackendConfig {
   const port = Number(env.BACKEND_PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new Error(`BACKEND_PORT must be a port number, got ${JSON.stringify(env.BACKEND_PORT)}`);

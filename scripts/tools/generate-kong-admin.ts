@@ -30,7 +30,9 @@ const SHARED = '../shared/';
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   // Kong's document lies beside the repository, which a user's clone lacks: one line says so.
-  const missing = KONG_ADMIN_TYPES.map(({ spec }) => spec).find((spec) => spec.startsWith(SHARED) && findSharedFile(spec.slice(SHARED.length)) === undefined);
+  const missing = KONG_ADMIN_TYPES.map(({ spec }) => spec).find(
+    (spec) => spec.startsWith(SHARED) && findSharedFile(spec.slice(SHARED.length)) === undefined,
+  );
   if (missing !== undefined) {
     console.error(`generate:kong-admin: ${missing} not found (Kong's Admin API spec, kept beside the repository)`);
     process.exitCode = 1;

@@ -16,7 +16,7 @@ import { wrk, type WrkResult } from './wrk.ts';
  *   answer 429: it gets the bench plan's limits instead for that measurement;
  * - without rate-limiting, the global instance and the consumer's plan are both off.
  */
-export interface BreakdownRow {
+interface BreakdownRow {
   piece: string;
   /** CPU µs per request. */
   micros: number;

@@ -24,7 +24,7 @@ import { generateApiKey, storedCredential } from '../../packages/provisioning/in
  *   npx tsx test/bench/cluster-scale.ts [--seconds 5] [--rounds 3] [--connections 32] [--json]
  */
 
-export interface ScenarioFigures {
+interface ScenarioFigures {
   name: string;
   rps: number;
   p50: number;

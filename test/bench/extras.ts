@@ -10,7 +10,7 @@ import { progress } from './load.ts';
  * A new one goes here: a name, its issue, and a function returning its rows. One that fails (a
  * missing redis-server…) gives a row saying why instead of stopping the bench.
  */
-export interface Extra {
+interface Extra {
   name: string;
   issue: number;
   run(options: { quick: boolean }): Promise<Figure[]>;
@@ -27,7 +27,7 @@ async function jsonScript(entry: string, args: string[]): Promise<any> {
   return JSON.parse(last);
 }
 
-export const EXTRAS: Extra[] = [
+const EXTRAS: Extra[] = [
   {
     name: 'edge plugin: key checksum + SHA-256, in nginx (test/bench/edge-hash.ts)',
     issue: 22,

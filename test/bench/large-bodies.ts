@@ -5,7 +5,7 @@ import { peakRss } from './processes.ts';
 const BODY_BYTES = 256 * 1024 * 1024;
 const PIECE = Buffer.alloc(1024 * 1024, 0x20);
 
-export interface LargeBody {
+interface LargeBody {
   chunked: boolean;
   status: number;
   /** How much of the body the client had written when the answer came, MB. */

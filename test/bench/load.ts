@@ -69,36 +69,3 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
 export function ratio(a: number, b: number): number {
   return b === 0 ? 0 : Math.round((a / b) * 100) / 100;
 }
-
-/**
- * The same loads in alternating rounds (A B, B A, A B, ...), each result merged over its rounds:
- * on a shared machine a burst of someone else's work then falls on every scenario alike.
- * req/s and CPU µs/req over all rounds; latencies the median round's.
- */
-export async function loadAlternating(options: LoadOptions[], rounds: number): Promise<LoadResult[]> {
-  const perScenario: LoadResult[][] = options.map(() => []);
-  for (let round = 0; round < rounds; round++) {
-    const order = options.map((_, i) => i);
-    if (round % 2 === 1) order.reverse();
-    for (const i of order) perScenario[i]!.push(await load({ ...options[i]!, name: `${options[i]!.name} (round ${round + 1} of ${rounds})` }));
-  }
-  return perScenario.map((results, i) => mergeRounds(options[i]!.name, results));
-}
-
-function mergeRounds(name: string, results: LoadResult[]): LoadResult {
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-  const requests = results.reduce((sum, r) => sum + r.requests, 0);
-  const merged: LoadResult = {
-    name,
-    rps: Math.round(results.reduce((sum, r) => sum + r.rps, 0) / results.length),
-    p50: median(results.map((r) => r.p50)),
-    p99: median(results.map((r) => r.p99)),
-    errors: results.reduce((sum, r) => sum + r.errors, 0),
-    non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
-    requests,
-  };
-  if (results.every((r) => r.cpuMicrosPerRequest !== undefined) && requests > 0) {
-    merged.cpuMicrosPerRequest = Math.round(results.reduce((sum, r) => sum + r.cpuMicrosPerRequest! * r.requests, 0) / requests);
-  }
-  return merged;
-}

@@ -11,7 +11,7 @@ import { treeCpuMicros } from './processes.ts';
  * thread spends ~15-20 µs, most of one of this machine's two cores, which it then takes from the
  * servers it measures, and most from whichever is fastest.
  */
-export const WRK = '/usr/bin/wrk';
+const WRK = '/usr/bin/wrk';
 
 export interface WrkOptions {
   name: string;
@@ -139,7 +139,7 @@ export async function wrkAlternating(scenarios: WrkOptions[], rounds: number): P
   return perScenario.map((results, i) => mergeRounds(scenarios[i]!.name, results));
 }
 
-export function mergeRounds(name: string, results: WrkResult[]): WrkResult {
+function mergeRounds(name: string, results: WrkResult[]): WrkResult {
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const requests = results.reduce((sum, r) => sum + r.requests, 0);
   const seconds = results.reduce((sum, r) => sum + r.seconds, 0);

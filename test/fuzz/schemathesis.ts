@@ -10,7 +10,7 @@ export const SCHEMATHESIS_VERSION = '4.32.5';
 const run = promisify(execFile);
 
 /** ~/.cache/animal-store (or $XDG_CACHE_HOME/animal-store): tools the project builds, outside the repository. */
-export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'animal-store');
 }
 

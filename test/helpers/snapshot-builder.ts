@@ -52,7 +52,7 @@ function resolve(ref: Ref | undefined, byName: Map<string, string>, what: string
 }
 
 /** SHA-256 of the entity payload as serialised in the document (the schema's config_hash). */
-export function configHash(entities: Omit<Snapshot, 'snapshot_version' | 'config_version' | 'config_hash'>): string {
+function configHash(entities: Omit<Snapshot, 'snapshot_version' | 'config_version' | 'config_hash'>): string {
   const payload = JSON.stringify(Object.fromEntries(SNAPSHOT_TYPES.map((type) => [type, entities[type]])));
   return createHash('sha256').update(payload).digest('hex');
 }

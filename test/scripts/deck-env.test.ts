@@ -2,7 +2,7 @@ import test from 'ava';
 import { deckEnv } from '../../scripts/tools/deck-env.ts';
 import { runToEnd } from '../helpers/process.ts';
 
-// `npm run deck` (scripts/deck.ts): kong.yml's DECK_* variables, as npm start gives them, for
+// `npm run deck` (scripts/tools/deck.ts): kong.yml's DECK_* variables, as npm start gives them, for
 // commands that only read; a write names every unset one at once (decK names one per try).
 const DIFF = ['gateway', 'diff', '--kong-addr', 'http://127.0.0.1:8001', 'gateway/kong.yml'];
 
@@ -46,7 +46,7 @@ test('a write refuses, naming every unset variable its file uses', (t) => {
 
 test('npm run deck -- gateway sync without the variables: one line, exit 2, nothing sent', async (t) => {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('DECK_')));
-  const result = await runToEnd(process.execPath, ['--import', 'tsx', 'scripts/deck.ts', 'gateway', 'sync', '--kong-addr', 'http://127.0.0.1:9', 'gateway/kong.yml'], clean);
+  const result = await runToEnd(process.execPath, ['--import', 'tsx', 'scripts/tools/deck.ts', 'gateway', 'sync', '--kong-addr', 'http://127.0.0.1:9', 'gateway/kong.yml'], clean);
   t.is(result.code, 2);
   t.regex(result.stderr, /^error: DECK_ANIMAL_STORE_BACKEND_URL, DECK_RATE_LIMIT_POLICY, DECK_RATE_LIMIT_REDIS_HOST, DECK_RATE_LIMIT_REDIS_PORT, DECK_ANIMAL_STORE_HOSTS unset: /);
   t.is(result.stderr.split('\n').length, 2);

@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 // Every request is recorded as it arrived (method, raw URL, raw body), so a test can check what
 // the Admin API was sent.
 
-export interface Credential {
+interface Credential {
   id: string;
   created_at: number;
   consumer: { id: string };
@@ -44,7 +44,7 @@ interface PluginEntity {
   enabled: boolean;
 }
 
-export interface RecordedRequest {
+interface RecordedRequest {
   method: string;
   url: string;
   body: string;

@@ -4,8 +4,8 @@
 // from the first scrape, and each request happens between two scrapes, so increase() over a
 // window that starts and ends on a scrape is exact: the expected numbers below are the truth.
 
-export const HISTORY_START = Date.UTC(2026, 2, 1);
-export const HISTORY_END = Date.UTC(2026, 2, 4);
+const HISTORY_START = Date.UTC(2026, 2, 1);
+const HISTORY_END = Date.UTC(2026, 2, 4);
 const SCRAPE_MS = 5 * 60_000;
 
 type Node = 'kong-a:8100' | 'kong-b:8100';
@@ -15,7 +15,7 @@ type Event =
   | { at: string; node: Node; restart: true };
 
 /** What happened, in UTC ("D2 12:02:30" is 2026-03-02T12:02:30Z). */
-export const EVENTS: Event[] = [
+const EVENTS: Event[] = [
   { at: 'D1 09:00:30', node: 'kong-b:8100', consumer: 'bob', code: 201, n: 20 },
   { at: 'D1 10:00:30', node: 'kong-a:8100', consumer: 'alice', code: 200, n: 40 },
   { at: 'D1 11:00:30', node: 'kong-a:8100', consumer: 'alice', code: 404, n: 3 },

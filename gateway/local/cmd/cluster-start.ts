@@ -90,7 +90,7 @@ try {
 
 started = true;
 const policy = process.env.DECK_RATE_LIMIT_POLICY ?? 'redis';
-// Plan plugins copy the global plugin's policy when the CLI writes them (scripts/lib/provisioning.ts),
+// Plan plugins copy the global plugin's policy when the CLI writes them (packages/provisioning),
 // so a store kept from a run with another DECK_RATE_LIMIT_POLICY still counts the old way until `plans sync`.
 const elsewhere = cluster.controlPlane.store.snapshot
   .list('plugins')

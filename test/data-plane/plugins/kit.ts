@@ -27,7 +27,7 @@ type Config = Record<string, unknown>;
 const TRANSFORM = () => ({ json: [], json_types: [], headers: [] });
 
 /** kong/plugins/<name>/schema.lua defaults (and kong/tools/redis/schema.lua for redis). */
-export const DEFAULTS: Record<string, () => Config> = {
+const DEFAULTS: Record<string, () => Config> = {
   'key-auth': () => ({
     key_names: ['apikey'],
     hide_credentials: false,

@@ -38,7 +38,7 @@ export interface EntityDefinition<P extends TProperties = TProperties> {
 }
 
 /** How kong.yml (decK's format 3.0) gives entities of a type. */
-export interface DeclarativeForm<Field extends string = string> {
+interface DeclarativeForm<Field extends string = string> {
   /**
    * decK's natural key: the fields that find a declared entity in the store again, so that it
    * keeps its id. Alternatives in order: the first one the file sets any field of decides (a
@@ -76,7 +76,7 @@ export type EntityOf<D> = D extends EntityDefinition<infer P> ? Static<TObject<P
  * snapshot.schema.json (which the data plane checks every snapshot against) is generated from it
  * and the fields' schemas. A foreign field is sent as `{ "id": … }`.
  */
-export interface Projection<Field extends string = string> {
+interface Projection<Field extends string = string> {
   /** The fields sent, in this order (the order is part of the configuration's hash). */
   fields: readonly Field[];
   /** Kong's runtime value for a field stored null (what its balancer or router reads): sent instead of null. */

@@ -19,7 +19,7 @@ export const SNAPSHOT_TYPES = ENTITY_NAMES.filter((name) => definitionOf(name).s
 type Json = Record<string, unknown>;
 
 /** An entity type's name in the schema's $defs and in the data plane's messages: `route` for routes. */
-export const singular = (name: string): string => name.replace(/s$/, '');
+const singular = (name: string): string => name.replace(/s$/, '');
 
 /** JSON Schema keywords of a field's schema the data plane checks; Kong's own attributes stay behind. */
 const KEPT = ['type', 'enum', 'const', 'pattern', 'minLength', 'minimum', 'maximum', 'exclusiveMinimum', 'minItems', 'required'] as const;
@@ -69,7 +69,7 @@ function entitySchema(definition: RunDefinition): Json {
 }
 
 /** The snapshot's JSON Schema (draft 2020-12), as snapshot.schema.json holds it. */
-export function snapshotSchema(): Json {
+function snapshotSchema(): Json {
   const types = SNAPSHOT_TYPES;
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
