@@ -8,8 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type PeerCertificate } from 'node:tls';
 import { promisify } from 'node:util';
+import { readGatewaySettings } from '../../gateway/local/index.ts';
 import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
 import { httpGet } from '../helpers/http-request.ts';
+import { spawnTs } from '../helpers/process.ts';
 import type { SnapshotInput } from '../helpers/snapshot-builder.ts';
 import { echoRequest, startUpstream, type Upstream } from '../helpers/upstream.ts';
 
@@ -97,6 +99,15 @@ test('KONG_PROXY_LISTEN in Kong syntax: a plain and an "http2 ssl" listener, ren
   t.deepEqual(listens, ['listen 127.0.0.1:PORT;', 'listen 127.0.0.1:PORT ssl http2;']);
   t.regex(node.proxyUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
   t.regex(node.proxySslUrl!, /^https:\/\/127\.0\.0\.1:\d+$/);
+});
+
+test('KONG_PROXY_LISTEN defaults to Kong\'s (kong_defaults.lua:27); a flag Kong does not know is one line naming the variable', (t) => {
+  t.is(readGatewaySettings({}).node!.proxyListen, '0.0.0.0:8000 reuseport backlog=16384, 0.0.0.0:8443 http2 ssl reuseport backlog=16384');
+  t.throws(() => readGatewaySettings({ KONG_PROXY_LISTEN: '127.0.0.1:8000, 127.0.0.1:8443 ssl quic' }), {
+    message: /^KONG_PROXY_LISTEN must be of form: \[off\] \| <ip>:<port> \[ssl\] \[http2\].*; got "127\.0\.0\.1:8443 ssl quic"$/,
+  });
+  t.throws(() => readGatewaySettings({ KONG_PROXY_LISTEN: 'off' }), { message: /^KONG_PROXY_LISTEN: off is not supported/ });
+  t.deepEqual(readGatewaySettings({ KONG_SSL_CERT: '/a.crt,/b.crt', KONG_SSL_CERT_KEY: '/a.key, /b.key' }).node!.sslCertKey, ['/a.key', '/b.key']);
 });
 
 test('the TLS settings are those of Kong 3.9.3\'s template and intermediate suite', (t) => {
@@ -241,4 +252,26 @@ test('ssl_cert and ssl_cert_key (PEM content) replace the default certificate; a
   await t.throwsAsync(startTestNode({ proxyListen: '127.0.0.1:0 ssl', sslCert: [own.cert], sslCertKey: [other.key], snapshot: snapshot() }), {
     message: 'KONG_SSL_CERT_KEY: key 1 does not match certificate 1 of KONG_SSL_CERT',
   });
+});
+
+test('npm start prints the https address and a curl command that trusts the default certificates, and it works', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'https-stack-'));
+  const stack = spawnTs('scripts/stack/start.ts', [], {
+    BACKEND_PORT: '0',
+    KONG_PROXY_LISTEN: TLS_LISTEN,
+    KONG_ADMIN_LISTEN: '127.0.0.1:0',
+    KONG_STATUS_LISTEN: 'off',
+    DATA_DIR: dir,
+  });
+  t.teardown(() => {
+    stack.child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const [, https] = await stack.waitFor(/https\s+(https:\/\/127\.0\.0\.1:\d+)\/v1\s+\(TLS 1\.2\/1\.3 and HTTP\/2; self-signed, trust \S+kong-default-ca\.crt\)/, 60_000);
+  const [, command] = await stack.waitFor(/Over TLS:\s+(curl .+)\n/);
+  const port = new URL(https!).port;
+  t.is(command, `curl -si --cacert ${join(dir, 'gateway', 'node', 'ssl', 'kong-default-ca.crt')} https://localhost:${port}/v1/pets -H 'Authorization: Bearer <key>'`);
+  // the command as printed, through a shell; curl negotiates HTTP/2 by ALPN
+  const { stdout } = await run('sh', ['-c', command!], { timeout: 15_000 });
+  t.regex(stdout, /^HTTP\/2 401 /m);
 });
