@@ -71,7 +71,7 @@ function splitListen(listen: string): { host: string; port: number } {
 }
 
 function connectHost(host: string): string {
-  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '0.0.0.0' || host === '*') return '127.0.0.1';
   if (host === '::') return '::1';
   return host;
 }
