@@ -132,23 +132,34 @@ test('the TLS settings are those of Kong 3.9.3\'s template and intermediate suit
   ]);
 });
 
-test('HTTP/2 is negotiated by ALPN on the ssl listener, and proxies', async (t) => {
+test('HTTP/2 is negotiated by ALPN on the ssl listener, and proxies, a body without a length too', async (t) => {
   const session = http2Connect(node.proxySslUrl!, { ca, servername: 'localhost', checkServerIdentity: () => undefined });
   t.teardown(() => session.close());
-  const { status, body, alpn } = await new Promise<{ status: number; body: string; alpn: string | undefined }>((resolve, reject) => {
-    session.once('error', reject);
-    const stream = session.request({ ':path': '/both/x', ':authority': 'localhost' });
-    let status = 0;
-    let body = '';
-    stream.setEncoding('utf8');
-    stream.on('response', (headers) => (status = Number(headers[':status'])));
-    stream.on('data', (chunk: string) => (body += chunk));
-    stream.on('end', () => resolve({ status, body, alpn: session.alpnProtocol }));
-    stream.on('error', reject);
-  });
-  t.is(alpn, 'h2');
-  t.is(status, 200);
-  t.is(JSON.parse(body).url, '/x');
+  const exchange = (headers: Record<string, string>, body?: string) =>
+    new Promise<{ status: number; json: any }>((resolve, reject) => {
+      session.once('error', reject);
+      const stream = session.request({ ':authority': 'localhost', ...headers });
+      let status = 0;
+      let text = '';
+      stream.setEncoding('utf8');
+      stream.on('response', (response) => (status = Number(response[':status'])));
+      stream.on('data', (chunk: string) => (text += chunk));
+      stream.on('end', () => resolve({ status, json: JSON.parse(text) }));
+      stream.on('error', reject);
+      // no content-length: the body is DATA frames up to END_STREAM
+      stream.end(body);
+    });
+  const get = await exchange({ ':path': '/both/x' });
+  t.is(session.alpnProtocol, 'h2');
+  t.is(get.status, 200);
+  t.is(get.json.url, '/x');
+  // kong/runloop/handler.lua: Via names the client's HTTP version; the scheme goes upstream
+  t.is(get.json.headers.via, '2 kong/3.9.3');
+  t.is(get.json.headers['x-forwarded-proto'], 'https');
+  const post = await exchange({ ':path': '/both/y', ':method': 'POST' }, 'name=rex');
+  t.is(post.status, 200);
+  t.is(post.json.method, 'POST');
+  t.is(post.json.body, 'name=rex');
 });
 
 test('the default certificate is served for any name: RSA 2048, or ECDSA P-256 to a client that only takes ECDSA', async (t) => {
