@@ -2,11 +2,24 @@ import type { ClusterReady } from '../../gateway/local/index.ts';
 import type { GatewayReady } from '../../gateway/local/index.ts';
 import type { RunningChild } from './supervisor.ts';
 
+/**
+ * The https hint: the default certificates name `localhost`, so a loopback or wildcard address is
+ * written as localhost for the name check to pass; with KONG_SSL_CERT the client's own CAs apply.
+ */
+function tlsCurl(g: GatewayReady): string {
+  if (!g.proxySslUrl) return '';
+  const url = new URL(g.proxySslUrl);
+  if (g.proxyCaFile && /^(127\.0\.0\.1|0\.0\.0\.0)$/.test(url.hostname)) url.hostname = 'localhost';
+  const origin = url.origin;
+  return `\nOver TLS:   curl -si${g.proxyCaFile ? ` --cacert ${g.proxyCaFile}` : ''} ${origin}/v1/pets -H 'Authorization: Bearer <key>'`;
+}
+
 /** What `npm start` prints once both processes serve; every command in it uses the addresses in use. */
 export function stackBanner(supervisorPid: number, backend: RunningChild<string>, gateway: RunningChild<GatewayReady>): string {
   const g = gateway.ready;
   return `Animal Store API — local stack (supervisor pid ${supervisorPid}; Ctrl-C stops both processes)
-  proxy      ${g.proxyUrl}/v1   (data plane: nginx pid ${g.nginxPid}, Kong-compatible, ${g.configFile})
+  proxy      ${g.proxyUrl}/v1   (data plane: nginx pid ${g.nginxPid}, Kong-compatible, ${g.configFile})${g.proxySslUrl ? `
+  https      ${g.proxySslUrl}/v1   (TLS 1.2/1.3 and HTTP/2${g.proxyCaFile ? `; self-signed, trust ${g.proxyCaFile}` : ''})` : ''}
   admin API  ${g.adminUrl}   (control plane, pid ${gateway.pid}: Kong Admin API subset)${g.statusUrl ? `
   status API ${g.statusUrl}   (data plane: /status, /metrics)` : ''}
   backend    ${backend.ready}   (backend, pid ${backend.pid}: reached only through the gateway)
@@ -15,7 +28,7 @@ export function stackBanner(supervisorPid: number, backend: RunningChild<string>
   engine     ${g.engine}
   consumers  ${g.provisionedConsumers} provisioned through the Admin API
 First key:  KONG_ADMIN_URL=${g.adminUrl} npm run consumers -- create --username alice --plan free
-Use it:     curl -si ${g.proxyUrl}/v1/pets -H 'Authorization: Bearer <key>'
+Use it:     curl -si ${g.proxyUrl}/v1/pets -H 'Authorization: Bearer <key>'${tlsCurl(g)}
 Reload kong.yml without a restart (the control plane reloads):  kill -HUP ${gateway.pid}`;
 }
 

@@ -21,7 +21,8 @@ export async function startGatewayProcess(dir: string, name: string, configFile:
   await built;
   const proc = spawnNode(['--max-semi-space-size=4', 'gateway/local/cmd/start.built.mjs'], {
     KONG_DECLARATIVE_CONFIG: configFile,
-    KONG_PROXY_LISTEN: '127.0.0.1:0',
+    // Kong's flags, which the node wrote itself before KONG_PROXY_LISTEN took them: same figures
+    KONG_PROXY_LISTEN: '127.0.0.1:0 reuseport backlog=16384',
     KONG_ADMIN_LISTEN: '127.0.0.1:0',
     KONG_STATUS_LISTEN: 'off',
     KONG_PREFIX: join(dir, `${name}-prefix`),

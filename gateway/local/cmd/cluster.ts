@@ -107,7 +107,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       const name = `node-${i + 1}`;
       const node = await startDataPlaneNode({
         ...options.node,
-        proxyListen: `${listen.host}:${listen.port}`,
+        proxyListen: `${listen.host}:${listen.port} reuseport backlog=16384`,
         statusListen: statusListenOf(options.statusListens?.[i]),
         prefix: join(options.dir, name),
         nginx,

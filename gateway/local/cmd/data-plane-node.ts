@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { formatListener, hostPort, parseListeners } from './listeners.ts';
 import { findNginx, type NginxBinary } from './nginx-binary.ts';
 import { preparePrefix, prefixPaths, withDefaults, writeFileAtomically, type NodeSettings } from './nginx-prefix.ts';
 
@@ -19,7 +20,10 @@ export interface DataPlaneNodeOptions extends Partial<NodeSettings> {
 }
 
 export interface DataPlaneNode {
+  /** The first plain proxy listener's URL (the first ssl one's when all are ssl). */
   proxyUrl: string;
+  /** The first ssl proxy listener's URL (https://), when there is one. */
+  proxySslUrl: string | undefined;
   /** The status API (Kong's status_listen), when one was asked for. */
   statusUrl: string | undefined;
   /** The same status API on the node's unix socket, always there (the Admin API reads it). */
@@ -67,7 +71,7 @@ function splitListen(listen: string): { host: string; port: number } {
 }
 
 function connectHost(host: string): string {
-  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '0.0.0.0' || host === '*') return '127.0.0.1';
   if (host === '::') return '::1';
   return host;
 }
@@ -83,8 +87,8 @@ function answers(host: string, port: number): Promise<boolean> {
   });
 }
 
-function urlOf(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+function urlOf(host: string, port: number, scheme = 'http'): string {
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 // nginx runs in the foreground as a child: if this process ends without stopping a node (a test
@@ -205,15 +209,20 @@ async function startIn(
   startTimeoutMs: number,
 ): Promise<DataPlaneNode> {
   refuseWhenRunning(prefix);
-  const proxy = splitListen(settings.proxyListen);
+  const listeners = parseListeners('KONG_PROXY_LISTEN', settings.proxyListen);
+  const proxy = listeners[0];
+  if (!proxy) throw new DataPlaneStartError('KONG_PROXY_LISTEN: off is not supported: a data-plane node is a proxy');
   const status = settings.statusListen ? splitListen(settings.statusListen) : undefined;
-  const hostPort = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const anyEphemeral = listeners.some((listener) => listener.port === 0) || status?.port === 0;
   for (let attempt = 1; ; attempt++) {
-    const port = proxy.port === 0 ? await freeLoopbackPort(proxy.host) : proxy.port;
+    const ports: number[] = [];
+    for (const listener of listeners) ports.push(listener.port === 0 ? await freeLoopbackPort(listener.host) : listener.port);
+    const proxyListen = listeners.map((listener, i) => formatListener(listener, ports[i])).join(', ');
+    const port = ports[0]!;
     const listen = hostPort(proxy.host, port);
     const statusPort = status && (status.port === 0 ? await freeLoopbackPort(status.host) : status.port);
     const statusListen = status ? hostPort(status.host, statusPort!) : null;
-    preparePrefix(prefix, settings, nginx, listen, statusListen);
+    preparePrefix(prefix, settings, nginx, proxyListen, statusListen);
     const firstLine = logs.length;
     const spawned = spawnNginx(nginx, prefix, onLine);
     let exitedEarly: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -233,18 +242,27 @@ async function startIn(
     }
     if (exitedEarly) {
       const output = logs.slice(firstLine);
-      if ((proxy.port === 0 || status?.port === 0) && attempt < 5 && output.some((line) => BIND_FAILED.test(line))) continue;
+      if (anyEphemeral && attempt < 5 && output.some((line) => BIND_FAILED.test(line))) continue;
       throw new DataPlaneStartError(`the data-plane node did not start: ${startFailure(output) ?? `exit code ${exitedEarly.code}`}`, output);
     }
-    return makeNode(spawned, { ...settings, statusListen }, prefix, port, host, logs);
+    const urls = listeners.map((listener, i) => ({ ssl: listener.ssl, url: urlOf(connectHost(listener.host), ports[i]!, listener.ssl ? 'https' : 'http') }));
+    const proxyUrl = (urls.find((url) => !url.ssl) ?? urls[0]!).url;
+    const proxySslUrl = urls.find((url) => url.ssl)?.url;
+    return makeNode(spawned, { ...settings, proxyListen, statusListen }, prefix, { proxyUrl, proxySslUrl }, logs);
   }
 }
 
-function makeNode(spawned: Spawned, settings: NodeSettings, prefix: string, port: number, host: string, logs: string[]): DataPlaneNode {
+function makeNode(
+  spawned: Spawned,
+  settings: NodeSettings,
+  prefix: string,
+  urls: { proxyUrl: string; proxySslUrl: string | undefined },
+  logs: string[],
+): DataPlaneNode {
   const status = settings.statusListen ? splitListen(settings.statusListen) : undefined;
   let stopped: Promise<void> | undefined;
   return {
-    proxyUrl: urlOf(host, port),
+    ...urls,
     statusUrl: status ? urlOf(connectHost(status.host), status.port) : undefined,
     statusSocket: prefixPaths(prefix).statusSocket,
     prefix,

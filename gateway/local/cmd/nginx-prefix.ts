@@ -3,7 +3,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nginxListen, parseListeners } from './listeners.ts';
 import type { NginxBinary } from './nginx-binary.ts';
+import { configuredCertificates, ensureDefaultCertificates, ensureDhParams } from './ssl-certificates.ts';
 
 /** gateway/local/data-plane/: the nginx template and the Lua it runs. */
 export const DATA_PLANE_DIR = fileURLToPath(new URL('../data-plane/', import.meta.url));
@@ -13,8 +15,14 @@ const DEFAULT_HEADERS = ['server_tokens', 'latency_tokens', 'X-Kong-Request-Id']
 
 /** A node's settings, named after Kong's (kong.conf / KONG_* variables). */
 export interface NodeSettings {
-  /** proxy_listen: `host:port` (port 0: a free loopback port is picked). */
+  /**
+   * proxy_listen, in Kong's syntax (cmd/listeners.ts): `host:port [ssl] [http2] [reuseport]
+   * [backlog=N]…`, comma-separated. Port 0: a free port is picked at start.
+   */
   proxyListen: string;
+  /** ssl_cert / ssl_cert_key: paths or PEMs, as many of each; none: the default certificates. */
+  sslCert: string[];
+  sslCertKey: string[];
   /** status_listen: `host:port`, or null for none. */
   statusListen: string | null;
   /** nginx_worker_processes: a count or 'auto'. */
@@ -64,7 +72,10 @@ export interface NodeSettings {
 export const PROMETHEUS_DICT_SIZE = '16m';
 
 const DEFAULT_NODE_SETTINGS: Omit<NodeSettings, 'nodeId'> = {
-  proxyListen: '127.0.0.1:0',
+  // reuseport backlog=16384: the flags of Kong's default proxy_listen (kong_defaults.lua:27)
+  proxyListen: '127.0.0.1:0 reuseport backlog=16384',
+  sslCert: [],
+  sslCertKey: [],
   statusListen: null,
   workerProcesses: 'auto',
   sharedDicts: [],
@@ -111,12 +122,22 @@ interface KongConf {
 const SHARED_DICT = /^[A-Za-z_][A-Za-z0-9_]*\s+\d+[kKmM]?$/;
 const LISTEN = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/;
 
+/** The Intermediate suite's ciphers (kong/conf_loader/constants.lua:24-32). */
+const INTERMEDIATE_CIPHERS = [
+  'ECDHE-ECDSA-AES128-GCM-SHA256', 'ECDHE-RSA-AES128-GCM-SHA256', 'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384', 'ECDHE-ECDSA-CHACHA20-POLY1305', 'ECDHE-RSA-CHACHA20-POLY1305',
+  'DHE-RSA-AES128-GCM-SHA256', 'DHE-RSA-AES256-GCM-SHA384', 'DHE-RSA-CHACHA20-POLY1305',
+].join(':');
+
 function checkSettings(settings: NodeSettings): void {
   for (const dict of settings.sharedDicts) {
     if (!SHARED_DICT.test(dict.trim())) throw new Error(`KONG_NGINX_HTTP_LUA_SHARED_DICT: expected "name size" (e.g. "cache 10m"), got ${JSON.stringify(dict)}`);
   }
-  for (const [name, listen] of [['KONG_PROXY_LISTEN', settings.proxyListen], ['KONG_STATUS_LISTEN', settings.statusListen]] as const) {
-    if (listen !== null && !LISTEN.test(listen)) throw new Error(`${name}: expected host:port, got ${JSON.stringify(listen)}`);
+  if (parseListeners('KONG_PROXY_LISTEN', settings.proxyListen).length === 0) {
+    throw new Error('KONG_PROXY_LISTEN: off is not supported: a data-plane node is a proxy');
+  }
+  if (settings.statusListen !== null && !LISTEN.test(settings.statusListen)) {
+    throw new Error(`KONG_STATUS_LISTEN: expected host:port, got ${JSON.stringify(settings.statusListen)}`);
   }
   if (settings.workerProcesses !== 'auto' && !(Number.isInteger(settings.workerProcesses) && settings.workerProcesses > 0)) {
     throw new Error(`KONG_NGINX_WORKER_PROCESSES: expected a positive integer or "auto", got ${String(settings.workerProcesses)}`);
@@ -288,6 +309,14 @@ export function preparePrefix(
   const caCombined = join(prefix, '.ca_combined');
   if (trusted.length > 0) writeFileAtomically(caCombined, trusted.map((pem) => (pem.endsWith('\n') ? pem : `${pem}\n`)).join(''));
   else rmSync(caCombined, { force: true });
+  const listeners = parseListeners('KONG_PROXY_LISTEN', proxyListen);
+  const proxySsl = listeners.some((listener) => listener.ssl);
+  // prefix_handler.lua: the default certificates are made only when an ssl listener needs them
+  const certificates = !proxySsl
+    ? []
+    : settings.sslCert.length > 0 || settings.sslCertKey.length > 0
+      ? configuredCertificates(prefix, settings.sslCert, settings.sslCertKey)
+      : ensureDefaultCertificates(prefix);
   const template = readFileSync(join(DATA_PLANE_DIR, 'nginx.conf'), 'utf8');
   const conf = renderTemplate(
     template,
@@ -306,7 +335,10 @@ export function preparePrefix(
       upstream_keepalive_pool_size: String(settings.upstreamKeepalivePoolSize),
       upstream_keepalive_max_requests: String(settings.upstreamKeepaliveMaxRequests),
       upstream_keepalive_idle_timeout: String(settings.upstreamKeepaliveIdleTimeout),
-      proxy_listen: [`listen ${proxyListen} reuseport backlog=16384;`],
+      proxy_listen: listeners.map((listener) => nginxListen(listener)),
+      ssl_certificates: certificates.flatMap(({ cert, key }) => [`ssl_certificate     '${cert}';`, `ssl_certificate_key '${key}';`]),
+      ssl_ciphers: INTERMEDIATE_CIPHERS,
+      ssl_dhparam: proxySsl ? `'${ensureDhParams(prefix)}'` : '',
       status_listen: statusListen ? [`listen ${statusListen};`] : [],
       real_ip_header: settings.realIpHeader,
       real_ip_recursive: settings.realIpRecursive ? 'on' : 'off',
@@ -315,7 +347,7 @@ export function preparePrefix(
       lua_ssl_trusted_certificate: trusted.length > 0 ? [`lua_ssl_trusted_certificate '${caCombined}';`] : [],
       prefix,
     },
-    { test_clock: settings.testClock },
+    { test_clock: settings.testClock, proxy_ssl: proxySsl },
   );
   writeFileAtomically(prefixPaths(prefix).nginxConf, conf);
   // nginx does not reuse a unix socket a killed node left behind: it would fail to bind it

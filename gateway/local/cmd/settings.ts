@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GatewayOptions } from './gateway.ts';
+import { ListenerError, parseListeners } from './listeners.ts';
 
 /** gateway/: kong.yml and the custom plugins. */
 export const GATEWAY_DIR = fileURLToPath(new URL('../../', import.meta.url));
@@ -70,14 +71,26 @@ function customPluginList(value: string): string[] {
   return names.filter((name) => name !== 'bundled');
 }
 
+/** Kong's proxy_listen default (kong_defaults.lua:27): plain on 8000, TLS and HTTP/2 on 8443. */
+const KONG_PROXY_LISTEN_DEFAULT = '0.0.0.0:8000 reuseport backlog=16384, 0.0.0.0:8443 http2 ssl reuseport backlog=16384';
+
+function checkProxyListen(value: string): string {
+  try {
+    if (parseListeners('KONG_PROXY_LISTEN', value).length === 0) throw new SettingError('KONG_PROXY_LISTEN: off is not supported: the local gateway is a proxy');
+  } catch (error) {
+    if (error instanceof ListenerError) throw new SettingError(error.message);
+    throw error;
+  }
+  return value;
+}
+
 /**
  * The local gateway's settings, named as Kong's (KONG_PROXY_LISTEN, KONG_ADMIN_LISTEN,
  * KONG_STATUS_LISTEN, KONG_NGINX_WORKER_PROCESSES, KONG_TRUSTED_IPS…) so that the same values
  * work for both. Throws SettingError naming the variable.
  */
 export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): GatewaySettings {
-  const proxyListen = env.KONG_PROXY_LISTEN ?? '0.0.0.0:8000';
-  const proxy = parseListen('KONG_PROXY_LISTEN', proxyListen);
+  const proxyListen = checkProxyListen(env.KONG_PROXY_LISTEN ?? KONG_PROXY_LISTEN_DEFAULT);
   const admin = parseListen('KONG_ADMIN_LISTEN', env.KONG_ADMIN_LISTEN ?? '127.0.0.1:8001');
   const statusValue = env.KONG_STATUS_LISTEN ?? '127.0.0.1:8100';
   const status = statusValue === 'off' ? null : parseListen('KONG_STATUS_LISTEN', statusValue);
@@ -95,7 +108,9 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
     allowRemoteAdmin: env.KONG_ADMIN_ALLOW_REMOTE === 'true',
     proxyListen,
     node: {
-      proxyListen: listenAddress(proxy.host, proxy.port),
+      proxyListen,
+      sslCert: list(env.KONG_SSL_CERT) ?? [],
+      sslCertKey: list(env.KONG_SSL_CERT_KEY) ?? [],
       statusListen: status ? listenAddress(status.host, status.port) : null,
       workerProcesses: parseWorkers(env.KONG_NGINX_WORKER_PROCESSES),
       // Kong renders the value after `lua_shared_dict`: a second dict is written

@@ -6,6 +6,7 @@ import { DeclarativeConfigError } from '../control-plane/declarative/load-config
 import { DataPlaneStartError } from './data-plane-node.ts';
 import { AdminListenRefused, declarativeFiles, startGateway, type RunningGateway } from './gateway.ts';
 import { NginxNotFoundError } from './nginx-binary.ts';
+import { defaultCertificatePaths } from './ssl-certificates.ts';
 import { LOCAL_DECK_ENV, readGatewaySettings, type GatewaySettings } from './settings.ts';
 
 /**
@@ -16,6 +17,13 @@ import { LOCAL_DECK_ENV, readGatewaySettings, type GatewaySettings } from './set
  */
 export interface GatewayReady {
   proxyUrl: string;
+  /** The first ssl proxy listener (KONG_PROXY_LISTEN's `ssl`), when there is one. */
+  proxySslUrl: string | undefined;
+  /**
+   * The file clients trust to reach proxySslUrl when it serves the default self-signed
+   * certificates (both of them: <prefix>/ssl/kong-default-ca.crt); undefined with KONG_SSL_CERT.
+   */
+  proxyCaFile: string | undefined;
   adminUrl: string;
   statusUrl: string | undefined;
   configFile: string;
@@ -91,6 +99,10 @@ const store = gateway.controlPlane.store.snapshot;
 const scopes = gateway.controlPlane.selectTags;
 const ready: GatewayReady = {
   proxyUrl: gateway.proxyUrl,
+  proxySslUrl: gateway.node.proxySslUrl,
+  proxyCaFile: gateway.node.proxySslUrl && gateway.node.settings.sslCert.length === 0
+    ? defaultCertificatePaths(gateway.node.prefix).trust
+    : undefined,
   adminUrl: gateway.adminUrl,
   statusUrl: gateway.statusUrl,
   configFile: settings.configFile,
@@ -101,7 +113,7 @@ const ready: GatewayReady = {
   provisionedConsumers: store.list('consumers').filter((c) => !scopes.some((tags) => tags.every((t) => c.tags?.includes(t)))).length,
 };
 if (supervised) process.send!({ ready });
-else console.log(`[gateway] proxy ${ready.proxyUrl}, Admin API ${ready.adminUrl}; reload kong.yml: kill -HUP ${process.pid}`);
+else console.log(`[gateway] proxy ${ready.proxyUrl}${ready.proxySslUrl ? ` and ${ready.proxySslUrl}` : ''}, Admin API ${ready.adminUrl}; reload kong.yml: kill -HUP ${process.pid}`);
 
 process.on('SIGHUP', () => {
   gateway.reload().then(
