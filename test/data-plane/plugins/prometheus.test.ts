@@ -281,13 +281,14 @@ test("a plugin's own counters through the exporter, with Kong's prefix: the edge
           },
         },
         plugin('key-auth', {}, { key_in_query: false }),
-        plugin('rate-limiting', {}, { minute: 1 }),
+        plugin('rate-limiting', {}, { day: 1 }),
       ],
     },
   });
   try {
     const call = (authorization: string) => httpGet(edge.url('/status/200'), { headers: { authorization } });
-    // 1 allowed, 2 refused by the plan (the 2nd 429 passes ban_threshold 1), then banned
+    // 1 allowed, 2 refused by the plan (the 2nd 429 passes ban_threshold 1), then banned. A day's
+    // limit, not a minute's: five requests straddling a minute boundary let a second one through.
     const statuses = [];
     for (let i = 0; i < 5; i++) statuses.push((await call('Bearer obrien-key')).status);
     t.deepEqual(statuses, [200, 429, 429, 429, 429]);
