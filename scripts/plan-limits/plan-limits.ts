@@ -33,7 +33,7 @@ export async function readPlanLimits(admin: AdminApi): Promise<ConsumerPlanLimit
   return limits.sort((a, b) => (a.consumer < b.consumer ? -1 : a.consumer > b.consumer ? 1 : 0));
 }
 
-export const PLAN_LIMIT_METRIC = 'animal_store_consumer_plan_limit';
+const PLAN_LIMIT_METRIC = 'animal_store_consumer_plan_limit';
 
 const escapeLabel = (value: string) => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
