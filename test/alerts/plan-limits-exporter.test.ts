@@ -1,9 +1,13 @@
 import { createServer, type AddressInfo } from 'node:net';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import anyTest, { type TestFn } from 'ava';
 import { AdminApi } from '../../packages/provisioning/index.ts';
 import { startPlanLimitsExporter, type PlanLimitsExporter } from '../../scripts/plan-limits/server.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
-import { spawnNode } from '../helpers/process.ts';
+import { REPO_ROOT, spawnNode } from '../helpers/process.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';
 
 // The plan-limits exporter against the local gateway's Admin API, with consumers the CLI made:
@@ -97,4 +101,20 @@ test('`npm run plan-limits` serves the same page on PLAN_LIMITS_LISTEN, and refu
   const exit = await bad.exited;
   t.is(exit.code, 1);
   t.is(bad.output().trim(), 'plan-limits: PLAN_LIMITS_LISTEN must be host:port, got 9464');
+});
+
+test("compose's image: the bundle `npm run build:plan-limits` makes serves the same page on plain node", async (t) => {
+  const dockerfile = readFileSync(join(REPO_ROOT, 'deploy/plan-limits/Dockerfile'), 'utf8');
+  t.regex(dockerfile, /^RUN npm run build:plan-limits$/m);
+  t.regex(dockerfile, /^COPY --from=build \/app\/dist\/plan-limits\/main\.mjs \.\/main\.mjs$/m);
+  t.regex(dockerfile, /^CMD \["node", "main\.mjs"\]$/m);
+  await promisify(execFile)('npm', ['run', 'build:plan-limits'], { cwd: REPO_ROOT });
+  const exporter = spawnNode([join(REPO_ROOT, 'dist/plan-limits/main.mjs')], {
+    KONG_ADMIN_URL: t.context.stack.gateway.adminUrl,
+    PLAN_LIMITS_LISTEN: '127.0.0.1:0',
+    NODE_OPTIONS: '',
+  });
+  t.teardown(() => exporter.child.kill('SIGKILL'));
+  const [, url] = await exporter.waitFor(/serving (http:\/\/\S+)\/metrics/);
+  t.is((await metrics({ url: url!, close: async () => {} })).body, (await metrics(t.context.exporter)).body);
 });
