@@ -1,14 +1,15 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
 import { AdminApi } from '../../packages/provisioning/index.ts';
 import { startPlanLimitsExporter, type PlanLimitsExporter } from '../../scripts/plan-limits/server.ts';
 import { startAlertmanager, type RunningAlertmanager } from '../helpers/alertmanager.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
+import { testPrometheusConfig } from '../helpers/monitoring-config.ts';
 import { pollUntil } from '../helpers/poll.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { startPrometheus, type RunningPrometheus } from '../helpers/prometheus.ts';
@@ -58,15 +59,6 @@ async function startSink(received: Context['received']): Promise<{ sink: Server;
   return { sink, url: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/alerts` };
 }
 
-/** deploy/prometheus/alerts.yml with every `for:` at 0s, the rest as written. */
-function rulesWithoutDelays(dir: string): string {
-  const rules = parse(readFileSync(join(REPO_ROOT, 'deploy/prometheus/alerts.yml'), 'utf8')) as { groups: Array<{ rules: Array<Record<string, unknown>> }> };
-  for (const rule of rules.groups.flatMap((group) => group.rules)) if ('for' in rule) rule.for = '0s';
-  const file = join(dir, 'alerts.yml');
-  writeFileSync(file, stringify(rules));
-  return file;
-}
-
 test.before(async (t) => {
   const received: Context['received'] = [];
   const { sink, url: sinkUrl } = await startSink(received);
@@ -90,20 +82,11 @@ test.before(async (t) => {
   const alertmanager = await startAlertmanager(amConfig);
 
   const rulesDir = mkdtempSync(join(tmpdir(), 'alert-rules-'));
-  const config = parse(readFileSync(join(REPO_ROOT, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
-    global: Record<string, string>;
-    rule_files: string[];
-    alerting: { alertmanagers: Array<{ static_configs: Array<{ targets: string[] }> }> };
-    scrape_configs: Array<Record<string, unknown> & { job_name: string }>;
-  };
-  config.global = { scrape_interval: '1s', evaluation_interval: '1s' };
-  config.rule_files = [rulesWithoutDelays(rulesDir)];
-  config.alerting.alertmanagers = [{ static_configs: [{ targets: [alertmanager.target] }] }];
-  const targets: Record<string, string> = { kong: new URL(stack.gateway.statusUrl!).host, 'plan-limits': new URL(exporter.url).host };
-  for (const job of config.scrape_configs) {
-    delete job.dns_sd_configs;
-    job.static_configs = [{ targets: [targets[job.job_name]!] }];
-  }
+  const config = testPrometheusConfig({
+    targets: { kong: new URL(stack.gateway.statusUrl!).host, 'plan-limits': new URL(exporter.url).host },
+    rulesDir,
+    alertmanager: alertmanager.target,
+  });
   const prometheus = await startPrometheus({ config });
   t.context = { stack, exporter, alertmanager, prometheus, sink, received, keys, rulesDir };
 });
