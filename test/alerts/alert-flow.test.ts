@@ -88,6 +88,16 @@ test.before(async (t) => {
     alertmanager: alertmanager.target,
   });
   const prometheus = await startPrometheus({ config });
+  // Prometheus passes discovered Alertmanagers on every 5 s at most: until then alerts wait.
+  await pollUntil(
+    'Prometheus to know the Alertmanager',
+    async () => {
+      const response = await fetch(`${prometheus.url}/api/v1/alertmanagers`);
+      const { data } = (await response.json()) as { data: { activeAlertmanagers: unknown[] } };
+      return data.activeAlertmanagers.length > 0;
+    },
+    DEADLINE,
+  );
   t.context = { stack, exporter, alertmanager, prometheus, sink, received, keys, rulesDir };
 });
 
