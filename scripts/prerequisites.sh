@@ -56,6 +56,7 @@ if [[ $purpose == test ]]; then
   need lua-busted "busted (the data plane's Lua unit tests)" test -f /usr/share/lua/5.1/busted/runner.lua
   need redis-server "redis-server (rate-limiting's redis policy and shared bans, tested against a real Redis)" have redis-server
   need prometheus "prometheus (the usage tests scrape the data plane with a real Prometheus)" have prometheus
+  need prometheus-alertmanager "Alertmanager (the alert tests route Prometheus's alerts through it to a webhook)" have prometheus-alertmanager
   need ca-certificates "the system's CA bundle (lua_ssl_trusted_certificate = system is tested)" test -f /etc/ssl/certs/ca-certificates.crt
   need postgresql "PostgreSQL's server programs (the backend's PostgreSQL tests)" bash -c 'ls /usr/lib/postgresql/*/bin/initdb'
   need lua-check "luacheck (npm run lint)" have luacheck

@@ -6,6 +6,7 @@ import test from 'ava';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { REPO_ROOT } from '../helpers/process.ts';
+import { AMTOOL_BIN } from '../helpers/alertmanager.ts';
 import { PROMTOOL_BIN } from '../helpers/prometheus.ts';
 import { sharedFile } from '../helpers/shared-files.ts';
 import { PROMETHEUS_DICT_SIZE } from '../../gateway/local/index.ts';
@@ -27,9 +28,19 @@ type Service = {
 const composeText = readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8');
 // `<<: *kong-database` is a YAML merge key, which Compose resolves.
 const compose = parse(composeText, { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
-const { kong, prometheus, grafana } = compose.services as Record<'kong' | 'prometheus' | 'grafana', Service>;
+type ServiceName = 'kong' | 'kong-cp' | 'prometheus' | 'grafana' | 'alertmanager' | 'plan-limits';
+const services = compose.services as Record<ServiceName, Service & { build?: { context: string; dockerfile: string } }>;
+const { kong, prometheus, grafana, alertmanager } = services;
+const planLimits = services['plan-limits'];
 const promConfig = parse(readFileSync(join(REPO_ROOT, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
-  scrape_configs: Array<{ job_name: string; metrics_path?: string; dns_sd_configs?: Array<Record<string, unknown>> }>;
+  rule_files: string[];
+  alerting: { alertmanagers: Array<{ static_configs: Array<{ targets: string[] }> }> };
+  scrape_configs: Array<{
+    job_name: string;
+    metrics_path?: string;
+    dns_sd_configs?: Array<Record<string, unknown>>;
+    static_configs?: Array<{ targets: string[] }>;
+  }>;
 };
 
 /** The Compose Specification schema, kept beside the repository in ../shared (undefined without it). */
@@ -66,13 +77,45 @@ test("Kong's prometheus_metrics dict is declared at the size the local node uses
 test('Prometheus scrapes every kong replica at the Status API port, with the config compose mounts', (t) => {
   const statusPort = Number(kong.environment!.KONG_STATUS_LISTEN!.split(':').pop());
   const [job, ...others] = promConfig.scrape_configs;
-  t.is(others.length, 0);
+  t.deepEqual(
+    others.map((other) => other.job_name),
+    ['plan-limits'],
+  );
   t.is(job!.job_name, 'kong');
   t.is(job!.metrics_path, '/metrics');
   t.deepEqual(job!.dns_sd_configs, [{ names: ['kong'], type: 'A', port: statusPort, refresh_interval: '30s' }]);
   t.is(flag(prometheus, '--config.file'), mountOf(prometheus, './deploy/prometheus/prometheus.yml'));
   t.is(flag(prometheus, '--storage.tsdb.path'), mountOf(prometheus, 'prometheus-data'));
   t.true('prometheus-data' in compose.volumes);
+});
+
+test("Prometheus loads the alert rules compose mounts beside its config, and scrapes the plan-limits exporter", (t) => {
+  const configDir = dirname(flag(prometheus, '--config.file')!);
+  t.deepEqual(promConfig.rule_files, ['alerts.yml']);
+  t.is(mountOf(prometheus, './deploy/prometheus/alerts.yml'), join(configDir, 'alerts.yml'));
+  const job = promConfig.scrape_configs.find((config) => config.job_name === 'plan-limits')!;
+  const port = planLimits.environment!.PLAN_LIMITS_LISTEN!.split(':').pop()!;
+  t.deepEqual(job.static_configs, [{ targets: [`plan-limits:${port}`] }]);
+  t.deepEqual(planLimits.expose, [port]);
+  t.is(planLimits.ports, undefined, 'never on the host');
+  const adminPort = services['kong-cp'].environment!.KONG_ADMIN_LISTEN!.split(':').pop();
+  t.is(planLimits.environment!.KONG_ADMIN_URL, `http://kong-cp:${adminPort}`);
+  t.is(planLimits.depends_on?.['kong-cp']?.condition, 'service_healthy');
+  t.deepEqual(planLimits.build, { context: '.', dockerfile: 'deploy/plan-limits/Dockerfile' });
+});
+
+test("Prometheus sends its alerts to compose's Alertmanager, which runs the repository's config", async (t) => {
+  const listen = flag(alertmanager, '--web.listen-address')!;
+  t.deepEqual(promConfig.alerting.alertmanagers, [{ static_configs: [{ targets: [`alertmanager:${listen.split(':').pop()}`] }] }]);
+  t.is(flag(alertmanager, '--config.file'), mountOf(alertmanager, './deploy/alertmanager/alertmanager.yml'));
+  t.is(flag(alertmanager, '--storage.path'), mountOf(alertmanager, 'alertmanager-data'));
+  t.is(flag(alertmanager, '--cluster.listen-address'), '', 'one instance: no gossip port');
+  t.deepEqual(alertmanager.ports, ['127.0.0.1:9093:9093']);
+  t.deepEqual(alertmanager.healthcheck?.test, ['CMD', 'wget', '-q', '-O', '/dev/null', `http://127.0.0.1:${listen.split(':').pop()}/-/ready`]);
+  // The tests run Debian's Alertmanager 0.25: the image stays on that line.
+  t.regex(alertmanager.image!, /^prom\/alertmanager:v0\.25\.\d+$/);
+  const { stdout } = await promisify(execFile)(AMTOOL_BIN, ['check-config', join(REPO_ROOT, 'deploy/alertmanager/alertmanager.yml')]);
+  t.regex(stdout, /SUCCESS/);
 });
 
 test('promtool accepts deploy/prometheus/prometheus.yml', async (t) => {
@@ -119,6 +162,7 @@ test('Prometheus and Grafana have health checks on their own ready endpoints', (
 test("the monitoring is published on the host's loopback only", (t) => {
   t.deepEqual(prometheus.ports, ['127.0.0.1:9090:9090']);
   t.deepEqual(grafana.ports, ['127.0.0.1:3001:3000']);
+  t.deepEqual(alertmanager.ports, ['127.0.0.1:9093:9093']);
   for (const [name, service] of Object.entries(compose.services)) {
     for (const port of service.ports ?? []) {
       if (port !== '8000:8000') t.true(port.startsWith('127.0.0.1:'), `${name}: ${port}`);
@@ -127,7 +171,7 @@ test("the monitoring is published on the host's loopback only", (t) => {
 });
 
 test('every file the monitoring mounts is in the repository', (t) => {
-  for (const service of [prometheus, grafana]) {
+  for (const service of [prometheus, grafana, alertmanager]) {
     for (const volume of service.volumes ?? []) {
       const source = volume.split(':')[0]!;
       if (source.startsWith('.')) t.true(existsSync(join(REPO_ROOT, source)), source);

@@ -1,8 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import { parse } from 'yaml';
-import { loadCatalogue } from '../../packages/provisioning/index.ts';
+import { AdminApi, loadCatalogue } from '../../packages/provisioning/index.ts';
+import { startPlanLimitsExporter, type PlanLimitsExporter } from '../../scripts/plan-limits/server.ts';
+import { testPrometheusConfig } from '../helpers/monitoring-config.ts';
+import { pollUntil } from '../helpers/poll.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { startPrometheus, type PromSample, type RunningPrometheus } from '../helpers/prometheus.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
@@ -41,7 +45,14 @@ function* targetsOf(panels: Panel[]): Generator<Target> {
   }
 }
 
-const test = anyTest as TestFn<{ upstream: Upstream; node: UsageGateway; prometheus: RunningPrometheus; at: Date }>;
+const test = anyTest as TestFn<{
+  upstream: Upstream;
+  node: UsageGateway;
+  prometheus: RunningPrometheus;
+  exporter: PlanLimitsExporter;
+  rulesDir: string;
+  at: Date;
+}>;
 
 /** The backend's two routes, slow by a known amount; anything else is a quick 404. */
 async function slowUpstream(): Promise<Upstream> {
@@ -56,25 +67,25 @@ async function slowUpstream(): Promise<Upstream> {
 test.before(async (t) => {
   const upstream = await slowUpstream();
   const node = await startUsageGateway({ upstreamUrl: upstream.url, petId: 7 });
-  const config = parse(readFileSync(join(REPO_ROOT, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
-    global: Record<string, string>;
-    scrape_configs: Array<Record<string, unknown>>;
-  };
-  config.global = { scrape_interval: '1s', evaluation_interval: '1s' };
-  for (const job of config.scrape_configs) {
-    delete job.dns_sd_configs;
-    job.static_configs = [{ targets: [node.target] }];
-  }
+  // the alert rules too, for the alerts panel (bob and alice meet their minute limits)
+  const exporter = await startPlanLimitsExporter(AdminApi.connect({ url: node.adminUrl }), { host: '127.0.0.1', port: 0 });
+  const rulesDir = mkdtempSync(join(tmpdir(), 'dashboard-rules-'));
+  const config = testPrometheusConfig({ targets: { kong: node.target, 'plan-limits': new URL(exporter.url).host }, rulesDir });
   const prometheus = await startPrometheus({ config });
   // Two rounds of traffic a scrape apart: every counter moves between samples.
   await node.round();
   await prometheus.nextScrape();
   await node.round();
   await prometheus.nextScrape();
-  t.context = { upstream, node, prometheus, at: await prometheus.lastSampleTime('kong_http_requests_total') };
+  // The rules fire on what was scraped (alice's and bob's 429s); one scrape later, `at` is past that.
+  await pollUntil('the alerts firing', async () => (await prometheus.query('ALERTS{alertstate="firing"}')).length >= 2);
+  await prometheus.nextScrape();
+  t.context = { upstream, node, prometheus, exporter, rulesDir, at: await prometheus.lastSampleTime('kong_http_requests_total') };
 });
 test.after.always(async (t) => {
   await t.context.prometheus?.dispose();
+  await t.context.exporter?.close();
+  if (t.context.rulesDir) rmSync(t.context.rulesDir, { recursive: true, force: true });
   await t.context.node?.dispose();
   await t.context.upstream?.close();
 });
@@ -95,6 +106,15 @@ const p95In = (bounds: Record<string, [number, number]>) => (s: PromSample) => {
 
 /** What each expression must return, by panel title and refId. */
 const EXPECTED: Record<string, Expectation | ((node: UsageGateway) => Expectation)> = {
+  // deploy/prometheus/alerts.yml: both met their minute limit (429s), neither 80% of its day
+  'Firing alerts A': {
+    by: ['alertname', 'consumer', 'plan', 'severity'],
+    series: [
+      ['ConsumerRefusedByPlan', 'alice', 'enterprise', 'critical'],
+      ['ConsumerRefusedByPlan', 'bob', 'enterprise', 'critical'],
+    ],
+    check: (s) => s.value === 1,
+  },
   'Requests per second by consumer A': consumers,
   '429 (rate-limited) per second by consumer A': { by: ['consumer'], series: [['alice'], ['bob']], check: positive },
   'Bans by consumer A': { by: ['consumer'], series: [['bob']], check: positive },

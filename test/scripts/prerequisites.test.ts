@@ -36,7 +36,7 @@ test('npm start without apt-get: one line per missing build prerequisite, naming
   t.deepEqual(present(stderr.trimEnd().split('\n')), BUILD);
 });
 
-test('npm test: also luajit, redis, prometheus, luacheck, venv and Go, each on its own line', async (t) => {
+test('npm test: also luajit, redis, prometheus, alertmanager, luacheck, venv and Go, each on its own line', async (t) => {
   const { code, stderr } = await runBare(['test']);
   t.is(code, 1);
   t.deepEqual(present(stderr.trimEnd().split('\n')), [
@@ -44,6 +44,7 @@ test('npm test: also luajit, redis, prometheus, luacheck, venv and Go, each on i
     "missing luajit (the plugin's cases run on LuaJIT, as in Kong): apt-get install luajit2",
     'missing redis-server (rate-limiting\'s redis policy and shared bans, tested against a real Redis): apt-get install redis-server',
     'missing prometheus (the usage tests scrape the data plane with a real Prometheus): apt-get install prometheus',
+    "missing Alertmanager (the alert tests route Prometheus's alerts through it to a webhook): apt-get install prometheus-alertmanager",
     'missing luacheck (npm run lint): apt-get install lua-check',
     "missing Python's venv (Schemathesis installs into a venv of its own): apt-get install python3-venv",
     'missing Go >= 1.21, to build decK: install Go and put it on PATH',
@@ -55,7 +56,7 @@ test('--debian-packages lists what .ci/run installs with apt-get', async (t) => 
   t.is(code, 0);
   t.deepEqual(
     present(stdout.trim().split(' ')).filter((p) => p !== 'libnginx-mod-http-lua'),
-    ['build-essential', 'python3', 'luajit2', 'redis-server', 'prometheus', 'lua-check', 'python3-venv'],
+    ['build-essential', 'python3', 'luajit2', 'redis-server', 'prometheus', 'prometheus-alertmanager', 'lua-check', 'python3-venv'],
   );
 });
 
