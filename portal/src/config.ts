@@ -50,13 +50,20 @@ function cookieSecret(env: NodeJS.ProcessEnv, dataDir: string): string {
   }
 }
 
+/** Where the portal's store is and where browsers reach it: all an invitation needs (invitations.ts). */
+export function readStoreSettings(env: NodeJS.ProcessEnv): Pick<PortalConfig, 'dataDir' | 'publicUrl'> {
+  return {
+    dataDir: env.PORTAL_DATA_DIR ?? env.DATA_DIR ?? './data',
+    publicUrl: url(env.PORTAL_PUBLIC_URL ?? 'http://127.0.0.1:8000', 'PORTAL_PUBLIC_URL'),
+  };
+}
+
 export function readPortalConfig(env: NodeJS.ProcessEnv = process.env): PortalConfig {
   const port = Number(env.PORTAL_PORT ?? 3001);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORTAL_PORT must be a port number, got ${JSON.stringify(env.PORTAL_PORT)}`);
   const signUp = env.PORTAL_SIGNUP ?? 'invite';
   if (signUp !== 'open' && signUp !== 'invite') throw new Error(`PORTAL_SIGNUP must be open or invite, got ${JSON.stringify(signUp)}`);
-  const dataDir = env.PORTAL_DATA_DIR ?? env.DATA_DIR ?? './data';
-  const publicUrl = url(env.PORTAL_PUBLIC_URL ?? 'http://127.0.0.1:8000', 'PORTAL_PUBLIC_URL');
+  const { dataDir, publicUrl } = readStoreSettings(env);
   const statusUrl = env.KONG_STATUS_URL ?? 'http://127.0.0.1:8100';
   return {
     host: env.PORTAL_HOST ?? '127.0.0.1',

@@ -1,4 +1,4 @@
-import { readPortalConfig } from './config.ts';
+import { readStoreSettings } from './config.ts';
 import { openPortalDatabase } from './db/connect.ts';
 import { InviteStore } from './invites.ts';
 import { BASE } from './paths.ts';
@@ -12,7 +12,7 @@ export async function inviteByEmail(
   env: NodeJS.ProcessEnv,
   now = Date.now(),
 ): Promise<{ link: string; email: string; expiresAt: Date }> {
-  const config = readPortalConfig(env);
+  const config = readStoreSettings(env);
   const db = await openPortalDatabase(config.dataDir);
   try {
     const invite = await new InviteStore(db).create(email, now);

@@ -2,7 +2,8 @@
 // consumer through the provisioning library and its key calls the API; CSRF, cookies, escaping,
 // slowed sign-ins and one-time invitations.
 import test from 'ava';
-import { inviteByEmail } from '../../portal/src/index.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
+import { ManualClock } from '../helpers/clock.ts';
 import { PortalBrowser, shownKey, startTestPortal, type TestPortal } from '../helpers/portal.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';
 
@@ -11,6 +12,8 @@ const PASSWORD = 'correct horse battery staple';
 let stack: TestStack;
 let open: TestPortal;
 let invited: TestPortal;
+/** The invite-mode portal's clock: invitations from the CLI are dated by the real clock. */
+const inviteClock = new ManualClock(Date.now());
 let ips = 0;
 // Tests that move the shared clock (session expiry, throttling waits, invitation expiry) run
 // serially, before the others, so that no other test's session or counter moves with it.
@@ -21,7 +24,7 @@ test.before(async () => {
   stack = await startStack();
   const common = { adminUrl: stack.gateway.adminUrl, apiUrl: `${stack.gateway.proxyUrl}/v1`, clock: stack.clock.now };
   open = await startTestPortal({ ...common, signUp: 'open' });
-  invited = await startTestPortal({ ...common, signUp: 'invite' });
+  invited = await startTestPortal({ ...common, signUp: 'invite', clock: inviteClock.now });
 });
 
 test.after.always(async () => {
@@ -165,11 +168,17 @@ test.serial('in invite mode sign-up needs an invitation, and its link works once
   t.is((await b.get('/portal/signup')).status, 403);
   t.is((await b.post('/portal/signup', { email: 'uninvited@example.com', name: 'U', password: PASSWORD })).status, 403);
 
-  const env = { PORTAL_DATA_DIR: invited.config.dataDir, PORTAL_COOKIE_SECRET: invited.config.cookieSecret, PORTAL_PUBLIC_URL: 'https://api.animal.store' };
-  const invite = await inviteByEmail('Guest@Example.com', env, stack.clock.now());
-  t.regex(invite.link, /^https:\/\/api\.animal\.store\/portal\/signup\?invite=[A-Za-z0-9_-]{43}$/);
-  const path = invite.link.slice('https://api.animal.store'.length);
-  const token = new URL(invite.link).searchParams.get('invite')!;
+  const env = { PORTAL_DATA_DIR: invited.config.dataDir, PORTAL_PUBLIC_URL: 'https://api.animal.store' };
+  const invite = async (email: string) => {
+    const result = await runCliInProcess(['invite', email, '--json'], env);
+    t.is(result.code, 0, result.stderr);
+    return JSON.parse(result.stdout) as { email: string; link: string };
+  };
+  const { link, email } = await invite('Guest@Example.com');
+  t.is(email, 'guest@example.com');
+  t.regex(link, /^https:\/\/api\.animal\.store\/portal\/signup\?invite=[A-Za-z0-9_-]{43}$/);
+  const path = link.slice('https://api.animal.store'.length);
+  const token = new URL(link).searchParams.get('invite')!;
 
   const form = await b.get(path);
   t.is(form.status, 200);
@@ -185,9 +194,12 @@ test.serial('in invite mode sign-up needs an invitation, and its link works once
   const signIn = await again.post('/portal/signin', { email: 'guest@example.com', password: PASSWORD });
   t.is(signIn.status, 303);
 
-  const late = await inviteByEmail('late@example.com', env, stack.clock.now());
-  await stack.clock.advance(7 * 24 * 3600 * 1000 + 1);
+  const late = await invite('late@example.com');
+  await inviteClock.advance(8 * 24 * 3600 * 1000);
   t.is((await browser(invited).get(late.link.slice('https://api.animal.store'.length))).status, 403, 'an expired link');
+  const bad = await runCliInProcess(['invite', 'not-an-email'], env);
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /It must be an email address/);
 });
 
 test('rotating shows a new key once; the old one keeps working for the grace period', async (t) => {
