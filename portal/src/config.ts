@@ -58,15 +58,21 @@ export function readStoreSettings(env: NodeJS.ProcessEnv): Pick<PortalConfig, 'd
   };
 }
 
-export function readPortalConfig(env: NodeJS.ProcessEnv = process.env): PortalConfig {
+/** PORTAL_HOST and PORTAL_PORT (default 127.0.0.1:3001), where the portal listens. */
+export function readPortalListen(env: NodeJS.ProcessEnv): { host: string; port: number } {
   const port = Number(env.PORTAL_PORT ?? 3001);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORTAL_PORT must be a port number, got ${JSON.stringify(env.PORTAL_PORT)}`);
+  return { host: env.PORTAL_HOST ?? '127.0.0.1', port };
+}
+
+export function readPortalConfig(env: NodeJS.ProcessEnv = process.env): PortalConfig {
+  const { host, port } = readPortalListen(env);
   const signUp = env.PORTAL_SIGNUP ?? 'invite';
   if (signUp !== 'open' && signUp !== 'invite') throw new Error(`PORTAL_SIGNUP must be open or invite, got ${JSON.stringify(signUp)}`);
   const { dataDir, publicUrl } = readStoreSettings(env);
   const statusUrl = env.KONG_STATUS_URL ?? 'http://127.0.0.1:8100';
   return {
-    host: env.PORTAL_HOST ?? '127.0.0.1',
+    host,
     port,
     dataDir,
     signUp,

@@ -16,11 +16,13 @@ export async function startTestPortal(options: {
   signUp: 'open' | 'invite';
   clock?: () => number;
   statusUrls?: URL[];
+  /** A port reserved for it (a gateway routing to it started first); default any free one. */
+  port?: number;
 }): Promise<TestPortal> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portal-'));
   const config: PortalConfig = {
     host: '127.0.0.1',
-    port: 0,
+    port: options.port ?? 0,
     dataDir,
     signUp: options.signUp,
     publicUrl: 'http://portal.test',
@@ -59,6 +61,7 @@ export class PortalBrowser {
   readonly cookies = new Map<string, string>();
   csrf = '';
 
+  /** `ip`: sent as X-Forwarded-For when the portal is called directly (through the gateway, Kong appends the real one). */
   constructor(
     private readonly origin: string,
     readonly ip = '192.0.2.1',
