@@ -2,7 +2,7 @@
 // the consumer's current minute and day from its plan's counters where they are readable (policy
 // redis), and otherwise the data plane's Status API totals (/metrics) since each node started.
 import { AdminApi, type AdminConnection } from '../../packages/provisioning/index.ts';
-import type { UsageCounts } from '../../scripts/cli/usage/counts.ts';
+import { rounded, type UsageCounts } from '../../scripts/cli/usage/counts.ts';
 import { scrapeNodes } from '../../scripts/cli/usage/node-scrape.ts';
 import { currentWindows, type CurrentWindows } from '../../scripts/cli/usage/rate-limit-windows.ts';
 
@@ -25,7 +25,11 @@ export class PortalUsage {
       this.statusUrls.length === 0
         ? Promise.resolve({ error: 'no Status API is configured (KONG_STATUS_URL)' })
         : scrapeNodes(this.statusUrls, consumer).then(
-            (nodes) => ({ counts: nodes.counts.byConsumer.get(consumer) ?? null }),
+            (nodes) => {
+              const counts = nodes.counts.byConsumer.get(consumer);
+              // `requests` is the sum of the classes, which rounded() computes
+              return { counts: counts ? rounded(counts) : null };
+            },
             (error: Error) => ({ error: error.message }),
           ),
     ]);

@@ -21,8 +21,15 @@ function freePort(): Promise<number> {
 test.before(async () => {
   // the gateway routes to the portal's address, so the port is chosen first
   const port = await freePort();
-  stack = await startStack({ env: { DECK_ANIMAL_STORE_PORTAL_URL: `http://127.0.0.1:${port}` } });
-  portal = await startTestPortal({ adminUrl: stack.gateway.adminUrl, apiUrl: `${stack.gateway.proxyUrl}/v1`, signUp: 'open', port, clock: stack.clock.now });
+  stack = await startStack({ env: { DECK_ANIMAL_STORE_PORTAL_URL: `http://127.0.0.1:${port}` }, node: { statusListen: '127.0.0.1:0' } });
+  portal = await startTestPortal({
+    adminUrl: stack.gateway.adminUrl,
+    apiUrl: `${stack.gateway.proxyUrl}/v1`,
+    signUp: 'open',
+    port,
+    clock: stack.clock.now,
+    statusUrls: [new URL(stack.gateway.statusUrl!)],
+  });
 });
 
 test.after.always(async () => {
@@ -43,9 +50,13 @@ test.serial('through the gateway: no key needed for the pages, and the key from 
   t.is((await stack.call('/v1/pets', { key })).status, 200);
   // the portal saw the client's address as Kong appended it, not the one the client claimed
   t.regex(portal.audit.at(-1)!, /"ip":"127\.0\.0\.1"/);
+  t.is((await stack.call('/v1/pets/999999', { key })).status, 404);
   const dashboard = await b.get('/portal/');
   t.is(dashboard.status, 200);
   t.regex(dashboard.text, /Plan <strong>free<\/strong>/);
+  // the requests just made, from the data plane's /metrics (policy local: no current windows)
+  t.regex(dashboard.text, /policy local: the counters live in each Kong node&#39;s memory/);
+  t.regex(dashboard.text, /<caption>Requests since the gateway started<\/caption>.*<tbody><tr><td>2<\/td><td>1<\/td><td>1<\/td><td>0<\/td><td>0<\/td><\/tr>/s);
   const css = await fetch(`${stack.gateway.proxyUrl}/portal/assets/portal.css`);
   t.is(css.status, 200);
   t.regex(css.headers.get('content-type')!, /^text\/css/);
