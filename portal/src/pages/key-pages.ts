@@ -21,7 +21,7 @@ export function keyShownPage(page: PageContext, shown: ShownKey, what: string, a
   <span class="copied" role="status" aria-live="polite"></span>
 </div>
 <p>Try it:</p>
-<pre><code>curl -si ${apiUrl}/pets -H 'Authorization: Bearer ${shown.key}'</code></pre>
+<pre tabindex="0"><code>curl -si ${apiUrl}/pets -H 'Authorization: Bearer ${shown.key}'</code></pre>
 <p><a href="${BASE}/">Go to your dashboard</a></p>`,
   );
 }
