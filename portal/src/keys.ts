@@ -58,6 +58,11 @@ export class PortalKeys {
     return { key: rotated.key, fingerprint: rotated.fingerprint, previousKeys: rotated.previousKeys };
   }
 
+  /** Revokes every key of the consumer at once; resolves with how many there were. */
+  async revokeAll(consumer: string): Promise<number> {
+    return this.provisioning().revokeKeys(consumer);
+  }
+
   plans(): Catalogue {
     return (this.catalogue ??= loadCatalogue());
   }

@@ -1,6 +1,6 @@
 // The developer portal in a real browser (issue 32): Debian's chromium driven by puppeteer-core,
 // through the local gateway. Sign up, copy the key with the page's button, call GET /v1/pets with
-// what the clipboard holds, see the request in the usage, rotate. Every page is checked with
+// what the clipboard holds, see the request in the usage, rotate, revoke, 401. Every page is checked with
 // axe-core (no serious or critical violation) and by the browser's CSP (no violation reported);
 // a screenshot of each is kept in test-artifacts/portal/.
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -66,7 +66,7 @@ async function accessibilityProblems(page: Page): Promise<string[]> {
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(', ')}`);
 }
 
-test('sign up, copy the key, call the API with it, see it in the usage, rotate: every page accessible, no CSP violation', async (t) => {
+test('sign up, copy the key, call the API with it, see it in the usage, rotate, revoke: every page accessible, no CSP violation', async (t) => {
   const origin = stack.gateway.proxyUrl;
   const context = await browser.createBrowserContext();
   await context.overridePermissions(origin, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
@@ -113,9 +113,16 @@ test('sign up, copy the key, call the API with it, see it in the usage, rotate: 
   t.is((await stack.call('/v1/pets', { key: shown })).status, 200, 'the old key works during the grace period');
   t.is((await stack.call('/v1/pets', { key: rotated })).status, 200);
 
+  await page.goto(`${origin}/portal/`);
+  await Promise.all([page.waitForNavigation(), page.click('form[action="/portal/keys/revoke"] button')]);
+  t.regex(await page.$eval('main', (main) => main.textContent ?? ''), /2 key\(s\) revoked/);
+  await check('5-keys-revoked');
+  t.is((await stack.call('/v1/pets', { key: rotated })).status, 401, 'revoked: 401');
+  t.is((await stack.call('/v1/pets', { key: shown })).status, 401);
+
   await Promise.all([page.waitForNavigation(), page.click('nav form button')]);
   t.is(new URL(page.url()).pathname, '/portal/signin');
-  await check('5-sign-in');
+  await check('6-sign-in');
   t.deepEqual(cspViolations, []);
   await context.close();
 });

@@ -233,3 +233,21 @@ test('signing out ends the session server-side: the old cookie opens nothing', a
   await replay.get('/portal/signin');
   t.is((await replay.post('/portal/keys/rotate', {})).status, 303);
 });
+
+test("revoking stops the account's keys at once, and only its own: no route takes another account's key or id", async (t) => {
+  const alice = browser(open);
+  const aliceKey = shownKey(await signUp(alice, 'alice-revoke@example.com'))!;
+  const bob = browser(open);
+  const bobKey = shownKey(await signUp(bob, 'bob-revoke@example.com'))!;
+  await bob.get('/portal/');
+  const revoked = await bob.post('/portal/keys/revoke', {});
+  t.is(revoked.status, 303);
+  t.is(revoked.headers.get('location'), '/portal/?revoked=1');
+  t.regex((await bob.get('/portal/?revoked=1')).text, /1 key\(s\) revoked/);
+  t.is((await stack.call('/v1/pets', { key: bobKey })).status, 401);
+  t.is((await stack.call('/v1/pets', { key: aliceKey })).status, 200, "another account's key is untouched");
+  // the key routes take no id: naming Alice's consumer in the form changes nothing
+  t.is((await bob.post('/portal/keys/revoke', { consumer: `portal-${JSON.parse(open.audit.find((l) => l.includes(alice.ip))!).account}` })).status, 303);
+  t.is((await stack.call('/v1/pets', { key: aliceKey })).status, 200);
+  t.true(open.audit.some((line) => line.includes('"action":"revoke-keys"')));
+});

@@ -50,12 +50,15 @@ export function dashboardPage(
   overview: KeyOverview,
   usage: AccountUsage | { error: string },
   apiUrl: string,
+  /** How many keys were just revoked (after the revoke form), for the notice. */
+  revoked?: number,
 ) {
   const limits = overview.limits ? html`${overview.limits.minute} requests a minute, ${overview.limits.day} a day` : 'none set';
   return layout(
     `Hello, ${account.name}`,
     page,
-    html`<section aria-labelledby="plan-h"><h2 id="plan-h">Plan</h2>
+    html`${revoked !== undefined ? notice(`${revoked} key(s) revoked: calls with them now get 401.`, 'info') : ''}
+<section aria-labelledby="plan-h"><h2 id="plan-h">Plan</h2>
 <p>Plan <strong>${overview.plan ?? 'none'}</strong>: ${limits}. Need more? Ask your Animal Store contact to move you to another plan.</p>
 <p>API base URL: <code>${apiUrl}</code></p></section>
 <section aria-labelledby="usage-h"><h2 id="usage-h">Usage</h2>${usageSection(usage)}</section>
@@ -68,6 +71,9 @@ ${overview.keys.map(
 ${overview.keys.length === 0 ? notice('You have no key: rotating makes a new one.', 'info') : ''}
 <form method="post" action="${BASE}/keys/rotate">${csrfField(page)}
 <p>Rotating makes a new key, shown once; your current keys keep working for 24 hours so you can switch without downtime.</p>
-<button type="submit">Rotate key</button></form></section>`,
+<button type="submit">Rotate key</button></form>
+<form method="post" action="${BASE}/keys/revoke">${csrfField(page)}
+<p>Revoking stops every key of yours at once (a leaked key, say); rotate afterwards for a new one.</p>
+<button type="submit" class="danger">Revoke all my keys now</button></form></section>`,
   );
 }
