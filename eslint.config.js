@@ -9,6 +9,7 @@ const GATEWAY_INTERNALS = { from: './gateway/local', except: ['./index.ts', './s
 const BACKEND_INTERNALS = { from: './backend/src', except: ['./index.ts'] };
 const PROVISIONING_INTERNALS = { from: './packages/provisioning', except: ['./index.ts'] };
 const CLI_INTERNALS = { from: './scripts/cli', except: ['./index.ts'] };
+const PORTAL_INTERNALS = { from: './portal/src', except: ['./index.ts'] };
 
 /** Where tests reach past a public entry: each unit-tests the one internal module it imports. */
 const UNIT_TESTS_OF_INTERNALS = [
@@ -32,6 +33,9 @@ const LAYERS = [
   { target: './scripts', ...GATEWAY_INTERNALS, message: "scripts use the gateway's public entry (gateway/local/index.ts)" },
   { target: './scripts', ...PROVISIONING_INTERNALS, message: "scripts use the provisioning library's public entry (packages/provisioning/index.ts)" },
   { target: './test', ...PROVISIONING_INTERNALS, message: "tests use the provisioning library's public entry (packages/provisioning/index.ts)" },
+  { target: './test', ...PORTAL_INTERNALS, message: "tests use the portal's public entry (portal/src/index.ts) or its HTTP pages" },
+  { target: './scripts', ...PORTAL_INTERNALS, message: "scripts use the portal's public entry (portal/src/index.ts)" },
+  { target: './portal', ...PROVISIONING_INTERNALS, message: "the portal uses the provisioning library's public entry (packages/provisioning/index.ts)" },
 ];
 
 /** Public entries that UNIT_TESTS_OF_INTERNALS may reach past. */

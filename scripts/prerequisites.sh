@@ -61,6 +61,8 @@ if [[ $purpose == test ]]; then
   need postgresql "PostgreSQL's server programs (the backend's PostgreSQL tests)" bash -c 'ls /usr/lib/postgresql/*/bin/initdb'
   need lua-check "luacheck (npm run lint)" have luacheck
   need python3-venv "Python's venv (Schemathesis installs into a venv of its own)" python3 -c 'import ensurepip, venv'
+  # Debian's build, driven by puppeteer-core: no browser is downloaded
+  need chromium "chromium (the developer portal's browser test)" test -x /usr/bin/chromium
   # decK is built from the Go module proxy; its go.mod asks for Go 1.26.4, which any Go from 1.21
   # fetches itself (GOTOOLCHAIN), so 1.21 is enough (Debian bookworm's golang is 1.19).
   go_needed=1.21

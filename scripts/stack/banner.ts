@@ -15,14 +15,20 @@ function tlsCurl(g: GatewayReady): string {
 }
 
 /** What `npm start` prints once both processes serve; every command in it uses the addresses in use. */
-export function stackBanner(supervisorPid: number, backend: RunningChild<string>, gateway: RunningChild<GatewayReady>): string {
+export function stackBanner(
+  supervisorPid: number,
+  backend: RunningChild<string>,
+  gateway: RunningChild<GatewayReady>,
+  portal?: RunningChild<string>,
+): string {
   const g = gateway.ready;
-  return `Animal Store API — local stack (supervisor pid ${supervisorPid}; Ctrl-C stops both processes)
+  return `Animal Store API — local stack (supervisor pid ${supervisorPid}; Ctrl-C stops every process)
   proxy      ${g.proxyUrl}/v1   (data plane: nginx pid ${g.nginxPid}, Kong-compatible, ${g.configFile})${g.proxySslUrl ? `
   https      ${g.proxySslUrl}/v1   (TLS 1.2/1.3 and HTTP/2${g.proxyCaFile ? `; self-signed, trust ${g.proxyCaFile}` : ''})` : ''}
   admin API  ${g.adminUrl}   (control plane, pid ${gateway.pid}: Kong Admin API subset)${g.statusUrl ? `
   status API ${g.statusUrl}   (data plane: /status, /metrics)` : ''}
-  backend    ${backend.ready}   (backend, pid ${backend.pid}: reached only through the gateway)
+  backend    ${backend.ready}   (backend, pid ${backend.pid}: reached only through the gateway)${portal ? `
+  portal     ${g.proxyUrl}/portal/   (developer portal, pid ${portal.pid}, on ${portal.ready}: sign up for a key)` : ''}
   routes     ${g.routes.join('\n             ')}
   plugins    ${g.plugins.join(', ')}
   engine     ${g.engine}

@@ -1,5 +1,7 @@
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { readBackendConfigOrExit } from '../../backend/src/config.ts';
+import { readPortalListen } from '../../portal/src/index.ts';
 import { buildGateway } from '../tools/build-gateway.ts';
 import { StartFailed, Supervisor, describeExit, type RunningChild } from './supervisor.ts';
 
@@ -12,7 +14,24 @@ export interface StackOptions<Ready> {
   stopping: string;
   /** The gateway side's entry point, bundled to plain JavaScript by scripts/tools/build-gateway.ts first. */
   builtEntry: string;
-  banner(supervisorPid: number, backend: RunningChild<string>, gateway: RunningChild<Ready>): string;
+  banner(supervisorPid: number, backend: RunningChild<string>, gateway: RunningChild<Ready>, portal?: RunningChild<string>): string;
+  /**
+   * With it, the developer portal (portal/) starts once the gateway serves, with these settings
+   * (the gateway's addresses); the gateway routes /portal/ to PORTAL_HOST:PORTAL_PORT.
+   */
+  portalEnv?(gateway: Ready): Record<string, string>;
+}
+
+/** A port free now on `host`: the portal's when PORTAL_PORT is 0, known before the gateway that routes to it starts. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /**
@@ -22,6 +41,13 @@ export interface StackOptions<Ready> {
  */
 export async function runStack<Ready>(options: StackOptions<Ready>): Promise<void> {
   readBackendConfigOrExit();
+  let portalListen: { host: string; port: number } | undefined;
+  try {
+    if (options.portalEnv) portalListen = readPortalListen(process.env);
+  } catch (error) {
+    console.error(`[portal] ${(error as Error).message}`);
+    process.exit(2);
+  }
   try {
     options.checkSettings();
   } catch (error) {
@@ -56,15 +82,33 @@ export async function runStack<Ready>(options: StackOptions<Ready>): Promise<voi
       env: process.env,
       cwd,
     });
+    let portalPort: number | undefined;
+    let portalUrl: Record<string, string> = {};
+    if (portalListen) {
+      portalPort = portalListen.port === 0 ? await freePort(portalListen.host) : portalListen.port;
+      const host = ['0.0.0.0', '::'].includes(portalListen.host) ? '127.0.0.1' : portalListen.host;
+      portalUrl = { DECK_ANIMAL_STORE_PORTAL_URL: `http://${host.includes(':') ? `[${host}]` : host}:${portalPort}` };
+    }
     const gateway = await supervisor.start<Ready>({
       name: options.name,
       // A 4 MB young generation keeps the control plane's RSS ~20-30 MB lower at no measurable
       // cost; plain JavaScript, as tsx would add ~35 MB.
       nodeArgs: ['--max-semi-space-size=4', entry(options.builtEntry)],
-      env: { DECK_ANIMAL_STORE_BACKEND_URL: backend.ready, ...process.env },
+      env: { DECK_ANIMAL_STORE_BACKEND_URL: backend.ready, ...portalUrl, ...process.env },
       cwd,
     });
-    if (!stopRequested) console.log(options.banner(process.pid, backend, gateway));
+    const portal =
+      options.portalEnv && portalPort !== undefined
+        ? await supervisor.start<string>({
+            name: 'portal',
+            nodeArgs: ['--import', import.meta.resolve('tsx'), entry('portal/src/main.ts')],
+            // open sign-up on a developer's machine (production's default is invite); this
+            // stack's gateway, whatever KONG_ADMIN_URL the shell may hold for another
+            env: { PORTAL_SIGNUP: 'open', ...process.env, ...options.portalEnv(gateway.ready), PORTAL_PORT: String(portalPort) },
+            cwd,
+          })
+        : undefined;
+    if (!stopRequested) console.log(options.banner(process.pid, backend, gateway, portal));
   } catch (error) {
     if (!(error instanceof StartFailed)) throw error;
     if (error.exit.signal) console.error(`[stack] ${error.child} ${describeExit(error.exit)} while starting`);

@@ -3,11 +3,20 @@ import { readGatewaySettings } from '../../gateway/local/index.ts';
 import { stackBanner } from './banner.ts';
 import { runStack } from './run-stack.ts';
 
-/** `npm start`: the backend and the local gateway (control plane + one data-plane node), two processes. */
+/**
+ * `npm start`: the backend, the local gateway (control plane + one data-plane node) and the
+ * developer portal, three processes; the portal calls this gateway's Admin and Status APIs, and
+ * its links point at the proxy.
+ */
 await runStack<GatewayReady>({
   name: 'gateway',
   checkSettings: () => void readGatewaySettings(),
-  stopping: 'the gateway',
+  stopping: 'the portal and the gateway',
   builtEntry: 'gateway/local/cmd/start.built.mjs',
   banner: stackBanner,
+  portalEnv: (ready) => ({
+    KONG_ADMIN_URL: ready.adminUrl,
+    KONG_STATUS_URL: ready.statusUrl ?? '',
+    PORTAL_PUBLIC_URL: process.env.PORTAL_PUBLIC_URL ?? ready.proxyUrl,
+  }),
 });

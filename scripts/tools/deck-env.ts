@@ -1,15 +1,27 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readBackendConfig } from '../../backend/src/index.ts';
 import { LOCAL_DECK_ENV } from '../../gateway/local/index.ts';
+import { readPortalListen } from '../../portal/src/index.ts';
+
+/** http://host:port for a listen address; a wildcard one is reached on loopback. */
+function connectUrl(host: string, port: number): string {
+  const connectHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${connectHost.includes(':') ? `[${connectHost}]` : connectHost}:${port}`;
+}
 
 /**
  * The DECK_* variables gateway/kong.yml takes, as `npm start` gives them to the local gateway:
- * the backend at BACKEND_HOST:BACKEND_PORT (127.0.0.1:3000), rate limits counted `local`.
+ * the backend at BACKEND_HOST:BACKEND_PORT (127.0.0.1:3000), the portal at PORTAL_HOST:PORTAL_PORT
+ * (127.0.0.1:3001), rate limits counted `local`.
  */
 export function npmStartDeckEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const { host, port } = readBackendConfig(env);
-  const connectHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  return { ...LOCAL_DECK_ENV, DECK_ANIMAL_STORE_BACKEND_URL: `http://${connectHost.includes(':') ? `[${connectHost}]` : connectHost}:${port}` };
+  const backend = readBackendConfig(env);
+  const portal = readPortalListen(env);
+  return {
+    ...LOCAL_DECK_ENV,
+    DECK_ANIMAL_STORE_BACKEND_URL: connectUrl(backend.host, backend.port),
+    DECK_ANIMAL_STORE_PORTAL_URL: connectUrl(portal.host, portal.port),
+  };
 }
 
 export class DeckEnvError extends Error {}

@@ -14,6 +14,7 @@ const TEAM = join(REPO_ROOT, 'gateway/lint/team.yaml');
 const HOSTS = join(REPO_ROOT, 'gateway/lint/hosts.yaml');
 const ENV = {
   DECK_ANIMAL_STORE_BACKEND_URL: 'http://backend:3000',
+  DECK_ANIMAL_STORE_PORTAL_URL: 'http://portal:3001',
   DECK_ANIMAL_STORE_HOSTS: '["api.animal.store"]',
   DECK_RATE_LIMIT_POLICY: 'local',
   DECK_RATE_LIMIT_REDIS_HOST: 'redis',

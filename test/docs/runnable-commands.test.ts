@@ -65,9 +65,11 @@ test.before(async (t) => {
   // The backend on a port of its own, told to npm run deck as to the stack: kong.yml's backend URL
   // is then what deck's defaults compute (BACKEND_PORT), as with npm start's 3000.
   const backendPort = String(await freePort());
+  const portalPort = String(await freePort());
   const stack = spawnTs('scripts/stack/start.ts', [], {
     DATA_DIR: t.context.dir,
     BACKEND_PORT: backendPort,
+    PORTAL_PORT: portalPort,
     KONG_PROXY_LISTEN: '127.0.0.1:0',
     KONG_ADMIN_LISTEN: '127.0.0.1:0',
     KONG_STATUS_LISTEN: '127.0.0.1:0',
@@ -87,6 +89,8 @@ test.before(async (t) => {
     KONG_ADMIN_URL: admin,
     KONG_STATUS_URL: status,
     BACKEND_PORT: backendPort,
+    PORTAL_PORT: portalPort,
+    PORTAL_DATA_DIR: t.context.dir,
     // decK's flags read DECK_<FLAG> too: no analytics from a test
     DECK_ANALYTICS: 'false',
   };

@@ -9,7 +9,7 @@ import { request } from '../helpers/backend.ts';
 import { REPO_ROOT, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
 
 // The status listener is off: several stacks run side by side, and its default port is fixed.
-const EPHEMERAL = { BACKEND_PORT: '0', KONG_PROXY_LISTEN: '127.0.0.1:0', KONG_ADMIN_LISTEN: '127.0.0.1:0', KONG_STATUS_LISTEN: 'off' };
+const EPHEMERAL = { BACKEND_PORT: '0', PORTAL_PORT: '0', KONG_PROXY_LISTEN: '127.0.0.1:0', KONG_ADMIN_LISTEN: '127.0.0.1:0', KONG_STATUS_LISTEN: 'off' };
 
 function startStack(t: ExecutionContext, env: NodeJS.ProcessEnv = {}, relativeDataDir = false): SpawnedProcess {
   const dir = mkdtempSync(join(tmpdir(), 'npm-start-'));
@@ -26,9 +26,10 @@ async function banner(stack: SpawnedProcess) {
   const [, proxy, nginxPid] = await stack.waitFor(/proxy\s+(http:\/\/\S+)\/v1\s+\(data plane: nginx pid (\d+)/, 60_000);
   const [, admin, gatewayPid] = await stack.waitFor(/admin API\s+(http:\/\/\S+)\s+\(control plane, pid (\d+)/);
   const [, backend, backendPid] = await stack.waitFor(/backend\s+(http:\/\/\S+)\s+\(backend, pid (\d+)/);
+  const [, portal, portalPid] = await stack.waitFor(/portal\s+(http:\/\/\S+)\s+\(developer portal, pid (\d+)/);
   await stack.waitFor(/kill -HUP \d+/);
-  const pids = { gatewayPid: Number(gatewayPid), nginxPid: Number(nginxPid), backendPid: Number(backendPid) };
-  return { proxy: proxy!, admin: admin!, backend: backend!, ...pids };
+  const pids = { gatewayPid: Number(gatewayPid), nginxPid: Number(nginxPid), backendPid: Number(backendPid), portalPid: Number(portalPid) };
+  return { proxy: proxy!, admin: admin!, backend: backend!, portal: portal!, ...pids };
 }
 
 /** Running, i.e. neither gone nor a zombie waiting for whoever adopted it to reap it. */
@@ -46,9 +47,13 @@ function busyPort(t: ExecutionContext): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 }
 
-test('two processes, a banner whose commands use the addresses in use, and one Ctrl-C stops both', async (t) => {
+test('three processes, a banner whose commands use the addresses in use, and one Ctrl-C stops them all', async (t) => {
   const stack = startStack(t);
-  const { proxy, admin, backend, gatewayPid, nginxPid, backendPid } = await banner(stack);
+  const { proxy, admin, backend, portal, gatewayPid, nginxPid, backendPid, portalPid } = await banner(stack);
+  t.is(portal, `${proxy}/portal/`);
+  const signUp = await fetch(`${portal}signup`);
+  t.is(signUp.status, 200, 'the portal answers through the gateway, sign-up open on a developer machine');
+  t.regex(await signUp.text(), /Create your account/);
   t.not(gatewayPid, stack.child.pid);
   t.not(backendPid, stack.child.pid);
   t.not(gatewayPid, backendPid);
@@ -65,6 +70,7 @@ test('two processes, a banner whose commands use the addresses in use, and one C
   t.false(alive(gatewayPid));
   t.false(alive(nginxPid), 'the data plane stops with the gateway');
   t.false(alive(backendPid));
+  t.false(alive(portalPid));
 });
 
 test('a relative DATA_DIR, as the default ./data is, holds the gateway\'s prefix and the databases', async (t) => {
@@ -96,15 +102,16 @@ test('when nginx dies the gateway says so and the supervisor stops everything', 
 
 test('a supervisor killed with SIGKILL leaves no process behind: each child stops when the IPC channel closes', async (t) => {
   const stack = startStack(t);
-  const { backendPid, gatewayPid, nginxPid } = await banner(stack);
+  const { backendPid, gatewayPid, nginxPid, portalPid } = await banner(stack);
   stack.child.kill('SIGKILL');
   await stack.exited;
   const deadline = Date.now() + 20_000;
-  const anyAlive = () => alive(backendPid) || alive(gatewayPid) || alive(nginxPid);
+  const anyAlive = () => alive(backendPid) || alive(gatewayPid) || alive(nginxPid) || alive(portalPid);
   while (anyAlive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   t.false(alive(backendPid));
   t.false(alive(gatewayPid));
   t.false(alive(nginxPid));
+  t.false(alive(portalPid));
 });
 
 test('a busy BACKEND_PORT is one line naming the address and the variables', async (t) => {

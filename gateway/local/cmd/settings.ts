@@ -18,6 +18,8 @@ export const DEFAULT_DECLARATIVE_CONFIG = [join(GATEWAY_DIR, 'platform', 'kong.y
  */
 export const LOCAL_DECK_ENV: Readonly<Record<string, string>> = {
   DECK_ANIMAL_STORE_HOSTS: '[]',
+  // the developer portal's default address (portal/src/config.ts, PORTAL_PORT)
+  DECK_ANIMAL_STORE_PORTAL_URL: 'http://127.0.0.1:3001',
   DECK_RATE_LIMIT_POLICY: 'local',
   DECK_RATE_LIMIT_REDIS_HOST: '127.0.0.1',
   DECK_RATE_LIMIT_REDIS_PORT: '6379',

@@ -2,6 +2,7 @@ import type { CommandModule } from '../common/context.ts';
 import { createCommand } from './create.ts';
 import { deleteCommand } from './delete.ts';
 import { hashKeysCommand } from './hash-keys.ts';
+import { inviteCommand } from './invite.ts';
 import { listCommand } from './list.ts';
 import { plansCommand } from './plans.ts';
 import { revokeKeyCommand } from './revoke-key.ts';
@@ -22,4 +23,5 @@ export const COMMANDS: readonly CommandModule[] = [
   hashKeysCommand,
   plansCommand,
   usageCommand,
+  inviteCommand,
 ];

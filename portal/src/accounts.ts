@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+
+export interface Account {
+  id: string;
+  email: string;
+  name: string;
+  /** The Kong consumer's username, null until the gateway made it. */
+  consumer: string | null;
+  createdAt: number;
+}
+
+interface AccountRow {
+  id: string;
+  email: string;
+  name: string;
+  password_hash: string;
+  consumer: string | null;
+  created_at: number;
+}
+
+const toAccount = (row: AccountRow): Account => ({
+  id: row.id,
+  email: row.email,
+  name: row.name,
+  consumer: row.consumer,
+  createdAt: Number(row.created_at),
+});
+
+/** Emails compare case-insensitively: stored trimmed and lower-cased. */
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+export class EmailTaken extends Error {}
+
+export class AccountStore {
+  constructor(private readonly db: Knex) {}
+
+  /** Throws EmailTaken when the address has an account. */
+  async create(input: { email: string; name: string; passwordHash: string; now: number }): Promise<Account> {
+    const row: AccountRow = {
+      id: randomUUID(),
+      email: normalizeEmail(input.email),
+      name: input.name,
+      password_hash: input.passwordHash,
+      consumer: null,
+      created_at: input.now,
+    };
+    try {
+      await this.db<AccountRow>('accounts').insert(row);
+    } catch (error) {
+      if (/UNIQUE/.test((error as Error).message)) throw new EmailTaken(row.email);
+      throw error;
+    }
+    return toAccount(row);
+  }
+
+  async find(id: string): Promise<Account | undefined> {
+    const row = await this.db<AccountRow>('accounts').where({ id }).first();
+    return row && toAccount(row);
+  }
+
+  /** The account and its password hash, for signing in. */
+  async findForSignIn(email: string): Promise<{ account: Account; passwordHash: string } | undefined> {
+    const row = await this.db<AccountRow>('accounts').where({ email: normalizeEmail(email) }).first();
+    return row && { account: toAccount(row), passwordHash: row.password_hash };
+  }
+
+  async linkConsumer(id: string, consumer: string): Promise<void> {
+    await this.db<AccountRow>('accounts').where({ id }).update({ consumer });
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db<AccountRow>('accounts').where({ id }).delete();
+  }
+}

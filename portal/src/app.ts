@@ -1,0 +1,109 @@
+import Router from '@koa/router';
+import Koa, { type Context, type Middleware } from 'koa';
+import { koaBody } from 'koa-body';
+import type { Knex } from 'knex';
+import { AccountStore } from './accounts.ts';
+import { consoleAudit, type AuditLog } from './audit.ts';
+import { systemClock, type Clock } from './clock.ts';
+import type { PortalConfig } from './config.ts';
+import { assetRoutes } from './http/assets.ts';
+import { clearSessionCookie, readSignedCookie, SESSION_COOKIE } from './http/cookies.ts';
+import { csrfProtection } from './http/csrf.ts';
+import { securityHeaders } from './http/security-headers.ts';
+import { pageContext, sendPage } from './http/state.ts';
+import { InviteStore } from './invites.ts';
+import { PortalKeys } from './keys.ts';
+import { errorPage } from './pages/account-pages.ts';
+import { BASE } from './paths.ts';
+import { accountRoutes } from './routes/account-routes.ts';
+import { keyRoutes } from './routes/key-routes.ts';
+import type { PortalServices } from './routes/services.ts';
+import { SessionStore } from './sessions.ts';
+import { FailureThrottle, PER_ACCOUNT, PER_IP } from './throttle.ts';
+import { PortalUsage } from './usage.ts';
+import { ProvisioningError } from '../../packages/provisioning/index.ts';
+
+export interface PortalAppOptions {
+  db: Knex;
+  config: Pick<PortalConfig, 'signUp' | 'apiUrl' | 'adminUrl' | 'statusUrls' | 'cookieSecret'>;
+  clock?: Clock;
+  audit?: AuditLog;
+  logError?: (error: unknown, where: string) => void;
+}
+
+const defaultLogError = (error: unknown, where: string) => console.error(`[portal] unhandled error on ${where}:`, error);
+
+/** Pages for failures: a client's mistake keeps its 4xx; the gateway's absence is 503; anything else 500, logged, never shown. */
+function errorPages(logError: (error: unknown, where: string) => void): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body == null) sendPage(ctx, 404, errorPage(pageContext(ctx), 'Page not found', `Nothing is at ${ctx.path}.`));
+    } catch (error) {
+      const status = (error as { status?: unknown; expose?: unknown }).status;
+      if (typeof status === 'number' && status >= 400 && status < 500 && (error as { expose?: unknown }).expose) {
+        sendPage(ctx, status, errorPage(pageContext(ctx), 'Request refused', (error as Error).message));
+      } else if (error instanceof ProvisioningError && error.code === 'admin-api-unreachable') {
+        logError(error, `${ctx.method} ${ctx.path}`);
+        sendPage(ctx, 503, errorPage(pageContext(ctx), 'Try again soon', 'The gateway cannot be reached right now. Please try again in a minute.'));
+      } else {
+        logError(error, `${ctx.method} ${ctx.path}`);
+        sendPage(ctx, 500, errorPage(pageContext(ctx), 'Something went wrong', 'We could not finish this. Please try again; nothing was changed twice.'));
+      }
+    }
+  };
+}
+
+/** Loads the signed-in account from the session cookie; an unknown or expired session clears it. */
+function sessions(services: PortalServices): Middleware {
+  return async (ctx: Context, next) => {
+    const id = readSignedCookie(ctx, SESSION_COOKIE);
+    if (id) {
+      const accountId = await services.sessions.accountOf(id, services.clock());
+      const account = accountId === undefined ? undefined : await services.accounts.find(accountId);
+      if (account) {
+        ctx.state.account = account;
+        ctx.state.sessionId = id;
+      } else {
+        clearSessionCookie(ctx);
+      }
+    }
+    await next();
+  };
+}
+
+/** The developer portal: server-rendered pages under /portal (paths.ts), behind the gateway. */
+export function createPortalApp(options: PortalAppOptions): Koa {
+  const { db, config, clock = systemClock, audit = consoleAudit, logError = defaultLogError } = options;
+  const app = new Koa({ keys: [config.cookieSecret] });
+  // Behind the gateway: the client's address is the last one Kong appended to X-Forwarded-For.
+  app.proxy = true;
+  app.maxIpsCount = 1;
+  const admin = { url: config.adminUrl };
+  const services: PortalServices = {
+    accounts: new AccountStore(db),
+    sessions: new SessionStore(db),
+    invites: new InviteStore(db),
+    keys: new PortalKeys(admin),
+    usage: new PortalUsage(admin, config.statusUrls, process.env),
+    throttle: { account: new FailureThrottle(PER_ACCOUNT, clock), ip: new FailureThrottle(PER_IP, clock) },
+    clock,
+    audit,
+    signUp: config.signUp,
+    apiUrl: config.apiUrl,
+  };
+
+  const router = new Router({ prefix: BASE });
+  assetRoutes(router);
+  accountRoutes(router, services);
+  keyRoutes(router, services);
+
+  app.use(securityHeaders);
+  app.use(errorPages(logError));
+  app.use(koaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '16kb' }));
+  app.use(sessions(services));
+  app.use(csrfProtection((ctx, reason) => sendPage(ctx, 403, errorPage(pageContext(ctx), 'Form refused', reason))));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

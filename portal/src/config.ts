@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export type SignUpMode = 'open' | 'invite';
+
+/** The portal's settings from the environment; each is documented in docs/portal.md. */
+export interface PortalConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  signUp: SignUpMode;
+  /** Where browsers reach the portal's origin (the gateway's proxy): invitation links start here. */
+  publicUrl: string;
+  /** The public API's base URL, shown beside the key. */
+  apiUrl: string;
+  adminUrl: string;
+  /** The data plane's Status API(s) for request totals; empty: none. */
+  statusUrls: URL[];
+  /** Signs the cookies; PORTAL_COOKIE_SECRET or, unset, a file in dataDir made once. */
+  cookieSecret: string;
+}
+
+function url(value: string, name: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new Error(`${name} must be an http(s) URL, got ${JSON.stringify(value)}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`${name} must be an http(s) URL, got ${JSON.stringify(value)}`);
+  return value.replace(/\/+$/, '');
+}
+
+/** PORTAL_COOKIE_SECRET, or the secret kept in `<dataDir>/portal-cookie-secret` (0600), made on first start. */
+function cookieSecret(env: NodeJS.ProcessEnv, dataDir: string): string {
+  const given = env.PORTAL_COOKIE_SECRET;
+  if (given !== undefined && given !== '') {
+    if (given.length < 32) throw new Error('PORTAL_COOKIE_SECRET must have at least 32 characters');
+    return given;
+  }
+  const file = join(dataDir, 'portal-cookie-secret');
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    mkdirSync(dataDir, { recursive: true });
+    const secret = randomBytes(32).toString('base64url');
+    writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+    return secret;
+  }
+}
+
+/** Where the portal's store is and where browsers reach it: all an invitation needs (invitations.ts). */
+export function readStoreSettings(env: NodeJS.ProcessEnv): Pick<PortalConfig, 'dataDir' | 'publicUrl'> {
+  return {
+    dataDir: env.PORTAL_DATA_DIR ?? env.DATA_DIR ?? './data',
+    publicUrl: url(env.PORTAL_PUBLIC_URL ?? 'http://127.0.0.1:8000', 'PORTAL_PUBLIC_URL'),
+  };
+}
+
+/** PORTAL_HOST and PORTAL_PORT (default 127.0.0.1:3001), where the portal listens. */
+export function readPortalListen(env: NodeJS.ProcessEnv): { host: string; port: number } {
+  const port = Number(env.PORTAL_PORT ?? 3001);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORTAL_PORT must be a port number, got ${JSON.stringify(env.PORTAL_PORT)}`);
+  return { host: env.PORTAL_HOST ?? '127.0.0.1', port };
+}
+
+export function readPortalConfig(env: NodeJS.ProcessEnv = process.env): PortalConfig {
+  const { host, port } = readPortalListen(env);
+  const signUp = env.PORTAL_SIGNUP ?? 'invite';
+  if (signUp !== 'open' && signUp !== 'invite') throw new Error(`PORTAL_SIGNUP must be open or invite, got ${JSON.stringify(signUp)}`);
+  const { dataDir, publicUrl } = readStoreSettings(env);
+  const statusUrl = env.KONG_STATUS_URL ?? 'http://127.0.0.1:8100';
+  return {
+    host,
+    port,
+    dataDir,
+    signUp,
+    publicUrl,
+    apiUrl: url(env.PORTAL_API_URL ?? `${publicUrl}/v1`, 'PORTAL_API_URL'),
+    adminUrl: url(env.KONG_ADMIN_URL ?? 'http://127.0.0.1:8001', 'KONG_ADMIN_URL'),
+    statusUrls: statusUrl === '' ? [] : [new URL(url(statusUrl, 'KONG_STATUS_URL'))],
+    cookieSecret: cookieSecret(env, dataDir),
+  };
+}

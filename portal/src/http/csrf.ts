@@ -1,0 +1,40 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Context, Middleware } from 'koa';
+import { newToken } from '../tokens.ts';
+import { CSRF_COOKIE, readSignedCookie, setCsrfCookie } from './cookies.ts';
+
+declare module 'koa' {
+  interface DefaultState {
+    /** The CSRF token of this browser, which every form of the page carries. */
+    csrf: string;
+  }
+}
+
+/** A new token for this browser (at sign-in and sign-out: a token seen before is not carried across). */
+export function renewCsrf(ctx: Context): void {
+  ctx.state.csrf = newToken();
+  setCsrfCookie(ctx, ctx.state.csrf);
+}
+
+const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/**
+ * Signed double-submit: the token lives in a signed, HttpOnly, SameSite=Strict cookie and in a
+ * hidden field of every form; a POST whose field does not match its cookie is refused (403)
+ * before any handler runs, as is one a browser marks as sent by another site.
+ */
+export function csrfProtection(refuse: (ctx: Context, reason: string) => void): Middleware {
+  return async (ctx, next) => {
+    const cookie = readSignedCookie(ctx, CSRF_COOKIE);
+    if (ctx.method === 'POST') {
+      const field = (ctx.request.body as Record<string, unknown> | undefined)?._csrf;
+      if (ctx.get('Sec-Fetch-Site') === 'cross-site') return refuse(ctx, 'This form was sent from another site.');
+      if (!cookie || typeof field !== 'string' || !same(cookie, field)) {
+        return refuse(ctx, 'This form has expired or did not come from this portal. Reload the page and try again.');
+      }
+    }
+    if (cookie) ctx.state.csrf = cookie;
+    else renewCsrf(ctx);
+    await next();
+  };
+}

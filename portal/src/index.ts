@@ -1,0 +1,6 @@
+// The developer portal's public entry, for what runs it in-process (tests, the stack) and the
+// consumers CLI's invite command; portal/src/main.ts is the process.
+export { createPortalApp, type PortalAppOptions } from './app.ts';
+export { readPortalConfig, readPortalListen, type PortalConfig } from './config.ts';
+export { inviteByEmail } from './invitations.ts';
+export { startPortal, type RunningPortal } from './server.ts';

@@ -1,0 +1,66 @@
+import { html } from '../html.ts';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../passwords.ts';
+import { BASE } from '../paths.ts';
+import { csrfField, layout, notice, type PageContext } from './layout.ts';
+
+export interface SignUpForm {
+  email?: string;
+  name?: string;
+  /** The invitation token, carried through the form; its email is fixed. */
+  invite?: string;
+  error?: string;
+}
+
+const passwordHint = `At least ${PASSWORD_MIN} characters, up to ${PASSWORD_MAX}; spaces and any characters welcome. A passphrase of a few words is easy to remember.`;
+
+export function signUpPage(page: PageContext, form: SignUpForm) {
+  return layout(
+    'Create your account',
+    page,
+    html`<p>An account gives you an API key on the free plan at once.</p>
+${notice(form.error)}
+<form method="post" action="${BASE}/signup" class="stacked">
+  ${csrfField(page)}
+  ${form.invite ? html`<input type="hidden" name="invite" value="${form.invite}">` : ''}
+  <label for="email">Email</label>
+  <input id="email" name="email" type="email" autocomplete="email" required maxlength="254" value="${form.email ?? ''}"${form.invite ? html` readonly` : ''}>
+  <label for="name">Your name or your team's</label>
+  <input id="name" name="name" type="text" autocomplete="name" required maxlength="100" value="${form.name ?? ''}">
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" maxlength="${PASSWORD_MAX}" aria-describedby="password-hint">
+  <p id="password-hint" class="hint">${passwordHint}</p>
+  <button type="submit">Create account and key</button>
+</form>
+<p>Already have an account? <a href="${BASE}/signin">Sign in</a>.</p>`,
+  );
+}
+
+export function invitationOnlyPage(page: PageContext, reason: string) {
+  return layout(
+    'Sign-up is by invitation',
+    page,
+    html`${notice(reason, 'info')}
+<p>Ask your Animal Store contact for an invitation link. Already have an account? <a href="${BASE}/signin">Sign in</a>.</p>`,
+  );
+}
+
+export function signInPage(page: PageContext, form: { email?: string; error?: string }) {
+  return layout(
+    'Sign in',
+    page,
+    html`${notice(form.error)}
+<form method="post" action="${BASE}/signin" class="stacked">
+  ${csrfField(page)}
+  <label for="email">Email</label>
+  <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${form.email ?? ''}">
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="${PASSWORD_MAX}">
+  <button type="submit">Sign in</button>
+</form>
+<p>No account yet? <a href="${BASE}/signup">Sign up</a>.</p>`,
+  );
+}
+
+export function errorPage(page: PageContext, title: string, message: string) {
+  return layout(title, page, html`${notice(message)}<p><a href="${BASE}/">Back to the portal</a></p>`);
+}

@@ -1,0 +1,124 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { EmailTaken, normalizeEmail } from '../accounts.ts';
+import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
+import { renewCsrf } from '../http/csrf.ts';
+import { formField } from '../http/form.ts';
+import { pageContext, sendPage } from '../http/state.ts';
+import { invitationOnlyPage, signInPage, signUpPage, type SignUpForm } from '../pages/account-pages.ts';
+import { keyShownPage } from '../pages/key-pages.ts';
+import { hashPassword, passwordProblem, PASSWORD_MAX, unknownAccountHash, verifyPassword } from '../passwords.ts';
+import { BASE } from '../paths.ts';
+import type { PortalServices } from './services.ts';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const NAME_MAX = 100;
+
+async function startSession(ctx: Context, services: PortalServices, accountId: string): Promise<void> {
+  const session = await services.sessions.create(accountId, services.clock());
+  setSessionCookie(ctx, session.id, session.expiresAt - services.clock());
+  renewCsrf(ctx);
+}
+
+/** Sign-up (open, or with an invitation), sign-in with failures slowed, sign-out. */
+export function accountRoutes(router: Router, services: PortalServices): void {
+  const { accounts, invites, keys, throttle, clock, audit } = services;
+
+  /** The invitation's email, or the page that says why there is none; undefined in open mode. */
+  async function invitation(ctx: Context, token: string): Promise<{ email?: string; refused: boolean }> {
+    if (services.signUp === 'open' && token === '') return { refused: false };
+    const email = token === '' ? undefined : await invites.emailOf(token, clock());
+    if (email !== undefined) return { email, refused: false };
+    const reason = token === '' ? 'This portal opens accounts by invitation only.' : 'This invitation link is not valid: it was used already, it expired, or it was mistyped.';
+    sendPage(ctx, 403, invitationOnlyPage(pageContext(ctx), reason));
+    return { refused: true };
+  }
+
+  router.get('/signup', async (ctx) => {
+    const token = typeof ctx.query.invite === 'string' ? ctx.query.invite : '';
+    const { email, refused } = await invitation(ctx, token);
+    if (refused) return;
+    sendPage(ctx, 200, signUpPage(pageContext(ctx), { email, invite: token || undefined }));
+  });
+
+  router.post('/signup', async (ctx) => {
+    const token = formField(ctx, 'invite', 100);
+    const { email: invited, refused } = await invitation(ctx, token);
+    if (refused) return;
+    const form: SignUpForm = { email: invited ?? formField(ctx, 'email', 254).trim(), name: formField(ctx, 'name', NAME_MAX).trim(), invite: token || undefined };
+    const password = formField(ctx, 'password', PASSWORD_MAX * 4);
+    const again = (status: number, error: string) => sendPage(ctx, status, signUpPage(pageContext(ctx), { ...form, error }));
+    if (!EMAIL.test(form.email!) || form.email!.length > 254) return again(400, 'Enter an email address such as you@example.com.');
+    if (form.name === '' || form.name!.length > NAME_MAX) return again(400, `Enter a name of 1 to ${NAME_MAX} characters.`);
+    const problem = passwordProblem(password, form.email!);
+    if (problem) return again(400, problem);
+
+    const passwordHash = await hashPassword(password);
+    let account;
+    try {
+      account = await accounts.create({ email: form.email!, name: form.name!, passwordHash, now: clock() });
+    } catch (error) {
+      if (error instanceof EmailTaken) return again(409, 'An account with this email exists already: sign in instead.');
+      throw error;
+    }
+    // The invitation is spent only once the account exists; a race for it loses here.
+    if (token !== '' && !(await invites.use(token, clock()))) {
+      await accounts.delete(account.id);
+      return sendPage(ctx, 403, invitationOnlyPage(pageContext(ctx), 'This invitation link was used already.'));
+    }
+    let issued;
+    try {
+      issued = await keys.createConsumer(account.id);
+    } catch (error) {
+      // no account without its consumer: the person can try again once the gateway answers
+      await accounts.delete(account.id);
+      if (token !== '') await invites.release(token);
+      throw error;
+    }
+    await accounts.linkConsumer(account.id, issued.consumer);
+    await startSession(ctx, services, account.id);
+    ctx.state.account = { ...account, consumer: issued.consumer };
+    audit({ account: account.id, action: 'sign-up', fingerprint: issued.fingerprint, ip: ctx.ip });
+    sendPage(ctx, 201, keyShownPage(pageContext(ctx), issued, 'Your account is ready, on the free plan.', services.apiUrl));
+  });
+
+  router.get('/signin', (ctx) => {
+    if (ctx.state.account) return ctx.redirect(`${BASE}/`);
+    sendPage(ctx, 200, signInPage(pageContext(ctx), {}));
+  });
+
+  router.post('/signin', async (ctx) => {
+    const email = normalizeEmail(formField(ctx, 'email', 254));
+    const password = formField(ctx, 'password', PASSWORD_MAX * 4);
+    const keysOf = { account: `email:${email}`, ip: `ip:${ctx.ip}` };
+    const waitMs = Math.max(throttle.account.waitMs(keysOf.account), throttle.ip.waitMs(keysOf.ip));
+    if (waitMs > 0) {
+      const seconds = Math.ceil(waitMs / 1000);
+      ctx.set('Retry-After', String(seconds));
+      audit({ account: '-', action: 'sign-in-throttled', ip: ctx.ip });
+      return sendPage(ctx, 429, signInPage(pageContext(ctx), { email, error: `Too many failed sign-ins. Try again in ${seconds} seconds.` }));
+    }
+    const found = await accounts.findForSignIn(email);
+    const valid = await verifyPassword(password, found?.passwordHash ?? (await unknownAccountHash()));
+    if (!found || !valid) {
+      throttle.account.fail(keysOf.account);
+      throttle.ip.fail(keysOf.ip);
+      audit({ account: found?.account.id ?? '-', action: 'sign-in-failed', ip: ctx.ip });
+      return sendPage(ctx, 401, signInPage(pageContext(ctx), { email, error: 'The email or the password is wrong.' }));
+    }
+    throttle.account.succeed(keysOf.account);
+    await startSession(ctx, services, found.account.id);
+    audit({ account: found.account.id, action: 'sign-in', ip: ctx.ip });
+    ctx.status = 303;
+    ctx.redirect(`${BASE}/`);
+  });
+
+  router.post('/signout', async (ctx) => {
+    if (ctx.state.sessionId) await services.sessions.end(ctx.state.sessionId);
+    if (ctx.state.account) audit({ account: ctx.state.account.id, action: 'sign-out', ip: ctx.ip });
+    clearSessionCookie(ctx);
+    renewCsrf(ctx);
+    ctx.status = 303;
+    ctx.redirect(`${BASE}/signin`);
+  });
+}

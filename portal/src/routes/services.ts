@@ -1,0 +1,23 @@
+import type { AccountStore } from '../accounts.ts';
+import type { AuditLog } from '../audit.ts';
+import type { Clock } from '../clock.ts';
+import type { SignUpMode } from '../config.ts';
+import type { InviteStore } from '../invites.ts';
+import type { PortalKeys } from '../keys.ts';
+import type { SessionStore } from '../sessions.ts';
+import type { FailureThrottle } from '../throttle.ts';
+import type { PortalUsage } from '../usage.ts';
+
+/** What the routes work with, made once by createPortalApp. */
+export interface PortalServices {
+  accounts: AccountStore;
+  sessions: SessionStore;
+  invites: InviteStore;
+  keys: PortalKeys;
+  usage: PortalUsage;
+  throttle: { account: FailureThrottle; ip: FailureThrottle };
+  clock: Clock;
+  audit: AuditLog;
+  signUp: SignUpMode;
+  apiUrl: string;
+}

@@ -1,0 +1,43 @@
+import type { Knex } from 'knex';
+import { newToken, tokenHash } from './tokens.ts';
+
+/** How long a session lasts from sign-in, whatever is done meanwhile (the cookie's Max-Age too). */
+const SESSION_TTL_MS = 12 * 3600 * 1000;
+
+interface SessionRow {
+  id_hash: string;
+  account_id: string;
+  expires_at: number;
+}
+
+/** Server-side sessions: the cookie holds an opaque id, the table only its hash. */
+export class SessionStore {
+  constructor(private readonly db: Knex) {}
+
+  /** A new session; resolves with the id for the cookie, which is never stored. */
+  async create(accountId: string, now: number): Promise<{ id: string; expiresAt: number }> {
+    const id = newToken();
+    const expiresAt = now + SESSION_TTL_MS;
+    await this.db<SessionRow>('sessions').insert({ id_hash: tokenHash(id), account_id: accountId, expires_at: expiresAt });
+    return { id, expiresAt };
+  }
+
+  /** The account of a live session, or undefined (unknown or expired: an expired one is deleted). */
+  async accountOf(id: string, now: number): Promise<string | undefined> {
+    const row = await this.db<SessionRow>('sessions').where({ id_hash: tokenHash(id) }).first();
+    if (!row) return undefined;
+    if (Number(row.expires_at) <= now) {
+      await this.end(id);
+      return undefined;
+    }
+    return row.account_id;
+  }
+
+  async end(id: string): Promise<void> {
+    await this.db<SessionRow>('sessions').where({ id_hash: tokenHash(id) }).delete();
+  }
+
+  async purgeExpired(now: number): Promise<number> {
+    return this.db<SessionRow>('sessions').where('expires_at', '<=', now).delete();
+  }
+}

@@ -1,0 +1,100 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startPortal, type PortalConfig, type RunningPortal } from '../../portal/src/index.ts';
+
+export interface TestPortal extends RunningPortal {
+  config: PortalConfig;
+  audit: string[];
+  dispose(): Promise<void>;
+}
+
+/** A portal on an ephemeral port with its own store, talking to `adminUrl`; its audit lines are kept. */
+export async function startTestPortal(options: {
+  adminUrl: string;
+  apiUrl: string;
+  signUp: 'open' | 'invite';
+  clock?: () => number;
+  statusUrls?: URL[];
+  /** A port reserved for it (a gateway routing to it started first); default any free one. */
+  port?: number;
+}): Promise<TestPortal> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'portal-'));
+  const config: PortalConfig = {
+    host: '127.0.0.1',
+    port: options.port ?? 0,
+    dataDir,
+    signUp: options.signUp,
+    publicUrl: 'http://portal.test',
+    apiUrl: options.apiUrl,
+    adminUrl: options.adminUrl,
+    statusUrls: options.statusUrls ?? [],
+    cookieSecret: 'a test secret of at least thirty-two characters',
+  };
+  const audit: string[] = [];
+  const portal = await startPortal(config, {
+    clock: options.clock,
+    audit: (entry) => audit.push(JSON.stringify(entry)),
+  });
+  return {
+    ...portal,
+    config,
+    audit,
+    async dispose() {
+      await portal.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface PageResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+/**
+ * One browser's view of the portal: a cookie jar (name → value, as a browser sends them back),
+ * the last page's CSRF field, and a client address sent as X-Forwarded-For (the gateway's).
+ */
+export class PortalBrowser {
+  readonly cookies = new Map<string, string>();
+  csrf = '';
+
+  /** `ip`: sent as X-Forwarded-For when the portal is called directly (through the gateway, Kong appends the real one). */
+  constructor(
+    private readonly origin: string,
+    readonly ip = '192.0.2.1',
+  ) {}
+
+  private async send(path: string, init: RequestInit): Promise<PageResponse> {
+    const headers = new Headers(init.headers);
+    headers.set('x-forwarded-for', this.ip);
+    if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '));
+    const response = await fetch(`${this.origin}${path}`, { ...init, headers, redirect: 'manual' });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const [name, ...value] = pair!.split('=');
+      const expired = /max-age=0|expires=Thu, 01 Jan 1970/i.test(line);
+      if (expired) this.cookies.delete(name!);
+      else this.cookies.set(name!, value.join('='));
+    }
+    const text = await response.text();
+    const csrf = /name="_csrf" value="([^"]*)"/.exec(text)?.[1];
+    if (csrf !== undefined) this.csrf = csrf;
+    return { status: response.status, headers: response.headers, text };
+  }
+
+  get(path: string): Promise<PageResponse> {
+    return this.send(path, {});
+  }
+
+  /** A form POST carrying the last page's CSRF token unless `fields` has its own `_csrf` (or `csrf: false`). */
+  post(path: string, fields: Record<string, string>, { csrf = true } = {}): Promise<PageResponse> {
+    const body = new URLSearchParams({ ...(csrf ? { _csrf: this.csrf } : {}), ...fields });
+    return this.send(path, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  }
+}
+
+/** The API key a key page shows. */
+export const shownKey = (page: PageResponse) => /id="api-key"[^>]*value="(ask_[^"]+)"/.exec(page.text)?.[1];

@@ -1,0 +1,128 @@
+// The developer portal in a real browser (issue 32): Debian's chromium driven by puppeteer-core,
+// through the local gateway. Sign up, copy the key with the page's button, call GET /v1/pets with
+// what the clipboard holds, see the request in the usage, rotate, revoke, 401. Every page is checked with
+// axe-core (no serious or critical violation) and by the browser's CSP (no violation reported);
+// a screenshot of each is kept in test-artifacts/portal/.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import test from 'ava';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { REPO_ROOT } from '../helpers/process.ts';
+import { startTestPortal, type TestPortal } from '../helpers/portal.ts';
+import { startStack, type TestStack } from '../helpers/stack.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(REPO_ROOT, 'test-artifacts', 'portal');
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let stack: TestStack;
+let portal: TestPortal;
+let browser: Browser;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+test.before(async () => {
+  const port = await freePort();
+  stack = await startStack({ env: { DECK_ANIMAL_STORE_PORTAL_URL: `http://127.0.0.1:${port}` }, node: { statusListen: '127.0.0.1:0' } });
+  portal = await startTestPortal({
+    adminUrl: stack.gateway.adminUrl,
+    apiUrl: `${stack.gateway.proxyUrl}/v1`,
+    signUp: 'open',
+    port,
+    statusUrls: [new URL(stack.gateway.statusUrl!)],
+  });
+  // --no-sandbox: the tests run as root on our machines and CI, where chromium's sandbox refuses to start
+  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  mkdirSync(ARTIFACTS, { recursive: true });
+});
+
+test.after.always(async () => {
+  await browser?.close();
+  await portal?.dispose();
+  await stack?.dispose();
+});
+
+interface AxeRun {
+  run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }>;
+}
+
+/** axe-core's serious and critical violations on the page, as "rule: target" lines. */
+async function accessibilityProblems(page: Page): Promise<string[]> {
+  // evaluated through the DevTools protocol, which the page's CSP does not govern
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const result = await (globalThis as unknown as { axe: AxeRun }).axe.run();
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(', ')}`);
+}
+
+test('sign up, copy the key, call the API with it, see it in the usage, rotate, revoke: every page accessible, no CSP violation', async (t) => {
+  const origin = stack.gateway.proxyUrl;
+  const context = await browser.createBrowserContext();
+  await context.overridePermissions(origin, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
+  const page = await context.newPage();
+  const cspViolations: string[] = [];
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
+  const check = async (name: string) => {
+    await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+    t.deepEqual(await accessibilityProblems(page), [], `axe on ${name}`);
+  };
+
+  await page.goto(`${origin}/portal/signup`);
+  await check('1-sign-up');
+  await page.type('#email', 'browser@example.com');
+  await page.type('#name', 'Browser <b>Tester</b>');
+  await page.type('#password', 'a long enough browser passphrase');
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+
+  t.is(await page.$eval('h1', (h) => h.textContent), 'Your API key');
+  await check('2-key-shown');
+  const shown = await page.$eval('#api-key', (input) => (input as HTMLInputElement).value);
+  t.regex(shown, /^ask_/);
+  await page.click('button[data-copy]');
+  await page.waitForFunction(() => document.querySelector('.copied')?.textContent === 'Copied to the clipboard.');
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  t.is(copied, shown, 'the copy button put the key on the clipboard');
+
+  t.is((await stack.call('/v1/pets', { key: copied })).status, 200);
+
+  await page.goto(`${origin}/portal/`);
+  t.is(await page.$eval('h1', (h) => h.textContent), 'Hello, Browser <b>Tester</b>', 'the name shown as text');
+  const totals = await page.$$eval('table caption', (captions) =>
+    captions.filter((c) => c.textContent === 'Requests since the gateway started').map((c) => [...c.closest('table')!.querySelectorAll('td')].map((td) => td.textContent)),
+  );
+  t.deepEqual(totals, [['1', '1', '0', '0', '0']], 'the request shows in the usage');
+  await check('3-dashboard');
+
+  await Promise.all([page.waitForNavigation(), page.click('form[action="/portal/keys/rotate"] button')]);
+  const rotated = await page.$eval('#api-key', (input) => (input as HTMLInputElement).value);
+  t.not(rotated, shown);
+  await check('4-key-rotated');
+  t.is((await stack.call('/v1/pets', { key: shown })).status, 200, 'the old key works during the grace period');
+  t.is((await stack.call('/v1/pets', { key: rotated })).status, 200);
+
+  await page.goto(`${origin}/portal/`);
+  await Promise.all([page.waitForNavigation(), page.click('form[action="/portal/keys/revoke"] button')]);
+  t.regex(await page.$eval('main', (main) => main.textContent ?? ''), /2 key\(s\) revoked/);
+  await check('5-keys-revoked');
+  t.is((await stack.call('/v1/pets', { key: rotated })).status, 401, 'revoked: 401');
+  t.is((await stack.call('/v1/pets', { key: shown })).status, 401);
+
+  await Promise.all([page.waitForNavigation(), page.click('nav form button')]);
+  t.is(new URL(page.url()).pathname, '/portal/signin');
+  await check('6-sign-in');
+  t.deepEqual(cspViolations, []);
+  await context.close();
+});

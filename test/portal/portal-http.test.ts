@@ -1,0 +1,253 @@
+// The developer portal over HTTP (issue 32), against a real local gateway: sign-up makes a Kong
+// consumer through the provisioning library and its key calls the API; CSRF, cookies, escaping,
+// slowed sign-ins and one-time invitations.
+import test from 'ava';
+import { runCliInProcess } from '../helpers/cli.ts';
+import { ManualClock } from '../helpers/clock.ts';
+import { PortalBrowser, shownKey, startTestPortal, type TestPortal } from '../helpers/portal.ts';
+import { startStack, type TestStack } from '../helpers/stack.ts';
+
+const PASSWORD = 'correct horse battery staple';
+
+let stack: TestStack;
+let open: TestPortal;
+let invited: TestPortal;
+/** The invite-mode portal's clock: invitations from the CLI are dated by the real clock. */
+const inviteClock = new ManualClock(Date.now());
+let ips = 0;
+// Tests that move the shared clock (session expiry, throttling waits, invitation expiry) run
+// serially, before the others, so that no other test's session or counter moves with it.
+/** A browser from a client address of its own, so that per-IP throttling never spans two tests. */
+const browser = (portal: TestPortal) => new PortalBrowser(portal.url, `198.51.100.${++ips}`);
+
+test.before(async () => {
+  stack = await startStack();
+  const common = { adminUrl: stack.gateway.adminUrl, apiUrl: `${stack.gateway.proxyUrl}/v1`, clock: stack.clock.now };
+  open = await startTestPortal({ ...common, signUp: 'open' });
+  invited = await startTestPortal({ ...common, signUp: 'invite', clock: inviteClock.now });
+});
+
+test.after.always(async () => {
+  await open?.dispose();
+  await invited?.dispose();
+  await stack?.dispose();
+});
+
+async function signUp(b: PortalBrowser, email: string, name = 'Ada') {
+  await b.get('/portal/signup');
+  return b.post('/portal/signup', { email, name, password: PASSWORD });
+}
+
+test('sign-up makes a consumer on the free plan linked by custom_id, and shows a key once that calls the API', async (t) => {
+  const b = browser(open);
+  const page = await signUp(b, 'ada@example.com');
+  t.is(page.status, 201);
+  t.is(page.headers.get('cache-control'), 'no-store');
+  const key = shownKey(page);
+  t.truthy(key, 'the key is on the page');
+
+  const pets = await stack.call('/v1/pets', { key });
+  t.is(pets.status, 200);
+
+  const entry = open.audit.map((line) => JSON.parse(line)).find((e) => e.action === 'sign-up' && e.ip === b.ip);
+  t.regex(entry.fingerprint, /^[0-9a-f]{8}$/);
+  t.false(open.audit.join('\n').includes(key!), 'no key in the audit log');
+  const consumers = await stack.admin(`/consumers?tags=petstore-consumer`);
+  const consumer = consumers.body.data.find((c: any) => c.custom_id === entry.account);
+  t.truthy(consumer, 'a consumer whose custom_id is the account id');
+  t.deepEqual([...consumer.tags].sort(), ['petstore-consumer', 'plan:free']);
+
+  const dashboard = await b.get('/portal/');
+  t.is(dashboard.status, 200);
+  t.regex(dashboard.text, /Plan <strong>free<\/strong>: 60 requests a minute, 1000 a day/);
+  t.true(dashboard.text.includes(entry.fingerprint), 'the key is listed by its fingerprint');
+  t.false(dashboard.text.includes(key!), 'the dashboard never shows the key');
+});
+
+test.serial('session and CSRF cookies are signed, HttpOnly, Secure, SameSite, limited to /portal/, and the session expires', async (t) => {
+  const b = browser(open);
+  const page = await signUp(b, 'flags@example.com');
+  const lines = page.headers.getSetCookie();
+  const session = lines.find((line) => line.startsWith('portal_session='))!;
+  t.truthy(session);
+  t.regex(session, /; path=\/portal\//);
+  t.regex(session, /; httponly/);
+  t.regex(session, /; secure/);
+  t.regex(session, /; samesite=lax/);
+  t.regex(session, /; expires=/);
+  t.truthy(lines.find((line) => line.startsWith('portal_session.sig=')), 'signed');
+  const csrf = lines.find((line) => line.startsWith('portal_csrf='))!;
+  t.regex(csrf, /; samesite=strict/);
+  t.regex(csrf, /; httponly/);
+
+  // a forged session id (its signature does not match) is no session
+  const forged = browser(open);
+  forged.cookies.set('portal_session', 'forged');
+  forged.cookies.set('portal_session.sig', b.cookies.get('portal_session.sig')!);
+  t.is((await forged.get('/portal/')).status, 302);
+
+  t.is((await b.get('/portal/')).status, 200);
+  await stack.clock.advance(12 * 3600 * 1000);
+  const expired = await b.get('/portal/');
+  t.is(expired.status, 302);
+  t.is(expired.headers.get('location'), '/portal/signin');
+});
+
+test('a form without its CSRF token, or with another browser\'s, is refused and changes nothing', async (t) => {
+  const b = browser(open);
+  await b.get('/portal/signup');
+  const without = await b.post('/portal/signup', { email: 'csrf@example.com', name: 'C', password: PASSWORD }, { csrf: false });
+  t.is(without.status, 403);
+  const other = browser(open);
+  await other.get('/portal/signup');
+  const mismatched = await b.post('/portal/signup', { _csrf: other.csrf, email: 'csrf@example.com', name: 'C', password: PASSWORD });
+  t.is(mismatched.status, 403);
+  const crossSite = await fetch(`${open.url}/portal/signin`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'cross-site' },
+    body: 'email=a%40b.c&password=x',
+  });
+  t.is(crossSite.status, 403);
+  // no account was made: signing in with it fails
+  const signIn = await b.post('/portal/signin', { email: 'csrf@example.com', password: PASSWORD });
+  t.is(signIn.status, 401);
+});
+
+test('a name with <script> is escaped on every page', async (t) => {
+  const b = browser(open);
+  const name = '<script>alert("x")</script> & "co"';
+  t.is((await signUp(b, 'script@example.com', name)).status, 201);
+  const dashboard = await b.get('/portal/');
+  t.false(dashboard.text.includes('<script>alert'));
+  t.true(dashboard.text.includes('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &quot;co&quot;'));
+  t.regex(dashboard.headers.get('content-security-policy')!, /script-src 'self'(;|$)/);
+  t.notRegex(dashboard.headers.get('content-security-policy')!, /unsafe-inline/);
+});
+
+test('passwords follow NIST SP 800-63B lengths: 15 to 128 characters, no composition rules', async (t) => {
+  const b = browser(open);
+  await b.get('/portal/signup');
+  const short = await b.post('/portal/signup', { email: 'short@example.com', name: 'S', password: 'fourteen chars' });
+  t.is(short.status, 400);
+  t.regex(short.text, /at least 15 characters \(it has 14\)/);
+  t.is((await b.post('/portal/signup', { email: 'long@example.com', name: 'L', password: 'x'.repeat(64) + 'y'.repeat(64) })).status, 201);
+});
+
+test.serial('wrong passwords are slowed per account: after 5 failures each try waits, even with the right password', async (t) => {
+  const account = browser(open);
+  await signUp(account, 'slow@example.com');
+  const b = browser(open);
+  await b.get('/portal/signin');
+  for (let i = 0; i < 6; i++) t.is((await b.post('/portal/signin', { email: 'slow@example.com', password: 'wrong password number ' + i })).status, 401);
+  const blocked = await b.post('/portal/signin', { email: 'slow@example.com', password: PASSWORD });
+  t.is(blocked.status, 429);
+  t.is(blocked.headers.get('retry-after'), '1');
+  // from another address too: the account's counter, not the address's
+  const elsewhere = browser(open);
+  await elsewhere.get('/portal/signin');
+  t.is((await elsewhere.post('/portal/signin', { email: 'SLOW@example.com', password: PASSWORD })).status, 429);
+  await stack.clock.advance(1000);
+  t.is((await b.post('/portal/signin', { email: 'slow@example.com', password: 'wrong again' })).status, 401);
+  // the 7th failure doubles the wait
+  t.is((await b.post('/portal/signin', { email: 'slow@example.com', password: PASSWORD })).headers.get('retry-after'), '2');
+  await stack.clock.advance(2000);
+  const signedIn = await b.post('/portal/signin', { email: 'slow@example.com', password: PASSWORD });
+  t.is(signedIn.status, 303);
+  t.is(signedIn.headers.get('location'), '/portal/');
+});
+
+test('wrong passwords are slowed per client address across accounts', async (t) => {
+  const b = browser(open);
+  await b.get('/portal/signin');
+  for (let i = 0; i < 21; i++) t.is((await b.post('/portal/signin', { email: `nobody${i}@example.com`, password: 'guess guess guess' })).status, 401);
+  t.is((await b.post('/portal/signin', { email: 'nobody-else@example.com', password: 'guess guess guess' })).status, 429);
+});
+
+test.serial('in invite mode sign-up needs an invitation, and its link works once', async (t) => {
+  const b = browser(invited);
+  t.is((await b.get('/portal/signup')).status, 403);
+  t.is((await b.post('/portal/signup', { email: 'uninvited@example.com', name: 'U', password: PASSWORD })).status, 403);
+
+  const env = { PORTAL_DATA_DIR: invited.config.dataDir, PORTAL_PUBLIC_URL: 'https://api.animal.store' };
+  const invite = async (email: string) => {
+    const result = await runCliInProcess(['invite', email, '--json'], env);
+    t.is(result.code, 0, result.stderr);
+    return JSON.parse(result.stdout) as { email: string; link: string };
+  };
+  const { link, email } = await invite('Guest@Example.com');
+  t.is(email, 'guest@example.com');
+  t.regex(link, /^https:\/\/api\.animal\.store\/portal\/signup\?invite=[A-Za-z0-9_-]{43}$/);
+  const path = link.slice('https://api.animal.store'.length);
+  const token = new URL(link).searchParams.get('invite')!;
+
+  const form = await b.get(path);
+  t.is(form.status, 200);
+  t.regex(form.text, /value="guest@example.com" readonly/);
+  // the invitation's email, whatever the form says
+  const created = await b.post('/portal/signup', { invite: token, email: 'someone-else@example.com', name: 'Guest', password: PASSWORD });
+  t.is(created.status, 201);
+  t.truthy(shownKey(created));
+  const again = browser(invited);
+  t.is((await again.get(path)).status, 403);
+  await again.get('/portal/signin');
+  t.is((await again.post('/portal/signup', { invite: token, email: 'x@example.com', name: 'X', password: PASSWORD })).status, 403);
+  const signIn = await again.post('/portal/signin', { email: 'guest@example.com', password: PASSWORD });
+  t.is(signIn.status, 303);
+
+  const late = await invite('late@example.com');
+  await inviteClock.advance(8 * 24 * 3600 * 1000);
+  t.is((await browser(invited).get(late.link.slice('https://api.animal.store'.length))).status, 403, 'an expired link');
+  const bad = await runCliInProcess(['invite', 'not-an-email'], env);
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /It must be an email address/);
+});
+
+test('rotating shows a new key once; the old one keeps working for the grace period', async (t) => {
+  const b = browser(open);
+  const first = shownKey(await signUp(b, 'rotate@example.com'))!;
+  await b.get('/portal/');
+  const rotated = await b.post('/portal/keys/rotate', {});
+  t.is(rotated.status, 200);
+  const second = shownKey(rotated)!;
+  t.truthy(second);
+  t.not(second, first);
+  t.is((await stack.call('/v1/pets', { key: second })).status, 200);
+  t.is((await stack.call('/v1/pets', { key: first })).status, 200);
+  const dashboard = await b.get('/portal/');
+  t.is([...dashboard.text.matchAll(/<tr><td><code>[0-9a-f]{8}<\/code>/g)].length, 2, 'both keys listed');
+  t.regex(dashboard.text, /in 1440 min/);
+});
+
+test('signing out ends the session server-side: the old cookie opens nothing', async (t) => {
+  const b = browser(open);
+  await signUp(b, 'out@example.com');
+  const kept = new Map(b.cookies);
+  t.is((await b.get('/portal/')).status, 200);
+  const out = await b.post('/portal/signout', {});
+  t.is(out.status, 303);
+  t.is(out.headers.get('location'), '/portal/signin');
+  const replay = browser(open);
+  for (const [name, value] of kept) replay.cookies.set(name, value);
+  t.is((await replay.get('/portal/')).status, 302);
+  // and a POST without a session is not acted on
+  await replay.get('/portal/signin');
+  t.is((await replay.post('/portal/keys/rotate', {})).status, 303);
+});
+
+test("revoking stops the account's keys at once, and only its own: no route takes another account's key or id", async (t) => {
+  const alice = browser(open);
+  const aliceKey = shownKey(await signUp(alice, 'alice-revoke@example.com'))!;
+  const bob = browser(open);
+  const bobKey = shownKey(await signUp(bob, 'bob-revoke@example.com'))!;
+  await bob.get('/portal/');
+  const revoked = await bob.post('/portal/keys/revoke', {});
+  t.is(revoked.status, 303);
+  t.is(revoked.headers.get('location'), '/portal/?revoked=1');
+  t.regex((await bob.get('/portal/?revoked=1')).text, /1 key\(s\) revoked/);
+  t.is((await stack.call('/v1/pets', { key: bobKey })).status, 401);
+  t.is((await stack.call('/v1/pets', { key: aliceKey })).status, 200, "another account's key is untouched");
+  // the key routes take no id: naming Alice's consumer in the form changes nothing
+  t.is((await bob.post('/portal/keys/revoke', { consumer: `portal-${JSON.parse(open.audit.find((l) => l.includes(alice.ip))!).account}` })).status, 303);
+  t.is((await stack.call('/v1/pets', { key: aliceKey })).status, 200);
+  t.true(open.audit.some((line) => line.includes('"action":"revoke-keys"')));
+});
