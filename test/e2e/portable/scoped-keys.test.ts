@@ -15,7 +15,7 @@ const SCOPES = ['pets:read', 'pets:write', 'orders:read', 'orders:write'] as con
 const OPERATIONS = [
   { method: 'GET', path: '/v1/pets', template: '/pets', needs: 'pets:read' },
   { method: 'HEAD', path: '/v1/pets', template: '/pets', needs: 'pets:read' },
-  { method: 'POST', path: '/v1/pets', template: '/pets', needs: 'pets:write', json: { name: 'Rex', species: 'dog' } },
+  { method: 'POST', path: '/v1/pets', template: '/pets', needs: 'pets:write', json: { name: 'Rex', categoryId: 1 } },
   { method: 'GET', path: '/v1/pets/1', template: '/pets/{petId}', needs: 'pets:read' },
   { method: 'GET', path: '/v1/store/orders', template: '/store/orders', needs: 'orders:read' },
   { method: 'POST', path: '/v1/store/orders', template: '/store/orders', needs: 'orders:write', json: { petId: 1 } },
