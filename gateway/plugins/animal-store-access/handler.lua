@@ -21,6 +21,7 @@ local get_consumer_groups = groups.get_consumer_groups
 local consumer_in_groups = groups.consumer_in_groups
 local scopes_of = scopes.of
 local required_scope = scopes.required
+local ALL_SCOPES = scopes.ALL
 
 local Access = {
   PRIORITY = 905, -- below rate-limiting (910), above animal-store-body-limit (901)
@@ -51,7 +52,7 @@ function Access:access(conf)
     return
   end
   local allowed = scopes_of(credential)
-  if allowed == scopes.ALL then
+  if allowed == ALL_SCOPES then
     return
   end
   local needed = required_scope(kong.request.get_method(), kong.request.get_path())
