@@ -4,7 +4,19 @@ import { listConsumers, requireConsumer, summarizeConsumer, type IssuedKey } fro
 import type { ProvisioningContext } from './context.ts';
 import { inGroup, joinGroup } from './consumer-group.ts';
 import { ProvisioningError } from './errors.ts';
-import { checkedName, checkedScopes, issueKey, keySpec, summarizeKey, ttlOf, type KeyExpiry, type KeyOptions, type KeySummary, type NewKey } from './key-credentials.ts';
+import {
+  MAX_KEY_TTL_SECONDS,
+  checkedName,
+  checkedScopes,
+  issueKey,
+  keySpec,
+  summarizeKey,
+  ttlOf,
+  type KeyExpiry,
+  type KeyOptions,
+  type KeySummary,
+  type NewKey,
+} from './key-credentials.ts';
 import { DEFAULT_KEY_NAME, REPLACED_TAG, isReplaced, keyNameOf, scopesOf } from './key-tags.ts';
 import { limitsFor } from './plans.ts';
 import { withRollback } from './rollback.ts';
@@ -94,6 +106,9 @@ function keysNamed(
 export async function rotateKey(context: ProvisioningContext, username: string, options: RotateKeyOptions = {}): Promise<RotatedKey> {
   const { admin } = context;
   const graceSeconds = options.graceSeconds ?? DEFAULT_GRACE_SECONDS;
+  if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_KEY_TTL_SECONDS) {
+    throw new ProvisioningError('key-options', `the grace period must be a whole number of seconds from 0 to ${MAX_KEY_TTL_SECONDS}`);
+  }
   if (options.name !== undefined) checkedName(options.name);
   const scopes = options.scopes && checkedScopes(options.scopes);
   const ttl = ttlOf(options, context.now());

@@ -81,6 +81,7 @@ test('rotateKey without a name: the one name the keys have, else key-ambiguous',
   await provisioning.addKey('lib-keys', { name: 'laptop' });
   await rejects(t, provisioning.rotateKey('lib-keys'), 'key-ambiguous', 'consumer lib-keys has keys named ci, laptop: say which with --name');
   await rejects(t, provisioning.rotateKey('lib-keys', { name: 'nope' }), 'key-not-found', 'consumer lib-keys has no key named nope');
+  await rejects(t, provisioning.rotateKey('lib-keys', { name: 'ci', graceSeconds: -1 }), 'key-options', /^the grace period must be a whole number/);
 });
 
 test('revokeKeys by name takes that key and its predecessor in grace; expiringKeys leaves replaced keys out', async (t) => {
