@@ -163,6 +163,16 @@ export async function revokeKeys(context: ProvisioningContext, username: string,
   return keys.length;
 }
 
+/** The consumer's keys; none when it was deleted since the listing named it (Kong answers 404). */
+async function keysUnlessGone({ admin }: ProvisioningContext, consumerId: string): Promise<KeyAuthCredential[]> {
+  try {
+    return await admin.keys(consumerId);
+  } catch (error) {
+    if (error instanceof ProvisioningError && error.status === 404) return [];
+    throw error;
+  }
+}
+
 /**
  * Keys of managed consumers that expire within `withinSeconds`, soonest first. A key rotate-key
  * replaced (in its grace period) is left out: its successor is what to look after.
@@ -170,7 +180,7 @@ export async function revokeKeys(context: ProvisioningContext, username: string,
 export async function expiringKeys(context: ProvisioningContext, withinSeconds: number): Promise<ExpiringKey[]> {
   const found: ExpiringKey[] = [];
   for await (const consumer of listConsumers(context)) {
-    for (const credential of await context.admin.keys(consumer.id)) {
+    for (const credential of await keysUnlessGone(context, consumer.id)) {
       if (!isReplaced(credential) && credential.ttl !== null && credential.ttl <= withinSeconds) {
         found.push({ username: consumer.username, consumerId: consumer.id, key: summarizeKey(credential, context.now()) });
       }

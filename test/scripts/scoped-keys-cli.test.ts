@@ -5,7 +5,8 @@ import { startStack, type TestStack } from '../helpers/stack.ts';
 
 // Named, scoped and expiring keys through the consumers CLI against the local gateway's Admin
 // API, each key then used through the gateway running kong.yml (docs/api-keys.md). The stack's
-// manual clock stands in for waiting out a ttl.
+// manual clock stands in for waiting out a ttl; the tests that move it or depend on it are serial
+// (ava runs those before the others), since every test of the file shares the one clock.
 type Cli = (args: string[]) => ReturnType<typeof runCli>;
 const test = anyTest as TestFn<{ stack: TestStack; cli: Cli }>;
 
@@ -48,7 +49,7 @@ test('add-key: several named keys, each with its scopes; show lists them; names 
   t.is(again.stderr, 'error: consumer sk-named already has a key named ci (rotate-key --name ci replaces it)\n');
 });
 
-test('rotate-key keeps the scopes (and can change them); the old key works during the grace period', async (t) => {
+test.serial('rotate-key keeps the scopes (and can change them); the old key works during the grace period', async (t) => {
   const { stack, cli } = t.context;
   await json<Issued>(cli, ['create', '--username', 'sk-rotate', '--plan', 'pro', '--key-name', 'ci', '--scope', 'orders:read']);
   const old = await json<Issued>(cli, ['add-key', 'sk-rotate', '--name', 'laptop', '--scope', 'pets:read']);
@@ -73,7 +74,7 @@ test('rotate-key keeps the scopes (and can change them); the old key works durin
   t.not((await stack.call('/v1/store/orders', { key: widened.key, method: 'POST', json: { petId: 1 } })).status, 403, 'orders:write now');
 });
 
-test('an expired key answers exactly as an unknown one; show gives the time left; list --expiring finds it', async (t) => {
+test.serial('an expired key answers exactly as an unknown one; show gives the time left; list --expiring finds it', async (t) => {
   const { stack, cli } = t.context;
   await json<Issued>(cli, ['create', '--username', 'sk-expiry', '--plan', 'pro']);
   const temp = await json<Issued>(cli, ['add-key', 'sk-expiry', '--name', 'temp', '--expires-in', '2h']);

@@ -100,3 +100,11 @@ test('revokeKeys by name takes that key and its predecessor in grace; expiringKe
   admin.advance(86400);
   t.deepEqual((await provisioning.listKeys('lib-keys')).map((k) => k.name), ['forever'], 'an expired key is gone');
 });
+
+test('expiringKeys skips a consumer deleted between the listing and its keys (Kong answers 404)', async (t) => {
+  const { admin, provisioning } = await start(t);
+  await provisioning.addKey('lib-keys', { name: 'soon', expiresInSeconds: 60 });
+  admin.failNext('GET', /\/key-auth/, 404);
+  t.deepEqual(await provisioning.expiringKeys(3600), []);
+  t.is((await provisioning.expiringKeys(3600)).length, 1);
+});
