@@ -1,6 +1,7 @@
 import type { ProvisioningContext } from './context.ts';
 import { ProvisioningError } from './errors.ts';
-import { issueKey, summarizeKey, type KeySummary } from './key-credentials.ts';
+import { issueKey, keySpec, summarizeKey, type KeyExpiry, type KeySummary, type NewKey } from './key-credentials.ts';
+import { DEFAULT_KEY_NAME } from './key-tags.ts';
 import { limitsOf, planPluginOf } from './plan-plugin.ts';
 import { limitsFor, type Limits, type PlanName } from './plans.ts';
 import { withRollback } from './rollback.ts';
@@ -16,13 +17,10 @@ export interface ConsumerSummary {
   createdAt: number;
 }
 
-/** A consumer with its first key: the key is in here once, for the caller to hand out. */
-export interface IssuedKey {
+/** A consumer with a new key: the key is in here once, for the caller to hand out. */
+export interface IssuedKey extends NewKey {
   username: string;
   plan: PlanName;
-  /** The key, printed once; Kong only ever receives its digest. */
-  key: string;
-  fingerprint: string;
   consumerId: string;
   limits: Limits;
 }
@@ -33,6 +31,8 @@ export interface NewConsumer {
   customId?: string;
   /** Enterprise only: its limits (plans.ts, limitsFor). */
   limits?: Partial<Limits>;
+  /** Its first key: name (default `default`), scopes (none: everything) and expiry (none: never). */
+  key?: KeyExpiry & { name?: string; scopes?: readonly string[] };
 }
 
 /** The consumer named `username`, which must exist and be managed by the library. */
@@ -47,19 +47,20 @@ export async function requireConsumer({ admin }: ProvisioningContext, username: 
 export async function createConsumer(context: ProvisioningContext, input: NewConsumer): Promise<IssuedKey> {
   const { admin } = context;
   const limits = limitsFor(context.catalogue, input.plan, input.limits);
+  const spec = keySpec({ ...input.key, name: input.key?.name ?? DEFAULT_KEY_NAME }, context.now());
   if (await admin.findConsumer(input.username)) throw new ProvisioningError('consumer-exists', `consumer ${input.username} already exists`);
   const tags = [CONSUMER_TAG, planTag(input.plan)];
   return withRollback(async (onRollback) => {
     const consumer = await admin.createConsumer({ username: input.username, custom_id: input.customId, tags }, `creating consumer ${input.username}`);
     // Deleting the consumer deletes its credentials and plugins (Kong cascades).
     onRollback(() => admin.deleteConsumer(consumer.id, `removing consumer ${input.username} again`));
-    const { key, fingerprint } = await issueKey(admin, consumer.id, 'creating the API key');
+    const { newKey } = await issueKey(admin, consumer.id, spec, context.now(), 'creating the API key');
     await admin.createConsumerPlugin(consumer.id, { name: 'rate-limiting', config: await context.planConfig(limits), tags }, `applying plan ${input.plan}`);
-    return { username: input.username, plan: input.plan, key, fingerprint, consumerId: consumer.id, limits };
+    return { username: input.username, plan: input.plan, ...newKey, consumerId: consumer.id, limits };
   });
 }
 
-export async function summarizeConsumer({ admin }: ProvisioningContext, consumer: ManagedConsumer): Promise<ConsumerSummary> {
+export async function summarizeConsumer({ admin, now }: ProvisioningContext, consumer: ManagedConsumer): Promise<ConsumerSummary> {
   const plugin = await planPluginOf(admin, consumer.id);
   const keys = await admin.keys(consumer.id);
   return {
@@ -68,7 +69,7 @@ export async function summarizeConsumer({ admin }: ProvisioningContext, consumer
     customId: consumer.custom_id,
     plan: planOf(consumer) as PlanName | null,
     limits: limitsOf(plugin),
-    keys: keys.map(summarizeKey),
+    keys: keys.map((credential) => summarizeKey(credential, now())),
     createdAt: consumer.created_at,
   };
 }

@@ -16,6 +16,14 @@ export type ProvisioningErrorCode =
   | 'consumer-not-managed'
   /** Limits that do not fit the plan: what the caller asked for is wrong, not the gateway. */
   | 'plan-limits'
+  /** A key's name, scopes or expiry that cannot be: what the caller asked for is wrong. */
+  | 'key-options'
+  /** The consumer already has a live key of that name. */
+  | 'key-exists'
+  /** The consumer has no key of that name (or id). */
+  | 'key-not-found'
+  /** Keys of several names, and no name said which to act on. */
+  | 'key-ambiguous'
   /** gateway/plans.yaml is malformed. */
   | 'catalogue-invalid'
   /** A step failed and undoing the earlier ones failed too: the consumer needs a look by hand. */

@@ -17,8 +17,9 @@ export {
 } from './api-keys.ts';
 export type { ConsumerFilter, ConsumerSummary, IssuedKey, NewConsumer } from './consumers.ts';
 export { ProvisioningError, type ProvisioningErrorCode } from './errors.ts';
-export type { KeySummary } from './key-credentials.ts';
-export type { HashKeysResult, RotatedKey } from './keys.ts';
+export { MAX_KEY_TTL_SECONDS, type KeyExpiry, type KeyOptions, type KeySummary, type NewKey } from './key-credentials.ts';
+export { DEFAULT_KEY_NAME, KEY_NAME_PATTERN, SCOPES, isScope, type Scope } from './key-tags.ts';
+export type { AddedKey, ExpiringKey, HashKeysResult, RotateKeyOptions, RotatedKey } from './keys.ts';
 export type { PlanAssignment } from './plan-assignment.ts';
 export { limitsOf, planPluginOf } from './plan-plugin.ts';
 export { PLAN_NAMES, loadCatalogue, type Catalogue, type Limits, type PlanName } from './plans.ts';

@@ -3,11 +3,41 @@ import { isHashedCredential, storedCredential } from './api-keys.ts';
 import { listConsumers, requireConsumer, summarizeConsumer, type IssuedKey } from './consumers.ts';
 import type { ProvisioningContext } from './context.ts';
 import { inGroup, joinGroup } from './consumer-group.ts';
-import { issueKey } from './key-credentials.ts';
+import { ProvisioningError } from './errors.ts';
+import {
+  MAX_KEY_TTL_SECONDS,
+  checkedName,
+  checkedScopes,
+  issueKey,
+  keySpec,
+  summarizeKey,
+  ttlOf,
+  type KeyExpiry,
+  type KeyOptions,
+  type KeySummary,
+  type NewKey,
+} from './key-credentials.ts';
+import { DEFAULT_KEY_NAME, REPLACED_TAG, isReplaced, keyNameOf, scopesOf } from './key-tags.ts';
 import { limitsFor } from './plans.ts';
 import { withRollback } from './rollback.ts';
 
 const DEFAULT_GRACE_SECONDS = 24 * 3600;
+
+/** A key added beside the consumer's others: the key is in here once, for the caller to hand out. */
+export interface AddedKey extends NewKey {
+  username: string;
+  consumerId: string;
+}
+
+/** Which key rotateKey replaces, and what its successor is like. */
+export interface RotateKeyOptions extends KeyExpiry {
+  /** The key's name; needed when the consumer has keys of several names. */
+  name?: string;
+  /** The new key's scopes; by default the replaced key's. */
+  scopes?: readonly string[];
+  /** How long the replaced key keeps working (default 24 h); 0 revokes it at once. */
+  graceSeconds?: number;
+}
 
 export interface RotatedKey extends IssuedKey {
   graceSeconds: number;
@@ -22,17 +52,81 @@ export interface HashKeysResult {
   alreadyHashed: number;
 }
 
+/** A key about to expire, and whose it is. */
+export interface ExpiringKey {
+  username: string;
+  consumerId: string;
+  key: KeySummary;
+}
+
+/** The consumer's keys, newest first: name, scopes, fingerprint and time left, never the key. */
+export async function listKeys(context: ProvisioningContext, username: string): Promise<KeySummary[]> {
+  const consumer = await requireConsumer(context, username);
+  return newestFirst(await context.admin.keys(consumer.id)).map((credential) => summarizeKey(credential, context.now()));
+}
+
+const newestFirst = (credentials: KeyAuthCredential[]) => [...credentials].sort((a, b) => b.created_at - a.created_at);
+
+/** A new key beside the consumer's others, under a name none of its live keys has. */
+export async function addKey(context: ProvisioningContext, username: string, options: KeyOptions): Promise<AddedKey> {
+  const spec = keySpec(options, context.now());
+  const consumer = await requireConsumer(context, username);
+  const taken = (await context.admin.keys(consumer.id)).some((credential) => keyNameOf(credential) === spec.name);
+  if (taken) {
+    throw new ProvisioningError('key-exists', `consumer ${username} already has a key named ${spec.name} (rotate-key --name ${spec.name} replaces it)`);
+  }
+  const { newKey } = await issueKey(context.admin, consumer.id, spec, context.now(), `creating the key ${spec.name}`);
+  return { username, consumerId: consumer.id, ...newKey };
+}
+
+/** The keys of one name: `name`'s, or, without it, the consumer's keys if they all have one name. */
+function keysNamed(
+  username: string,
+  credentials: KeyAuthCredential[],
+  name: string | undefined,
+): { name: string | undefined; keys: KeyAuthCredential[] } {
+  if (name !== undefined) {
+    const keys = credentials.filter((credential) => keyNameOf(credential) === name);
+    if (keys.length === 0) throw new ProvisioningError('key-not-found', `consumer ${username} has no key named ${name}`);
+    return { name, keys };
+  }
+  const names = [...new Set(credentials.map(keyNameOf))].sort();
+  if (names.length > 1) {
+    throw new ProvisioningError('key-ambiguous', `consumer ${username} has keys named ${names.join(', ')}: say which with --name`);
+  }
+  return { name: names[0], keys: credentials };
+}
+
 /**
- * A new key now; the old ones keep working for `graceSeconds` through the credential ttl, so
- * clients can switch without downtime. A grace of 0 revokes them at once.
+ * A new key now, in place of the key of that name; the old one keeps working for the grace
+ * period through its ttl, so clients can switch without downtime (0 revokes it at once). The new
+ * key keeps the old one's name, scopes and expiry instant unless told otherwise; keys of other
+ * names are left alone.
  */
-export async function rotateKey(context: ProvisioningContext, username: string, graceSeconds = DEFAULT_GRACE_SECONDS): Promise<RotatedKey> {
+export async function rotateKey(context: ProvisioningContext, username: string, options: RotateKeyOptions = {}): Promise<RotatedKey> {
   const { admin } = context;
+  const graceSeconds = options.graceSeconds ?? DEFAULT_GRACE_SECONDS;
+  if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_KEY_TTL_SECONDS) {
+    throw new ProvisioningError('key-options', `the grace period must be a whole number of seconds from 0 to ${MAX_KEY_TTL_SECONDS}`);
+  }
+  if (options.name !== undefined) checkedName(options.name);
+  const scopes = options.scopes && checkedScopes(options.scopes);
+  const ttl = ttlOf(options, context.now());
   const consumer = await requireConsumer(context, username);
   const summary = await summarizeConsumer(context, consumer);
-  const old = await admin.keys(consumer.id);
+  const { name, keys: old } = keysNamed(username, await admin.keys(consumer.id), options.name);
+  // the key being replaced: a key rotated out before is not (Kong's created_at has whole seconds only)
+  const newest = newestFirst(old.filter((credential) => !isReplaced(credential)))[0] ?? newestFirst(old)[0];
+  const spec = keySpec(
+    {
+      name: name ?? DEFAULT_KEY_NAME,
+      scopes: scopes ?? (newest ? scopesOf(newest) : []),
+      ...(ttl !== undefined ? { expiresInSeconds: ttl } : newest?.ttl ? { expiresInSeconds: newest.ttl } : {}),
+    },
+    context.now(),
+  );
   return withRollback(async (onRollback) => {
-    const { key, fingerprint, credential: created } = await issueKey(admin, consumer.id, 'creating the new key');
+    const { newKey, credential: created } = await issueKey(admin, consumer.id, spec, context.now(), 'creating the new key');
     onRollback(() => admin.deleteKey(consumer.id, created.id, 'removing the new key'));
     for (const credential of old) {
       if (graceSeconds === 0) {
@@ -40,15 +134,15 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
         continue;
       }
       // Kong answers `"ttl": null` for a key that never expires (kong/api/endpoints.lua reads
-      // with `nulls = true`): such a key gets the grace too. Only a key expiring sooner is kept.
-      if (credential.ttl !== null && credential.ttl <= graceSeconds) continue;
-      await admin.setKeyTtl(consumer.id, credential.id, graceSeconds, 'setting the grace period of an old key');
+      // with `nulls = true`): such a key gets the grace too. Only a key expiring sooner keeps its ttl.
+      const ttl = credential.ttl !== null && credential.ttl <= graceSeconds ? {} : { ttl: graceSeconds };
+      const tags = isReplaced(credential) ? {} : { tags: [...credential.tags, REPLACED_TAG] };
+      if ('ttl' in ttl || 'tags' in tags) await admin.updateKey(consumer.id, credential.id, { ...ttl, ...tags }, 'setting the grace period of an old key');
     }
     return {
       username,
       plan: summary.plan ?? 'free',
-      key,
-      fingerprint,
+      ...newKey,
       consumerId: consumer.id,
       limits: summary.limits ?? limitsFor(context.catalogue, 'free'),
       graceSeconds,
@@ -57,12 +151,42 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
   });
 }
 
-/** Revokes every key of the consumer at once; resolves with how many there were. */
-export async function revokeKeys(context: ProvisioningContext, username: string): Promise<number> {
+/**
+ * Revokes the consumer's keys of that name at once (a rotated one still in its grace period
+ * too), or without a name every key of the consumer; resolves with how many there were.
+ */
+export async function revokeKeys(context: ProvisioningContext, username: string, selector: { name?: string } = {}): Promise<number> {
   const consumer = await requireConsumer(context, username);
-  const keys = await context.admin.keys(consumer.id);
+  let keys = await context.admin.keys(consumer.id);
+  if (selector.name !== undefined) keys = keysNamed(username, keys, selector.name).keys;
   for (const credential of keys) await context.admin.deleteKey(consumer.id, credential.id, 'revoking a key');
   return keys.length;
+}
+
+/** The consumer's keys; none when it was deleted since the listing named it (Kong answers 404). */
+async function keysUnlessGone({ admin }: ProvisioningContext, consumerId: string): Promise<KeyAuthCredential[]> {
+  try {
+    return await admin.keys(consumerId);
+  } catch (error) {
+    if (error instanceof ProvisioningError && error.status === 404) return [];
+    throw error;
+  }
+}
+
+/**
+ * Keys of managed consumers that expire within `withinSeconds`, soonest first. A key rotate-key
+ * replaced (in its grace period) is left out: its successor is what to look after.
+ */
+export async function expiringKeys(context: ProvisioningContext, withinSeconds: number): Promise<ExpiringKey[]> {
+  const found: ExpiringKey[] = [];
+  for await (const consumer of listConsumers(context)) {
+    for (const credential of await keysUnlessGone(context, consumer.id)) {
+      if (!isReplaced(credential) && credential.ttl !== null && credential.ttl <= withinSeconds) {
+        found.push({ username: consumer.username, consumerId: consumer.id, key: summarizeKey(credential, context.now()) });
+      }
+    }
+  }
+  return found.sort((a, b) => (a.key.expiresInSeconds ?? 0) - (b.key.expiresInSeconds ?? 0));
 }
 
 /**

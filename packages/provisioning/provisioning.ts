@@ -11,7 +11,20 @@ import {
   type NewConsumer,
 } from './consumers.ts';
 import { provisioningContext, type ProvisioningContext } from './context.ts';
-import { hashKeys, revokeKeys, rotateKey, type HashKeysResult, type RotatedKey } from './keys.ts';
+import type { KeyOptions, KeySummary } from './key-credentials.ts';
+import {
+  addKey,
+  expiringKeys,
+  hashKeys,
+  listKeys,
+  revokeKeys,
+  rotateKey,
+  type AddedKey,
+  type ExpiringKey,
+  type HashKeysResult,
+  type RotateKeyOptions,
+  type RotatedKey,
+} from './keys.ts';
 import { setPlan, syncPlans, type PlanAssignment } from './plan-assignment.ts';
 import type { Catalogue, Limits, PlanName } from './plans.ts';
 import type { ManagedConsumer } from './tags.ts';
@@ -25,13 +38,14 @@ import type { ManagedConsumer } from './tags.ts';
 export class Provisioning {
   private readonly context: ProvisioningContext;
 
-  constructor(admin: AdminApi, catalogue: Catalogue) {
-    this.context = provisioningContext(admin, catalogue);
+  /** `now` (unix ms, default Date.now): what key expiry instants and times left are reckoned from. */
+  constructor(admin: AdminApi, catalogue: Catalogue, now?: () => number) {
+    this.context = provisioningContext(admin, catalogue, now);
   }
 
   /** The Admin API at `connection`. */
-  static connect(connection: AdminConnection, catalogue: Catalogue): Provisioning {
-    return new Provisioning(AdminApi.connect(connection), catalogue);
+  static connect(connection: AdminConnection, catalogue: Catalogue, now?: () => number): Provisioning {
+    return new Provisioning(AdminApi.connect(connection), catalogue, now);
   }
 
   create(input: NewConsumer): Promise<IssuedKey> {
@@ -50,12 +64,29 @@ export class Provisioning {
     return setPlan(this.context, username, plan, custom);
   }
 
-  rotateKey(username: string, graceSeconds?: number): Promise<RotatedKey> {
-    return rotateKey(this.context, username, graceSeconds);
+  /** The consumer's keys, newest first (a key rotated out stays listed until its grace ends). */
+  listKeys(username: string): Promise<KeySummary[]> {
+    return listKeys(this.context, username);
   }
 
-  revokeKeys(username: string): Promise<number> {
-    return revokeKeys(this.context, username);
+  /** A new key beside the others, under a name the consumer's live keys do not have (`key-exists`). */
+  addKey(username: string, options: KeyOptions): Promise<AddedKey> {
+    return addKey(this.context, username, options);
+  }
+
+  /** A new key for the key of `options.name`; the old one works for `graceSeconds` more (default 24 h). */
+  rotateKey(username: string, options?: RotateKeyOptions): Promise<RotatedKey> {
+    return rotateKey(this.context, username, options);
+  }
+
+  /** Revokes the keys named `selector.name` at once, or without a name every key; resolves with the count. */
+  revokeKeys(username: string, selector?: { name?: string }): Promise<number> {
+    return revokeKeys(this.context, username, selector);
+  }
+
+  /** Keys of managed consumers that expire within `withinSeconds`, soonest first (rotated-out ones left out). */
+  expiringKeys(withinSeconds: number): Promise<ExpiringKey[]> {
+    return expiringKeys(this.context, withinSeconds);
   }
 
   hashKeys(options: { dryRun: boolean }, progress: (line: string) => void): Promise<HashKeysResult> {

@@ -3,15 +3,18 @@ import { createCliContext } from './common/context.ts';
 import { EXIT, UsageError } from './common/errors.ts';
 import { oneLine, terminalWidth, type CliIo } from './common/output.ts';
 import { COMMANDS } from './commands/index.ts';
-import { PLAN_NAMES, ProvisioningError } from '../../packages/provisioning/index.ts';
+import { PLAN_NAMES, ProvisioningError, SCOPES, type ProvisioningErrorCode } from '../../packages/provisioning/index.ts';
 
 const AFTER_HELP = `
 Plans: ${PLAN_NAMES.join(', ')} (enterprise takes --minute and --day).
 Counters: plans count where kong.yml's rate-limiting plugin counts (DECK_RATE_LIMIT_POLICY, read from Kong).
-A key is printed only by create and rotate-key: store it then, it is never shown again
+A key is printed only by create, add-key and rotate-key: store it then, it is never shown again
 (Kong keeps only its SHA-256 digest; hash-keys migrates keys stored in clear).
+Keys have a name, scopes (${SCOPES.join(', ')}; none: everything) and an optional expiry.
 Acts only on consumers tagged petstore-consumer, never on what gateway/kong.yml manages.
 Exit codes: 0 done, 1 the command failed, 2 a usage error. "<command> --help" for each command.`;
+
+const USAGE_CODES: ReadonlySet<ProvisioningErrorCode> = new Set(['plan-limits', 'key-options']);
 
 /** One line per usage error, pointing at the help of the command that was typed. */
 function pointHelp(command: Command, path: string[], io: CliIo): void {
@@ -58,8 +61,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     // Commander has already written its one line (or the help) through configureOutput.
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     if (error instanceof UsageError) return fail(error.message, EXIT.usage);
-    // Limits that do not fit the plan are the command line's fault: the other codes are the gateway's or its state's.
-    if (error instanceof ProvisioningError) return fail(error.message, error.code === 'plan-limits' ? EXIT.usage : EXIT.failed);
+    // Limits that do not fit the plan, and a key's bad name, scopes or expiry, are the command
+    // line's fault: the other codes are the gateway's or its state's.
+    if (error instanceof ProvisioningError) return fail(error.message, USAGE_CODES.has(error.code) ? EXIT.usage : EXIT.failed);
     if (error instanceof Error) return fail(error.message, EXIT.failed);
     throw error;
   }

@@ -29,6 +29,8 @@ export interface BreakdownResult {
   variants: Array<{ name: string; rps: number; cpuMicrosPerRequest: number }>;
   /** 1 - req/s with prometheus / without it, as a percentage (issue 24: at most 10). */
   prometheusThroughputCostPercent: number;
+  /** CPU µs per request, the chain with a scoped key minus with a key without scopes (issue 31: at most 1). */
+  scopedKeyMicros: number;
 }
 
 interface Plugin {
@@ -53,6 +55,8 @@ export interface BreakdownOptions {
   admin: string;
   url: string;
   bearer: Record<string, string>;
+  /** The same consumer's key whose credential carries scope tags (pets:read: the request needs it). */
+  scopedBearer: Record<string, string>;
   apikey: Record<string, string>;
   planPluginId: string;
   nginxPid: number;
@@ -69,7 +73,7 @@ export interface BreakdownOptions {
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
 export async function measureBreakdown(options: BreakdownOptions): Promise<BreakdownResult> {
-  const { admin, url, bearer, apikey, planPluginId, nginxPid, durationSeconds, rounds } = options;
+  const { admin, url, bearer, scopedBearer, apikey, planPluginId, nginxPid, durationSeconds, rounds } = options;
   const page = (await adminRequest('GET', `${admin}/plugins?size=1000`)) as { data: Plugin[] };
   const global = (name: string) => {
     const plugin = page.data.find((p) => p.name === name && !p.route && !p.service && !p.consumer);
@@ -106,6 +110,8 @@ export async function measureBreakdown(options: BreakdownOptions): Promise<Break
       },
     },
     disabling('rate-limiting', bearer, planPluginId),
+    // the whole chain again, the key's credential carrying scopes: animal-store-access checks them
+    { name: 'full chain, a scoped key', headers: scopedBearer, apply: async () => undefined, restore: async () => undefined },
   ];
 
   const results: WrkResult[][] = variants.map(() => []);
@@ -151,8 +157,11 @@ export async function measureBreakdown(options: BreakdownOptions): Promise<Break
     note: 'chain (this phase) - route without plugins - the plugins above',
   });
   rows.push({ piece: 'full chain (this phase, least of its rounds)', micros: whole.cpuMicrosPerRequest, note: `${options.chainCpu} in the side-by-side rounds` });
+  const scoped = measured[variants.findIndex((v) => v.headers === scopedBearer)]!;
+  const scopedKeyMicros = round1(scoped.cpuMicrosPerRequest - whole.cpuMicrosPerRequest);
+  rows.push({ piece: 'a scoped key instead: the scope check', micros: scopedKeyMicros, note: 'chain with a scoped key - chain with a key without scopes' });
   const withoutPrometheus = measured[variants.findIndex((v) => v.without === 'prometheus')]!;
   const prometheusThroughputCostPercent = round1((1 - whole.rps / withoutPrometheus.rps) * 100);
   progress(`breakdown: ${rows.map((r) => `${r.piece} ${r.micros}`).join('; ')}`);
-  return { rows, variants: measured, prometheusThroughputCostPercent };
+  return { rows, variants: measured, prometheusThroughputCostPercent, scopedKeyMicros };
 }

@@ -1,11 +1,8 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findNginx } from '../../gateway/local/index.ts';
 import { DATA_PLANE_DIR } from '../../gateway/local/index.ts';
 import { GATEWAY_DIR } from '../../gateway/local/index.ts';
+import { runLuaInNginx } from './lua-in-nginx.ts';
 
 /**
  * What hashing and the checksum add to the edge plugin's access per request (issue 22; target
@@ -88,39 +85,7 @@ os.exit(0)
 
 /** Runs the measurement in a throwaway nginx (init_by_lua, which exits nginx when done). */
 export async function measureEdgeHash(seconds = 2): Promise<EdgeHashFigures> {
-  const nginx = findNginx();
-  const prefix = mkdtempSync(join(tmpdir(), 'edge-hash-'));
-  try {
-    writeFileSync(join(prefix, 'bench.lua'), luaProgram(seconds));
-    const conf = [
-      ...nginx.loadModules,
-      'pid nginx.pid;',
-      'error_log stderr warn;',
-      'events {}',
-      'http {',
-      '  client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp; uwsgi_temp_path tmp; scgi_temp_path tmp;',
-      `  init_by_lua_file ${join(prefix, 'bench.lua')};`,
-      '}',
-    ].join('\n');
-    writeFileSync(join(prefix, 'nginx.conf'), conf);
-    const output = await new Promise<string>((resolve, reject) => {
-      const child = spawn(nginx.path, ['-p', `${prefix}/`, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], { cwd: prefix });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-      const timer = setTimeout(() => child.kill('SIGKILL'), seconds * 1000 * 10 + 30_000);
-      child.once('error', reject);
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        if (code === 0 && stdout.trim()) resolve(stdout.trim());
-        else reject(new Error(`the measurement failed (nginx exited ${code}):\n${stderr}${stdout}`));
-      });
-    });
-    return JSON.parse(output) as EdgeHashFigures;
-  } finally {
-    rmSync(prefix, { recursive: true, force: true });
-  }
+  return JSON.parse(await runLuaInNginx(luaProgram(seconds), seconds * 1000 * 10 + 30_000)) as EdgeHashFigures;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

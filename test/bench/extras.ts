@@ -3,6 +3,7 @@ import { measureClusterScale } from './cluster-scale.ts';
 import { measureEdgeHash } from './edge-hash.ts';
 import type { Figure } from './gateway-bench.ts';
 import { progress } from './load.ts';
+import { measureScopeCheck } from './scope-check.ts';
 
 /**
  * Measurements other issues wrote as scripts of their own (each also runs alone: see its header),
@@ -36,6 +37,17 @@ const EXTRAS: Extra[] = [
       return [
         { name: 'edge plugin: hash + checksum added per request, µs', value: round1(figures.added), target: '<= 2', ok: figures.added <= 2 },
         { name: '  checksum / SHA-256 + hex / a refused typo, µs', value: `${round1(figures.checksum)} / ${round1(figures.hash)} / ${round1(figures.refusal)}` },
+      ];
+    },
+  },
+  {
+    name: 'animal-store-access: a key\'s scope check, in nginx (test/bench/scope-check.ts)',
+    issue: 31,
+    async run({ quick }) {
+      const figures = await measureScopeCheck(quick ? 1 : 2);
+      return [
+        { name: 'scope check: added per request with a scoped key, µs', value: round1(figures.scoped), target: '<= 1', ok: figures.scoped <= 1 },
+        { name: '  a scoped key refused / a key without scopes, µs', value: `${round1(figures.refused)} / ${round1(figures.unscoped)}` },
       ];
     },
   },

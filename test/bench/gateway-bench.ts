@@ -79,10 +79,15 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
     nginxLua = await startNginxProxy(join(dir, 'nginx-lua'), backendUrl!, workers, { emptyLuaPhases: true });
     progress(`the node runs ${workers} nginx workers; so do the nginx references`);
 
-    // A consumer as the provisioning scripts make one: a hashed key, a plan that never runs out.
+    // A consumer as the provisioning scripts make one: in our ACL group (kong.yml's
+    // animal-store-access), a hashed key, a plan that never runs out; and a second key of it
+    // whose credential carries scopes, as `add-key --scope` makes one (the request needs pets:read).
     await adminRequest('POST', `${full.admin}/consumers`, { username: 'bench' });
+    await adminRequest('PUT', `${full.admin}/consumers/bench/acls/animal-store`, {});
     const key = generateApiKey();
     await adminRequest('POST', `${full.admin}/consumers/bench/key-auth`, storedCredential(key, []));
+    const scopedKey = generateApiKey();
+    await adminRequest('POST', `${full.admin}/consumers/bench/key-auth`, storedCredential(scopedKey, ['scope:pets:read', 'scope:orders:read']));
     const plan = await adminRequest('POST', `${full.admin}/consumers/bench/plugins`, { name: 'rate-limiting', config: { minute: 1e9, day: 1e10 } });
     const auth = { authorization: `Bearer ${key}` };
     const path = '/v1/pets?limit=20';
@@ -121,6 +126,7 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
       admin: full.admin,
       url: `${full.proxy}${path}`,
       bearer: auth,
+      scopedBearer: { authorization: `Bearer ${scopedKey}` },
       // the credential's key: what the edge plugin would have put in key-auth's header
       apikey: { apikey: digestApiKey(key) },
       planPluginId: plan.id as string,

@@ -43,6 +43,12 @@ if (!only || only === 'gateway') {
     target: '<= 10',
     ok: gateway.breakdown.prometheusThroughputCostPercent <= 10,
   });
+  figures.push({
+    name: 'chain with a scoped key - without scopes, CPU µs per request (breakdown rounds)',
+    value: gateway.breakdown.scopedKeyMicros,
+    target: '<= 1',
+    ok: gateway.breakdown.scopedKeyMicros <= 1,
+  });
 }
 if (!only || only === 'extras') {
   figures.push(...(await runExtras({ quick })));

@@ -153,6 +153,26 @@ cases["a gateway 401 with a key becomes invalid_api_key"] = function()
   eq(decode(r.body).code, "invalid_api_key", "code")
 end
 
+cases["a 403 of animal-store-access: forbidden, or insufficient_scope naming the scope (RFC 6750 3.1)"] = function()
+  local r = stub.request({ Authorization = "Bearer " .. KEY.token })
+  stub.run(handler, "access", conf)
+  r.status, r.source = 403, "exit"
+  stub.run(handler, "header_filter", conf)
+  stub.run(handler, "body_filter", conf)
+  eq(decode(r.body).code, "forbidden", "a consumer outside the group")
+  eq(r.response_headers["www-authenticate"], nil, "no challenge")
+
+  r = stub.request({ Authorization = "Bearer " .. KEY.token })
+  stub.run(handler, "access", conf)
+  r.status, r.source, r.shared.animal_store_missing_scope = 403, "exit", "orders:write"
+  stub.run(handler, "header_filter", conf)
+  stub.run(handler, "body_filter", conf)
+  local body = decode(r.body)
+  eq(body.code, "insufficient_scope", "code")
+  eq(body.message, "This API key lacks the scope orders:write.", "message")
+  eq(r.response_headers["www-authenticate"], 'Bearer realm="animal-store", error="insufficient_scope", scope="orders:write"', "challenge")
+end
+
 cases["errors from the service pass through untouched"] = function()
   local r = stub.request({})
   r.status, r.source, r.body = 404, "service", '{"code":"pet_not_found"}'

@@ -102,6 +102,7 @@ function stub.request(headers)
     credential = nil,
     consumer = nil,
     ctx = {},
+    shared = {},
     logs = {},
   }
   stub.current = r
@@ -111,7 +112,10 @@ end
 local function cur() return stub.current end
 
 kong = {
-  ctx = setmetatable({}, { __index = function(_, k) if k == "plugin" then return cur().ctx end end }),
+  ctx = setmetatable({}, { __index = function(_, k)
+    if k == "plugin" then return cur().ctx end
+    if k == "shared" then return cur().shared end
+  end }),
   request = {
     get_header = function(name)
       local v = cur().upstream_headers[string.lower(name)]

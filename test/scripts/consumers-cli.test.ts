@@ -348,7 +348,7 @@ test('--help for every command: its usage on stdout, exit 0', async (t) => {
   }
   t.regex(
     (await runCliInProcess(['rotate-key', '--help'])).stdout,
-    /--grace <seconds>\s+how long the old keys keep working; 0 revokes them\s+now \(default: 86400\)/,
+    /--grace <seconds>\s+how long the old key keeps working; 0 revokes it now\s+\(default: 86400\)/,
   );
   t.regex((await runCliInProcess(['--help'])).stdout, /Exit codes: 0 done, 1 the command failed, 2 a usage error\./);
 });
@@ -477,7 +477,7 @@ test('create stores only the digest of the key it prints, tagged as hashed', asy
   const credentials = (await stack.admin('/consumers/cli-hashed/key-auth')).body.data as Array<{ key: string; tags: string[]; ttl: null }>;
   t.deepEqual(
     credentials.map((c) => [c.key, [...c.tags].sort(), c.ttl]),
-    [[digestApiKey(issued.key), [KEY_HASH_TAG, 'petstore-consumer'], null]],
+    [[digestApiKey(issued.key), [KEY_HASH_TAG, 'name:default', 'petstore-consumer'], null]],
   );
   t.is((await stack.admin(`/consumers/cli-hashed/key-auth/${issued.key}`)).status, 404, 'Kong holds no credential with the key itself');
   t.is((await stack.call('/v1/pets', { key: issued.key })).status, 200, 'the key authenticates');

@@ -23,10 +23,11 @@ async function kongShaped(t: { teardown: (fn: () => Promise<void>) => void }, ke
 test('rotate-key gives a key Kong reports as "ttl": null the grace period', async (t) => {
   const { admin, consumer, provisioning, ttls, patched } = await kongShaped(t, [['cred-old', 'ask_old']]);
 
-  const issued = await provisioning.rotateKey('kong-shaped', 3600);
+  const issued = await provisioning.rotateKey('kong-shaped', { graceSeconds: 3600 });
 
   t.is(issued.previousKeys, 1);
-  t.deepEqual(patched(), [[`/consumers/${consumer.id}/key-auth/cred-old`, { ttl: 3600 }]]);
+  // tagged replaced as well, so that list --expiring and the next rotation know it (key-tags.ts)
+  t.deepEqual(patched(), [[`/consumers/${consumer.id}/key-auth/cred-old`, { ttl: 3600, tags: ['petstore-consumer', 'replaced'] }]]);
   t.is(ttls()['cred-old'], 3600);
   const created = admin.credentials(consumer.id).find((c) => c.key === digestApiKey(issued.key));
   t.is(created?.expiresAt, null, 'the new key never expires');
@@ -39,11 +40,15 @@ test('rotate-key keeps a shorter ttl and shortens a longer one', async (t) => {
     ['cred-never', 'ask_never'],
   ]);
 
-  await provisioning.rotateKey('kong-shaped', 3600);
+  await provisioning.rotateKey('kong-shaped', { graceSeconds: 3600 });
 
   t.deepEqual(
-    patched().map(([url]) => (url as string).split('/').pop()),
-    ['cred-late', 'cred-never'],
+    patched().map(([url, body]) => [(url as string).split('/').pop(), 'ttl' in (body as object)]),
+    [
+      ['cred-soon', false],
+      ['cred-late', true],
+      ['cred-never', true],
+    ],
   );
   t.like(ttls(), { 'cred-soon': 60, 'cred-late': 3600, 'cred-never': 3600 });
 });

@@ -237,6 +237,7 @@ export interface components {
          *     | missing_api_key | 401 | No `Authorization: Bearer <key>` header. |
          *     | invalid_api_key | 401 | The bearer key is unknown, revoked or expired. |
          *     | forbidden | 403 | The key belongs to a consumer of another API on the same gateway (not in the `animal-store` group). |
+         *     | insufficient_scope | 403 | The key's scopes do not cover this operation; `WWW-Authenticate` names the scope needed (RFC 6750 §3.1). |
          *     | not_found | 404 | No such path. |
          *     | pet_not_found | 404 | No animal with that id. |
          *     | order_not_found | 404 | No order with that id. |
@@ -262,7 +263,7 @@ export interface components {
          *     | gateway_error | 4xx/5xx | Any other error the gateway itself produced. |
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "missing_api_key" | "invalid_api_key" | "forbidden" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "pet_not_available" | "invalid_order_transition" | "invalid_idempotency_key" | "idempotency_key_in_progress" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable" | "gateway_timeout" | "request_timeout" | "uri_too_long" | "request_headers_too_large" | "gateway_error";
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "missing_api_key" | "invalid_api_key" | "forbidden" | "insufficient_scope" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "pet_not_available" | "invalid_order_transition" | "invalid_idempotency_key" | "idempotency_key_in_progress" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable" | "gateway_timeout" | "request_timeout" | "uri_too_long" | "request_headers_too_large" | "gateway_error";
         Error: {
             code: components["schemas"]["ErrorCode"];
             message: string;
@@ -305,9 +306,18 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The key is valid on this gateway but belongs to a consumer of another API (`forbidden`); only consumers in the `animal-store` ACL group use this API. */
+        /**
+         * @description The key may not make this request: it belongs to a consumer of another API (`forbidden`; only
+         *     consumers in the `animal-store` ACL group use this API), or its scopes do not cover the
+         *     operation (`insufficient_scope`, with `WWW-Authenticate` naming the scope it needs). Scopes:
+         *     `pets:read` (GET/HEAD on `/pets…`), `pets:write` (other methods on `/pets…`), `orders:read`
+         *     and `orders:write` (the same on `/store/orders…`); a key without scopes may do everything,
+         *     and the contract (`/openapi.json`, `/openapi.yaml`) needs none.
+         */
         Forbidden: {
             headers: {
+                /** @description With `insufficient_scope` only: `Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"` (RFC 6750 §3.1). */
+                "WWW-Authenticate"?: string;
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];

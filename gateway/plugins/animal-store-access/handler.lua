@@ -8,12 +8,20 @@
 --
 -- Key-auth's anonymous consumer is a consumer like any other here: it carries our group in
 -- kong.yml, and its own request-termination answers 401 (PRIORITY 2) after this check.
+--
+-- Then the key's scopes (scopes.lua: the credential's `scope:` tags): a request its key's scopes
+-- do not cover is refused 403, the scope it needed left in kong.ctx.shared for the edge plugin,
+-- which answers `insufficient_scope` with RFC 6750's WWW-Authenticate.
 local groups = require "kong.plugins.acl.groups"
+local scopes = require "kong.plugins.animal-store-access.scopes"
 
 local kong = kong
 local get_current_consumer_id = groups.get_current_consumer_id
 local get_consumer_groups = groups.get_consumer_groups
 local consumer_in_groups = groups.consumer_in_groups
+local scopes_of = scopes.of
+local required_scope = scopes.required
+local ALL_SCOPES = scopes.ALL
 
 local Access = {
   PRIORITY = 905, -- below rate-limiting (910), above animal-store-body-limit (901)
@@ -35,11 +43,23 @@ function Access:access(conf)
 
   -- conf.allow is the same table for every request under one configuration: the groups
   -- module caches its answer by it, as Kong's ACL plugin does with its own list
-  if consumer_groups and consumer_in_groups(conf.allow, consumer_groups) then
-    return
+  if not (consumer_groups and consumer_in_groups(conf.allow, consumer_groups)) then
+    return kong.response.exit(403, { message = "You cannot consume this service" })
   end
 
-  return kong.response.exit(403, { message = "You cannot consume this service" })
+  local credential = kong.client.get_credential()
+  if not credential then -- the anonymous consumer: its own 401 answers
+    return
+  end
+  local allowed = scopes_of(credential)
+  if allowed == ALL_SCOPES then
+    return
+  end
+  local needed = required_scope(kong.request.get_method(), kong.request.get_path())
+  if needed and not allowed[needed] then
+    kong.ctx.shared.animal_store_missing_scope = needed
+    return kong.response.exit(403, { message = "The API key lacks the scope " .. needed })
+  end
 end
 
 return Access

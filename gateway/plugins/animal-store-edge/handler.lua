@@ -224,6 +224,14 @@ local function error_for(conf, status, state)
     return "missing_api_key", "An API key is required: send 'Authorization: Bearer <API_KEY>'.",
            fmt('Bearer realm="%s"', conf.realm)
   end
+  if status == 403 then
+    -- animal-store-access refused the key's scopes (RFC 6750 3.1)
+    local scope = kong.ctx.shared.animal_store_missing_scope
+    if scope then
+      return "insufficient_scope", fmt("This API key lacks the scope %s.", scope),
+             fmt('Bearer realm="%s", error="insufficient_scope", scope="%s"', conf.realm, scope)
+    end
+  end
   if status == 429 then
     local retry = kong.response.get_header("Retry-After")
     if state.banned then

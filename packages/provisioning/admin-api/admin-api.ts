@@ -132,10 +132,11 @@ export class AdminApi {
     return credentialFrom(expectBody(result, what, true), what);
   }
 
-  async setKeyTtl(consumerId: string, credentialId: string, ttl: number, what: string): Promise<void> {
+  /** Changes a credential's ttl (seconds from now) and/or its tags (the whole list). */
+  async updateKey(consumerId: string, credentialId: string, body: { ttl?: number; tags?: string[] }, what: string): Promise<void> {
     const result = await this.kong.PATCH('/consumers/{consumer_username_or_id}/key-auth/{credential_id_or_key}', {
       params: { path: { consumer_username_or_id: consumerId, credential_id_or_key: credentialId } },
-      body: { ttl },
+      body,
     });
     expectDone(result, what);
   }

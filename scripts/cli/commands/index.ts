@@ -1,4 +1,5 @@
 import type { CommandModule } from '../common/context.ts';
+import { addKeyCommand } from './add-key.ts';
 import { createCommand } from './create.ts';
 import { deleteCommand } from './delete.ts';
 import { hashKeysCommand } from './hash-keys.ts';
@@ -17,6 +18,7 @@ export const COMMANDS: readonly CommandModule[] = [
   listCommand,
   showCommand,
   setPlanCommand,
+  addKeyCommand,
   rotateKeyCommand,
   revokeKeyCommand,
   deleteCommand,

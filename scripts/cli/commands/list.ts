@@ -1,20 +1,43 @@
+import { InvalidArgumentError } from 'commander';
 import { planOption } from '../common/arguments.ts';
 import { withConnectionOptions, type ConnectionOptions } from '../common/admin-connection.ts';
 import type { CommandModule } from '../common/context.ts';
-import { isoTime, renderTable } from '../common/output.ts';
+import { UsageError } from '../common/errors.ts';
+import { describeExpiry, describeScopes, isoTime, renderTable } from '../common/output.ts';
 import type { PlanName } from '../../../packages/provisioning/index.ts';
+import { parseDuration } from '../usage/time-windows.ts';
 
-type Options = ConnectionOptions & { plan?: PlanName; tag?: string };
+type Options = ConnectionOptions & { plan?: PlanName; tag?: string; expiring?: number };
 
-/** `list`: the consumers the CLI manages, as a table or JSON. */
+function withinSeconds(value: string): number {
+  const ms = parseDuration(value);
+  if (ms === null) throw new InvalidArgumentError('It must be a duration such as 7d, 24h or 2w.');
+  return Math.floor(ms / 1000);
+}
+
+/** `list`: the consumers the CLI manages, as a table or JSON; with --expiring, their keys about to expire. */
 export const listCommand: CommandModule = (parent, cli) =>
   withConnectionOptions(
     parent
       .command('list')
-      .description('consumers the CLI manages')
+      .description('consumers the CLI manages; with --expiring, their keys that expire soon')
       .addOption(planOption('only consumers of this plan'))
-      .option('--tag <tag>', 'only consumers that also carry this tag'),
+      .option('--tag <tag>', 'only consumers that also carry this tag')
+      .option('--expiring <duration>', 'instead: keys that expire within this (7d, 24h), soonest first', withinSeconds),
   ).action(async (options: Options) => {
+    if (options.expiring !== undefined) {
+      if (options.plan !== undefined || options.tag !== undefined) throw new UsageError('--expiring lists keys of every consumer: leave out --plan and --tag');
+      const keys = await cli.provisioning(options).expiringKeys(options.expiring);
+      if (options.json) cli.out(JSON.stringify(keys));
+      else
+        cli.out(
+          renderTable(
+            ['USERNAME', 'KEY', 'FINGERPRINT', 'SCOPES', 'EXPIRES'],
+            keys.map(({ username, key }) => [username, key.name, key.fingerprint, describeScopes(key.scopes), describeExpiry(key)]),
+          ),
+        );
+      return;
+    }
     const rows = [];
     for await (const consumer of cli.provisioning(options).list({ plan: options.plan, tag: options.tag })) {
       const plan = (consumer.tags ?? []).find((t) => t.startsWith('plan:'))?.slice(5) ?? '-';

@@ -1,12 +1,12 @@
 import { consumerCommand } from '../common/arguments.ts';
 import { adminApi, withConnectionOptions, type ConnectionOptions } from '../common/admin-connection.ts';
 import type { CommandModule } from '../common/context.ts';
-import { describeLimits, isoTime } from '../common/output.ts';
+import { describeExpiry, describeLimits, describeScopes, isoTime } from '../common/output.ts';
 import { currentWindows, describeWindows } from '../usage/rate-limit-windows.ts';
 
 /** `show`: one consumer's plan, limits, current windows and key ids; never a key itself. */
 export const showCommand: CommandModule = (parent, cli) =>
-  withConnectionOptions(consumerCommand(parent, 'show', 'one consumer: plan, limits, current windows, key ids and fingerprints (never a key)')).action(
+  withConnectionOptions(consumerCommand(parent, 'show', 'one consumer: plan, limits, current windows, keys by name, fingerprint, scopes and time left (never a key)')).action(
     async (username: string, options: ConnectionOptions) => {
       const summary = await cli.provisioning(options).show(username);
       const windows = await currentWindows(adminApi(options, cli.env), summary.id, cli.env);
@@ -20,9 +20,12 @@ export const showCommand: CommandModule = (parent, cli) =>
       cli.out(`  custom   ${summary.customId ?? '-'}`);
       for (const line of describeWindows(windows)) cli.out(line);
       for (const key of summary.keys) {
-        const expiry = key.expiresInSeconds !== null ? `, expires in ${key.expiresInSeconds}s` : '';
         const clear = key.stored === 'plaintext' ? ', stored in clear (run hash-keys)' : '';
-        cli.out(`  key      ${key.id} created ${isoTime(key.createdAt)}, fingerprint ${key.fingerprint}${expiry}${clear}`);
+        const replaced = key.replaced ? ', replaced (grace period)' : '';
+        cli.out(
+          `  key      ${key.name} fingerprint ${key.fingerprint}, scopes ${describeScopes(key.scopes)}, expires ${describeExpiry(key)}, ` +
+            `created ${isoTime(key.createdAt)}, id ${key.id}${replaced}${clear}`,
+        );
       }
       if (summary.keys.length === 0) cli.out('  key      none (revoked)');
     },
