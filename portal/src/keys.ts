@@ -54,7 +54,7 @@ export class PortalKeys {
 
   /** A new key; the previous ones keep working for ROTATION_GRACE_SECONDS. */
   async rotate(consumer: string): Promise<ShownKey & { previousKeys: number }> {
-    const rotated = await this.provisioning().rotateKey(consumer, ROTATION_GRACE_SECONDS);
+    const rotated = await this.provisioning().rotateKey(consumer, { graceSeconds: ROTATION_GRACE_SECONDS });
     return { key: rotated.key, fingerprint: rotated.fingerprint, previousKeys: rotated.previousKeys };
   }
 
