@@ -19,7 +19,7 @@ export function stackBanner(supervisorPid: number, backend: RunningChild<string>
   const g = gateway.ready;
   return `Animal Store API — local stack (supervisor pid ${supervisorPid}; Ctrl-C stops both processes)
   proxy      ${g.proxyUrl}/v1   (data plane: nginx pid ${g.nginxPid}, Kong-compatible, ${g.configFile})${g.proxySslUrl ? `
-  https      ${g.proxySslUrl}/v1   (TLS 1.2/1.3 and HTTP/2${g.proxyCaFile ? `; self-signed, trust ${g.proxyCaFile}` : ''})` : ''}
+  https      ${g.proxySslUrl}/v1   (TLS 1.2/1.3 and HTTP/2${g.proxyCaFile ? `; self-signed, trust ${g.proxyCaFile}` : ''}) the only scheme in production` : ''}
   admin API  ${g.adminUrl}   (control plane, pid ${gateway.pid}: Kong Admin API subset)${g.statusUrl ? `
   status API ${g.statusUrl}   (data plane: /status, /metrics)` : ''}
   backend    ${backend.ready}   (backend, pid ${backend.pid}: reached only through the gateway)

@@ -15,6 +15,7 @@ const HOSTS = join(REPO_ROOT, 'gateway/lint/hosts.yaml');
 const ENV = {
   DECK_ANIMAL_STORE_BACKEND_URL: 'http://backend:3000',
   DECK_ANIMAL_STORE_HOSTS: '["api.animal.store"]',
+  DECK_ANIMAL_STORE_HTTPS_ONLY: 'true',
   DECK_RATE_LIMIT_POLICY: 'local',
   DECK_RATE_LIMIT_REDIS_HOST: 'redis',
   DECK_RATE_LIMIT_REDIS_PORT: '6379',

@@ -93,6 +93,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       dataFile: join(options.dir, 'control-plane', 'gateway.sqlite'),
       env: {
         DECK_ANIMAL_STORE_HOSTS: LOCAL_DECK_ENV.DECK_ANIMAL_STORE_HOSTS!,
+        DECK_ANIMAL_STORE_HTTPS_ONLY: LOCAL_DECK_ENV.DECK_ANIMAL_STORE_HTTPS_ONLY!,
         ...options.env,
         ...clusterRateLimitEnv(options.env ?? process.env, { host: redis.host, port: redisPort }),
       },

@@ -13,11 +13,12 @@ export const DEFAULT_DECLARATIVE_CONFIG = [join(GATEWAY_DIR, 'platform', 'kong.y
 
 /**
  * kong.yml's settings (gateway/kong.yml, decK's env templating) when none are given: our routes
- * on any host (only we are on this gateway), one node on its own, rate limits and bans in its
- * memory, as `npm start` runs it. `npm run start:cluster` sets policy redis and the Redis it starts.
+ * on any host (only we are on this gateway), plain HTTP served beside https, one node on its
+ * own, rate limits and bans in its memory, as `npm start` runs it. `npm run start:cluster` sets policy redis and the Redis it starts.
  */
 export const LOCAL_DECK_ENV: Readonly<Record<string, string>> = {
   DECK_ANIMAL_STORE_HOSTS: '[]',
+  DECK_ANIMAL_STORE_HTTPS_ONLY: 'false',
   DECK_RATE_LIMIT_POLICY: 'local',
   DECK_RATE_LIMIT_REDIS_HOST: '127.0.0.1',
   DECK_RATE_LIMIT_REDIS_PORT: '6379',
