@@ -47,7 +47,8 @@ export function clusterBanner(supervisorPid: number, backend: RunningChild<strin
       `KONG_ADMIN_URL=${c.adminUrl} npm run consumers -- plans sync`
     : '';
   return `Animal Store API — local cluster (supervisor pid ${supervisorPid}; Ctrl-C stops everything below)
-  balancer   ${c.balancerUrl}/v1   (nginx pid ${c.balancerPid}, round robin over the nodes)
+  balancer   ${c.balancerUrl}/v1   (nginx pid ${c.balancerPid}, round robin over the nodes)${c.balancerSsl ? `
+  https      ${c.balancerSsl.url}/v1   (TLS ends at the balancer, as compose's kong-lb; self-signed, trust ${c.balancerSsl.caFile})` : ''}
 ${nodes}
   admin API  ${c.adminUrl}   (control plane, role control_plane, pid ${c.controlPlanePid})
   cluster    ${c.clusterAddress}   (the control plane's listener the nodes long-poll)

@@ -140,6 +140,8 @@ export interface ClusterSettings extends Omit<GatewaySettings, 'proxyListen' | '
   /** DATA_DIR/cluster: each piece's directory is in it. */
   dir: string;
   balancer: { host: string; port: number };
+  /** The balancer's TLS listener (KONG_PROXY_LISTEN's `ssl` entry), where it terminates TLS. */
+  balancerSsl?: { host: string; port: number };
   clusterListen: { host: string; port: number };
   nodes: Array<{ host: string; port: number }>;
   /** Each node's Status API, by position (empty: none). */
@@ -155,11 +157,17 @@ const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
  * its variable (KONG_PROXY_LISTEN is the balancer's), and the node settings of readGatewaySettings.
  */
 export function readClusterSettings(env: NodeJS.ProcessEnv = process.env): ClusterSettings {
+  // the balancer's listeners: plain, and TLS terminated there as compose's kong-lb does
+  const proxyListen = env.KONG_PROXY_LISTEN ?? '127.0.0.1:8000, 127.0.0.1:8443 http2 ssl';
   const { proxyListen: _proxy, dataFile: _dataFile, prefix: _prefix, node, ...gateway } = readGatewaySettings({
     KONG_STATUS_LISTEN: 'off',
     ...env,
-    KONG_PROXY_LISTEN: env.KONG_PROXY_LISTEN ?? '127.0.0.1:8000',
+    KONG_PROXY_LISTEN: proxyListen,
   });
+  const balancerListeners = parseListeners('KONG_PROXY_LISTEN', proxyListen);
+  const plain = balancerListeners.find((listener) => !listener.ssl);
+  const ssl = balancerListeners.find((listener) => listener.ssl);
+  if (!plain) throw new SettingError('KONG_PROXY_LISTEN (the balancer) must have one entry without ssl');
   const nodes = (env.CLUSTER_NODE_LISTEN ?? '127.0.0.1:8010,127.0.0.1:8011')
     .split(',')
     .map((value) => value.trim())
@@ -180,7 +188,8 @@ export function readClusterSettings(env: NodeJS.ProcessEnv = process.env): Clust
   return {
     ...gateway,
     dir: resolve(env.DATA_DIR ?? './data', 'cluster'),
-    balancer: parseListen('KONG_PROXY_LISTEN', env.KONG_PROXY_LISTEN ?? '127.0.0.1:8000'),
+    balancer: { host: plain.host, port: plain.port },
+    ...(ssl ? { balancerSsl: { host: ssl.host, port: ssl.port } } : {}),
     clusterListen: parseListen('KONG_CLUSTER_LISTEN', env.KONG_CLUSTER_LISTEN ?? '127.0.0.1:8005'),
     nodes,
     statusListens,
