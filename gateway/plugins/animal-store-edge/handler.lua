@@ -63,7 +63,7 @@ local EQUALS = string.byte("=")
 
 -- Kong's own 426 for an https-only route (kong/runloop/handler.lua:1267-1270).
 local UPGRADE_HEADERS = { ["Connection"] = "Upgrade", ["Upgrade"] = "TLS/1.2, HTTP/1.1" }
--- Two years, subdomains included: the HSTS preload list's minimum (hstspreload.org).
+-- Two years, subdomains included, as hstspreload.org recommends (RFC 6797).
 local HSTS = "max-age=63072000; includeSubDomains"
 
 --- Whether the client's connection was TLS: this node's own, or a TLS-terminating balancer's
