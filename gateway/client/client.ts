@@ -4,6 +4,7 @@ import { DEFAULT_RETRY, type RetryOptions } from './backoff.ts';
 import { bearerAuth, errorsAsExceptions, idempotencyKeys } from './middleware.ts';
 import { items, pages, type ListItem, type ListPath, type ListQuery } from './pagination.ts';
 import { abortableSleep, retryingFetch, type Sleep } from './retrying-fetch.ts';
+import { fetchTrusting } from './tls.ts';
 
 export type Pet = components['schemas']['Pet'];
 export type Order = components['schemas']['Order'];
@@ -16,6 +17,11 @@ export interface AnimalStoreClientOptions {
   baseUrl: string;
   apiKey: string;
   retry?: RetryOptions;
+  /**
+   * PEM certificate(s) to trust instead of the system's CAs, for a gateway with a self-signed
+   * certificate (`npm start`'s data/gateway/node/ssl/kong-default-ca.crt). Ignored with `fetch`.
+   */
+  ca?: string | Buffer;
   /** Injectable for tests; default: global fetch, Date.now, setTimeout, Math.random, crypto.randomUUID. */
   fetch?: (request: Request) => Promise<Response>;
   now?: () => number;
@@ -44,7 +50,7 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
     fetch: retryingFetch(
       { ...DEFAULT_RETRY, ...options.retry },
       {
-        fetch: options.fetch ?? ((request) => fetch(request)),
+        fetch: options.fetch ?? (options.ca ? fetchTrusting(options.ca) : (request) => fetch(request)),
         now,
         sleep: options.sleep ?? abortableSleep,
         random: options.random ?? Math.random,

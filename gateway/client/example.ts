@@ -1,6 +1,9 @@
 // Calling the API with the typed client:
 //   ANIMAL_STORE_KEY=ask_… node --import tsx gateway/client/example.ts
-// ANIMAL_STORE_URL defaults to the local stack (`npm start`): http://127.0.0.1:8000/v1
+// ANIMAL_STORE_URL defaults to the local stack (`npm start`): http://127.0.0.1:8000/v1. Over TLS,
+// with a self-signed certificate, name the CA file to trust (docs/https.md):
+//   ANIMAL_STORE_URL=https://localhost:8443/v1 ANIMAL_STORE_CA_FILE=data/gateway/node/ssl/kong-default-ca.crt
+import { readFileSync } from 'node:fs';
 import { ApiError, ApiKeyBannedError, NetworkError, createAnimalStoreClient } from './client.ts';
 
 const apiKey = process.env.ANIMAL_STORE_KEY;
@@ -12,6 +15,7 @@ const client = createAnimalStoreClient({
   baseUrl: process.env.ANIMAL_STORE_URL ?? 'http://127.0.0.1:8000/v1',
   apiKey,
   retry: { maxAttempts: 5, timeBudgetMs: 30_000 },
+  ...(process.env.ANIMAL_STORE_CA_FILE ? { ca: readFileSync(process.env.ANIMAL_STORE_CA_FILE) } : {}),
 });
 
 try {

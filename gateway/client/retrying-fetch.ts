@@ -28,6 +28,17 @@ export const abortableSleep: Sleep = (ms, signal) =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
+// A certificate the client does not trust stays untrusted: no retry can help (Node's codes).
+const CERTIFICATE_ERRORS = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+function untrustedCertificate(error: Error): boolean {
+  const code = (error as { cause?: { code?: unknown } }).cause?.code;
+  return typeof code === 'string' && CERTIFICATE_ERRORS.has(code);
+}
+
 function safeToRepeat(request: Request): boolean {
   return IDEMPOTENT_METHODS.has(request.method) || request.headers.has('idempotency-key');
 }
@@ -52,7 +63,9 @@ async function retryDelay(
   policy: RetryPolicy,
   random: () => number,
 ): Promise<number | undefined> {
-  if (outcome instanceof Error) return safeToRepeat(request) ? backoffDelay(retry, policy, random) : undefined;
+  if (outcome instanceof Error) {
+    return safeToRepeat(request) && !untrustedCertificate(outcome) ? backoffDelay(retry, policy, random) : undefined;
+  }
   if (RETRIED_STATUSES.has(outcome.status)) return safeToRepeat(request) ? backoffDelay(retry, policy, random) : undefined;
   const retryAfter = readRetryAfter(outcome.headers);
   if (retryAfter === undefined) return undefined;

@@ -24,7 +24,7 @@ export function stackBanner(
   const g = gateway.ready;
   return `Animal Store API — local stack (supervisor pid ${supervisorPid}; Ctrl-C stops every process)
   proxy      ${g.proxyUrl}/v1   (data plane: nginx pid ${g.nginxPid}, Kong-compatible, ${g.configFile})${g.proxySslUrl ? `
-  https      ${g.proxySslUrl}/v1   (TLS 1.2/1.3 and HTTP/2${g.proxyCaFile ? `; self-signed, trust ${g.proxyCaFile}` : ''})` : ''}
+  https      ${g.proxySslUrl}/v1   (TLS 1.2/1.3 and HTTP/2${g.proxyCaFile ? `; self-signed, trust ${g.proxyCaFile}` : ''}) the only scheme in production` : ''}
   admin API  ${g.adminUrl}   (control plane, pid ${gateway.pid}: Kong Admin API subset)${g.statusUrl ? `
   status API ${g.statusUrl}   (data plane: /status, /metrics)` : ''}
   backend    ${backend.ready}   (backend, pid ${backend.pid}: reached only through the gateway)${portal ? `
@@ -53,7 +53,8 @@ export function clusterBanner(supervisorPid: number, backend: RunningChild<strin
       `KONG_ADMIN_URL=${c.adminUrl} npm run consumers -- plans sync`
     : '';
   return `Animal Store API — local cluster (supervisor pid ${supervisorPid}; Ctrl-C stops everything below)
-  balancer   ${c.balancerUrl}/v1   (nginx pid ${c.balancerPid}, round robin over the nodes)
+  balancer   ${c.balancerUrl}/v1   (nginx pid ${c.balancerPid}, round robin over the nodes)${c.balancerSsl ? `
+  https      ${c.balancerSsl.url}/v1   (TLS ends at the balancer, as compose's kong-lb; self-signed, trust ${c.balancerSsl.caFile})` : ''}
 ${nodes}
   admin API  ${c.adminUrl}   (control plane, role control_plane, pid ${c.controlPlanePid})
   cluster    ${c.clusterAddress}   (the control plane's listener the nodes long-poll)

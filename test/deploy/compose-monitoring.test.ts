@@ -165,7 +165,8 @@ test("the monitoring is published on the host's loopback only", (t) => {
   t.deepEqual(alertmanager.ports, ['127.0.0.1:9093:9093']);
   for (const [name, service] of Object.entries(compose.services)) {
     for (const port of service.ports ?? []) {
-      if (port !== '8000:8000') t.true(port.startsWith('127.0.0.1:'), `${name}: ${port}`);
+      // the balancer's https and its 426 on port 80 are the only public ports
+      if (!(name === 'kong-lb' && ['443:443', '80:80'].includes(port))) t.true(port.startsWith('127.0.0.1:'), `${name}: ${port}`);
     }
   }
 });

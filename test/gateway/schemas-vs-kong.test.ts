@@ -74,8 +74,8 @@ if (SCHEMAS !== undefined) {
 
 // kong.yml as decK renders it (${{ env "DECK_…" }}), for each place limits can count.
 const DECK_ENVS: Record<string, NodeJS.ProcessEnv> = {
-  local: { DECK_ANIMAL_STORE_BACKEND_URL: 'http://backend:3000', DECK_ANIMAL_STORE_PORTAL_URL: 'http://portal:3001', DECK_ANIMAL_STORE_HOSTS: '["api.animal.store"]', DECK_RATE_LIMIT_POLICY: 'local', DECK_RATE_LIMIT_REDIS_HOST: 'redis', DECK_RATE_LIMIT_REDIS_PORT: '6379' },
-  redis: { DECK_ANIMAL_STORE_BACKEND_URL: 'http://backend:3000', DECK_ANIMAL_STORE_PORTAL_URL: 'http://portal:3001', DECK_ANIMAL_STORE_HOSTS: '["api.animal.store"]', DECK_RATE_LIMIT_POLICY: 'redis', DECK_RATE_LIMIT_REDIS_HOST: 'redis', DECK_RATE_LIMIT_REDIS_PORT: '6379' },
+  local: { DECK_ANIMAL_STORE_BACKEND_URL: 'http://backend:3000', DECK_ANIMAL_STORE_PORTAL_URL: 'http://portal:3001', DECK_ANIMAL_STORE_HOSTS: '["api.animal.store"]', DECK_ANIMAL_STORE_HTTPS_ONLY: 'false', DECK_RATE_LIMIT_POLICY: 'local', DECK_RATE_LIMIT_REDIS_HOST: 'redis', DECK_RATE_LIMIT_REDIS_PORT: '6379' },
+  redis: { DECK_ANIMAL_STORE_BACKEND_URL: 'http://backend:3000', DECK_ANIMAL_STORE_PORTAL_URL: 'http://portal:3001', DECK_ANIMAL_STORE_HOSTS: '["api.animal.store"]', DECK_ANIMAL_STORE_HTTPS_ONLY: 'true', DECK_RATE_LIMIT_POLICY: 'redis', DECK_RATE_LIMIT_REDIS_HOST: 'redis', DECK_RATE_LIMIT_REDIS_PORT: '6379' },
 };
 
 if (SCHEMAS !== undefined) {

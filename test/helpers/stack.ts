@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent } from 'undici';
 import { startBackend, type RunningBackend } from '../../backend/src/index.ts';
 import { digestApiKey, generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { ManualClock } from './clock.ts';
@@ -39,10 +40,12 @@ export interface TestStack {
  * Backend + local gateway running the real gateway/kong.yml, with a manual clock; `env` adds to
  * kong.yml's DECK_ variables, `node` to the data-plane node's settings. `otherTeam`: the gateway
  * also runs team-inventory's file (in front of an echo upstream), and our routes answer OUR_HOST
- * only, which `call` sends (a shared Kong, docs/shared-kong.md).
+ * only, which `call` sends (a shared Kong, docs/shared-kong.md). `tls`: as production runs
+ * kong.yml (DECK_ANIMAL_STORE_HTTPS_ONLY=true), with an https listener that `call` uses, trusting
+ * the node's default certificates (docs/https.md).
  */
 export async function startStack(
-  options: { clock?: ManualClock; upstreamUrl?: string; env?: Record<string, string>; node?: GatewayOptions['node']; otherTeam?: boolean } = {},
+  options: { clock?: ManualClock; upstreamUrl?: string; env?: Record<string, string>; node?: GatewayOptions['node']; otherTeam?: boolean; tls?: boolean } = {},
 ): Promise<TestStack> {
   const dir = mkdtempSync(join(tmpdir(), 'stack-'));
   const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'backend') });
@@ -67,9 +70,20 @@ export async function startStack(
     configFile: options.otherTeam ? `${GATEWAY_CONFIG},${TEAM_INVENTORY_YML}` : GATEWAY_CONFIG,
     dir,
     clock,
-    env: { ...LOCAL_DECK_ENV, DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url, ...shared, ...options.env },
-    ...(options.node ? { node: options.node } : {}),
+    env: {
+      ...LOCAL_DECK_ENV,
+      DECK_ANIMAL_STORE_BACKEND_URL: options.upstreamUrl ?? backend.url,
+      ...(options.tls ? { DECK_ANIMAL_STORE_HTTPS_ONLY: 'true' } : {}),
+      ...shared,
+      ...options.env,
+    },
+    ...(options.node || options.tls ? { node: { ...(options.tls ? { proxyListen: '127.0.0.1:0, 127.0.0.1:0 http2 ssl' } : {}), ...options.node } } : {}),
   });
+  // the default certificates name localhost; the node listens on 127.0.0.1
+  const tls = options.tls
+    ? new Agent({ connect: { ca: readFileSync(join(gateway.node.prefix, 'ssl', 'kong-default-ca.crt')), servername: 'localhost' } })
+    : undefined;
+  const proxyUrl = tls ? gateway.node.proxySslUrl! : gateway.proxyUrl;
   const stack: TestStack = {
     backend,
     gateway,
@@ -80,7 +94,8 @@ export async function startStack(
       const headers = new Headers(rest.headers);
       if (key !== undefined) headers.set('authorization', `Bearer ${key}`);
       if (options.otherTeam) return requestWithHost(`${gateway.proxyUrl}${path}`, OUR_HOST, { ...rest, headers });
-      return request(`${gateway.proxyUrl}${path}`, { ...rest, headers });
+      // Node's fetch takes an undici dispatcher (not in the DOM's RequestInit)
+      return request(`${proxyUrl}${path}`, { ...rest, headers, ...(tls ? { dispatcher: tls } : {}) });
     },
     admin(path, init = {}) {
       return request(`${gateway.adminUrl}${path}`, init);
@@ -102,6 +117,7 @@ export async function startStack(
       return key;
     },
     async dispose() {
+      await tls?.close();
       await gateway.dispose();
       await backend.close();
       await inventory?.close();

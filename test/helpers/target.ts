@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Agent } from 'undici';
 import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { request, type JsonResponse } from './backend.ts';
 import { pollUntil } from './poll.ts';
@@ -51,17 +53,23 @@ async function counterSettings(adminUrl: string): Promise<Record<string, unknown
 
 /**
  * GATEWAY_URL (+ KONG_ADMIN_URL) set: a running deployment, e.g. `docker compose up -d` with real
- * Kong. Unset: the local stack (backend + local gateway running gateway/kong.yml), started here;
- * with E2E_SHARED_KONG=1, with another team's file synced in and our hosts set.
+ * Kong; an https one with a self-signed certificate needs ANIMAL_STORE_CA_FILE, the PEM to trust.
+ * Unset: the local stack (backend + local gateway running gateway/kong.yml), started here;
+ * with E2E_SHARED_KONG=1, with another team's file synced in and our hosts set; with E2E_TLS=1,
+ * https only as production runs it, every call over TLS.
  */
 export async function startTarget(): Promise<Target> {
   const gatewayUrl = process.env.GATEWAY_URL;
   if (!gatewayUrl) {
     // E2E_SHARED_KONG=1: the same suite on a gateway shared with another team (docs/shared-kong.md)
     const shared = process.env.E2E_SHARED_KONG === '1';
-    const stack = await startStack(shared ? { otherTeam: true } : {});
-    return { ...stack, description: shared ? 'local stack shared with team-inventory' : 'local stack', adminUrl: stack.gateway.adminUrl, writing: (writes) => writes() };
+    const tls = process.env.E2E_TLS === '1';
+    const stack = await startStack(shared ? { otherTeam: true } : { tls });
+    const description = shared ? 'local stack shared with team-inventory' : tls ? 'local stack over TLS, https only' : 'local stack';
+    return { ...stack, description, adminUrl: stack.gateway.adminUrl, writing: (writes) => writes() };
   }
+  const caFile = process.env.ANIMAL_STORE_CA_FILE;
+  const dispatcher = caFile ? new Agent({ connect: { ca: readFileSync(caFile) } }) : undefined;
   const adminUrl = (process.env.KONG_ADMIN_URL ?? 'http://127.0.0.1:8001').replace(/\/+$/, '');
   const run = randomBytes(4).toString('hex');
   const created: string[] = [];
@@ -72,7 +80,8 @@ export async function startTarget(): Promise<Target> {
       const { key, ...rest } = init;
       const headers = new Headers(rest.headers);
       if (key !== undefined) headers.set('authorization', `Bearer ${key}`);
-      return request(`${gatewayUrl.replace(/\/+$/, '')}${path}`, { ...rest, headers });
+      // Node's fetch takes an undici dispatcher (not in the DOM's RequestInit)
+      return request(`${gatewayUrl.replace(/\/+$/, '')}${path}`, { ...rest, headers, ...(dispatcher ? { dispatcher } : {}) });
     },
     admin(path, init = {}) {
       return request(`${adminUrl}${path}`, init);
@@ -116,6 +125,7 @@ export async function startTarget(): Promise<Target> {
     },
     async dispose() {
       for (const name of created) await target.admin(`/consumers/${name}`, { method: 'DELETE' });
+      await dispatcher?.close();
     },
   };
   return target;

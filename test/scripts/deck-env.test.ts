@@ -14,11 +14,13 @@ test("a read gets npm start's values for the unset ones, and names those kong.ym
     DECK_RATE_LIMIT_REDIS_HOST: '127.0.0.1',
     DECK_RATE_LIMIT_REDIS_PORT: '6379',
     DECK_ANIMAL_STORE_HOSTS: '[]',
+    DECK_ANIMAL_STORE_HTTPS_ONLY: 'false',
     DECK_ANIMAL_STORE_PORTAL_URL: 'http://127.0.0.1:3001',
   });
   t.deepEqual(filled, [
     'DECK_ANIMAL_STORE_HOSTS=[]',
     'DECK_ANIMAL_STORE_PORTAL_URL=http://127.0.0.1:3001',
+    'DECK_ANIMAL_STORE_HTTPS_ONLY=false',
     'DECK_RATE_LIMIT_REDIS_HOST=127.0.0.1',
     'DECK_RATE_LIMIT_REDIS_PORT=6379',
     'DECK_ANIMAL_STORE_BACKEND_URL=http://127.0.0.1:3100',
@@ -31,15 +33,16 @@ test('a write refuses, naming every unset variable its file uses', (t) => {
     const error = t.throws(() => deckEnv(args, { DECK_RATE_LIMIT_POLICY: 'redis' }), undefined, args.join(' '));
     t.is(
       error?.message,
-      "DECK_ANIMAL_STORE_BACKEND_URL, DECK_RATE_LIMIT_REDIS_HOST, DECK_RATE_LIMIT_REDIS_PORT, DECK_ANIMAL_STORE_HOSTS, DECK_ANIMAL_STORE_PORTAL_URL unset: " +
+      "DECK_ANIMAL_STORE_BACKEND_URL, DECK_ANIMAL_STORE_HTTPS_ONLY, DECK_RATE_LIMIT_REDIS_HOST, DECK_RATE_LIMIT_REDIS_PORT, DECK_ANIMAL_STORE_HOSTS, DECK_ANIMAL_STORE_PORTAL_URL unset: " +
         "a write takes kong.yml's values from you, never npm start's (npm start's: DECK_ANIMAL_STORE_BACKEND_URL=http://127.0.0.1:3000 " +
-        'DECK_RATE_LIMIT_REDIS_HOST=127.0.0.1 DECK_RATE_LIMIT_REDIS_PORT=6379 DECK_ANIMAL_STORE_HOSTS=[] DECK_ANIMAL_STORE_PORTAL_URL=http://127.0.0.1:3001)',
+        'DECK_ANIMAL_STORE_HTTPS_ONLY=false DECK_RATE_LIMIT_REDIS_HOST=127.0.0.1 DECK_RATE_LIMIT_REDIS_PORT=6379 DECK_ANIMAL_STORE_HOSTS=[] DECK_ANIMAL_STORE_PORTAL_URL=http://127.0.0.1:3001)',
     );
   }
   const all = {
     DECK_ANIMAL_STORE_BACKEND_URL: 'http://b',
     DECK_ANIMAL_STORE_HOSTS: '[]',
     DECK_ANIMAL_STORE_PORTAL_URL: 'http://p',
+    DECK_ANIMAL_STORE_HTTPS_ONLY: 'true',
     DECK_RATE_LIMIT_POLICY: 'redis',
     DECK_RATE_LIMIT_REDIS_HOST: 'r',
     DECK_RATE_LIMIT_REDIS_PORT: '1',
@@ -51,6 +54,6 @@ test('npm run deck -- gateway sync without the variables: one line, exit 2, noth
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('DECK_')));
   const result = await runToEnd(process.execPath, ['--import', 'tsx', 'scripts/tools/deck.ts', 'gateway', 'sync', '--kong-addr', 'http://127.0.0.1:9', 'gateway/kong.yml'], clean);
   t.is(result.code, 2);
-  t.regex(result.stderr, /^error: DECK_ANIMAL_STORE_BACKEND_URL, DECK_RATE_LIMIT_POLICY, DECK_RATE_LIMIT_REDIS_HOST, DECK_RATE_LIMIT_REDIS_PORT, DECK_ANIMAL_STORE_HOSTS, DECK_ANIMAL_STORE_PORTAL_URL unset: /);
+  t.regex(result.stderr, /^error: DECK_ANIMAL_STORE_BACKEND_URL, DECK_ANIMAL_STORE_HTTPS_ONLY, DECK_RATE_LIMIT_POLICY, DECK_RATE_LIMIT_REDIS_HOST, DECK_RATE_LIMIT_REDIS_PORT, DECK_ANIMAL_STORE_HOSTS, DECK_ANIMAL_STORE_PORTAL_URL unset: /);
   t.is(result.stderr.split('\n').length, 2);
 });

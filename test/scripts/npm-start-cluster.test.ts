@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
+import { Agent } from 'undici';
 import { request } from '../helpers/backend.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';
@@ -116,4 +117,22 @@ test('a taken balancer port is one line naming the variable', async (t) => {
   t.is(exit.code, 1);
   const lines = stack.output().trim().split('\n').filter((line) => line.startsWith('[cluster]'));
   t.deepEqual(lines, [`[cluster] cannot listen on 127.0.0.1:${port} (KONG_PROXY_LISTEN, the balancer): address already in use`]);
+});
+
+test('the balancer terminates TLS as compose\'s kong-lb: the nodes trust its X-Forwarded-Proto, so https only serves over it', async (t) => {
+  const { stack } = startCluster(t, { KONG_PROXY_LISTEN: '127.0.0.1:0, 127.0.0.1:0 http2 ssl', DECK_ANIMAL_STORE_HTTPS_ONLY: 'true' });
+  const [, balancer] = await stack.waitFor(/balancer\s+(http:\/\/\S+)\/v1\s+\(nginx pid/, 60_000);
+  const [, https, caFile] = await stack.waitFor(/https\s+(https:\/\/127\.0\.0\.1:\d+)\/v1\s+\(TLS ends at the balancer, as compose's kong-lb; self-signed, trust (\S+)\)/);
+  await stack.waitFor(/kill -HUP \d+/);
+  const plain = await request(`${balancer}/v1/pets`);
+  t.is(plain.status, 426);
+  t.is(plain.body.code, 'https_required');
+  // the default certificates name localhost
+  const agent = new Agent({ connect: { ca: readFileSync(caFile!), servername: 'localhost' } });
+  t.teardown(() => agent.close());
+  const response = await fetch(`${https}/v1/pets`, { dispatcher: agent } as RequestInit);
+  t.is(response.status, 401);
+  t.is(((await response.json()) as { code: string }).code, 'missing_api_key');
+  t.is(response.headers.get('strict-transport-security'), 'max-age=63072000; includeSubDomains');
+  t.regex(response.headers.get('x-balancer-upstream') ?? '', /^127\.0\.0\.1:\d+$/);
 });

@@ -260,10 +260,11 @@ export interface components {
          *     | request_timeout | 408 | The request took too long to arrive. |
          *     | uri_too_long | 414 | The request URI is too long. Past the gateway's request-line buffer (8 KiB) the gateway refuses it before any route is chosen, in its own format (Kong's `{"message": …}`), as for bad_request. |
          *     | request_headers_too_large | 431 | The request's header section is too large for the API. Past the gateway's header buffers (4 × 8 KiB) the gateway refuses it first, 400 in its own format, as for bad_request. |
+         *     | https_required | 426 | The request came over plain HTTP: the API is served over HTTPS only (see `Upgrade`). Resend it to `https://`, and rotate any API key it carried. |
          *     | gateway_error | 4xx/5xx | Any other error the gateway itself produced. |
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "missing_api_key" | "invalid_api_key" | "forbidden" | "insufficient_scope" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "pet_not_available" | "invalid_order_transition" | "invalid_idempotency_key" | "idempotency_key_in_progress" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable" | "gateway_timeout" | "request_timeout" | "uri_too_long" | "request_headers_too_large" | "gateway_error";
+        ErrorCode: "validation_failed" | "invalid_json" | "invalid_cursor" | "bad_request" | "missing_api_key" | "invalid_api_key" | "forbidden" | "insufficient_scope" | "not_found" | "pet_not_found" | "order_not_found" | "method_not_allowed" | "pet_not_available" | "invalid_order_transition" | "invalid_idempotency_key" | "idempotency_key_in_progress" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "api_key_banned" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable" | "gateway_timeout" | "request_timeout" | "uri_too_long" | "request_headers_too_large" | "https_required" | "gateway_error";
         Error: {
             code: components["schemas"]["ErrorCode"];
             message: string;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { NginxBinary } from './nginx-binary.ts';
 import { writeFileAtomically } from './nginx-prefix.ts';
 import { answers, freePort, startServerProcess, type ServerProcess } from './server-process.ts';
+import { ensureDefaultCertificates, defaultCertificatePaths } from './ssl-certificates.ts';
 
 /**
  * The source address the balancer connects to the nodes from: a loopback address of its own, so
@@ -19,6 +20,11 @@ export interface BalancerOptions {
   port: number;
   /** The data-plane nodes' proxy addresses, `host:port`. */
   upstreams: string[];
+  /**
+   * A TLS listener (0: a free loopback port) where the balancer terminates TLS with Kong's
+   * default certificates, made once in <dir>/ssl, and says so in X-Forwarded-Proto.
+   */
+  ssl?: { host: string; port: number };
   nginx: NginxBinary;
   onLine?: (line: string) => void;
 }
@@ -26,6 +32,36 @@ export interface BalancerOptions {
 export interface RunningBalancer extends ServerProcess {
   url: string;
   port: number;
+  /** With `ssl`: its https URL, and the PEM file clients trust (both default certificates). */
+  sslUrl?: string;
+  caFile?: string;
+}
+
+/** Kong 3.9's TLS settings, as the nodes' template renders them (nginx-prefix.ts; docs/https.md). */
+const TLS_SETTINGS = `        ssl_protocols             TLSv1.2 TLSv1.3;
+        ssl_ciphers               ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305;
+        ssl_prefer_server_ciphers off;
+        ssl_session_tickets       on;
+        ssl_session_timeout       1d;
+        ssl_session_cache         shared:SSL:10m;`;
+
+/**
+ * The server block where TLS ends, as at compose's kong-lb (deploy/nginx/kong-lb.conf): the
+ * nodes trust its X-Forwarded-Proto (https), as they trust its X-Forwarded-For.
+ */
+function tlsServer(dir: string, listen: string, location: string): string {
+  const certificates = ensureDefaultCertificates(dir).map((pair) => `        ssl_certificate           ${pair.cert};
+        ssl_certificate_key       ${pair.key};`);
+  return `
+
+    server {
+        listen ${listen} ssl http2 backlog=4096;
+        client_max_body_size 0;
+${certificates.join('\n')}
+${TLS_SETTINGS}
+
+${location}
+    }`;
 }
 
 /**
@@ -34,7 +70,25 @@ export interface RunningBalancer extends ServerProcess {
  * streamed (the nodes buffer as Kong does). A node that refuses connections is skipped for 2 s.
  * X-Balancer-Upstream on each response names the node that answered it.
  */
-function balancerConf(options: { dir: string; listen: string; upstreams: string[] }): string {
+function balancerConf(options: { dir: string; listen: string; sslListen?: string; upstreams: string[] }): string {
+  const location = `        location / {
+            proxy_pass http://data_plane_nodes;
+            proxy_http_version 1.1;
+            proxy_bind ${BALANCER_SOURCE_ADDRESS};
+            proxy_request_buffering off;
+            proxy_buffering off;
+            proxy_pass_header Server;
+            proxy_set_header Host              $http_host;
+            proxy_set_header Upgrade           $http_upgrade;
+            proxy_set_header Connection        $upstream_connection;
+            proxy_set_header X-Forwarded-For   $proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            proxy_set_header X-Forwarded-Host  $host;
+            proxy_set_header X-Forwarded-Port  $server_port;
+            # which node answered (for people and tests watching the round robin)
+            add_header X-Balancer-Upstream $upstream_addr always;
+        }`;
+  const sslServer = options.sslListen ? tlsServer(options.dir, options.sslListen, location) : '';
   const servers = options.upstreams.map((address) => `        server ${address} max_fails=1 fail_timeout=2s;`).join('\n');
   return `# The local cluster's load balancer (gateway/local/cmd/balancer.ts): round robin over the nodes.
 worker_processes 1;
@@ -68,24 +122,8 @@ ${servers}
         listen ${options.listen} backlog=4096;
         client_max_body_size 0;
 
-        location / {
-            proxy_pass http://data_plane_nodes;
-            proxy_http_version 1.1;
-            proxy_bind ${BALANCER_SOURCE_ADDRESS};
-            proxy_request_buffering off;
-            proxy_buffering off;
-            proxy_pass_header Server;
-            proxy_set_header Host              $http_host;
-            proxy_set_header Upgrade           $http_upgrade;
-            proxy_set_header Connection        $upstream_connection;
-            proxy_set_header X-Forwarded-For   $proxy_add_x_forwarded_for;
-            proxy_set_header X-Forwarded-Proto $scheme;
-            proxy_set_header X-Forwarded-Host  $host;
-            proxy_set_header X-Forwarded-Port  $server_port;
-            # which node answered (for people and tests watching the round robin)
-            add_header X-Balancer-Upstream $upstream_addr always;
-        }
-    }
+${location}
+    }${sslServer}
 }
 `;
 }
@@ -95,8 +133,10 @@ export async function startBalancer(options: BalancerOptions): Promise<RunningBa
   for (let attempt = 1; ; attempt++) {
     const port = options.port || (await freePort(options.host));
     const listen = `${options.host}:${port}`;
+    const sslListen = options.ssl && `${options.ssl.host}:${options.ssl.port || (await freePort(options.ssl.host))}`;
     const confPath = join(options.dir, 'nginx.conf');
-    writeFileAtomically(confPath, balancerConf({ dir: options.dir, listen, upstreams: options.upstreams }));
+    const conf = balancerConf({ dir: options.dir, listen, ...(sslListen ? { sslListen } : {}), upstreams: options.upstreams });
+    writeFileAtomically(confPath, conf);
     try {
       const server = await startServerProcess({
         name: `the load balancer (nginx) on ${listen}`,
@@ -106,9 +146,11 @@ export async function startBalancer(options: BalancerOptions): Promise<RunningBa
         ready: async (logs) => logs.some((line) => line.includes('start worker process')) && (await answers(options.host, port)),
         onLine: options.onLine,
       });
-      return Object.assign(server, { url: `http://${listen}`, port });
+      const tls = sslListen ? { sslUrl: `https://${sslListen}`, caFile: defaultCertificatePaths(options.dir).trust } : {};
+      return Object.assign(server, { url: `http://${listen}`, port, ...tls });
     } catch (error) {
-      if (options.port || attempt >= 5 || !/Address already in use/.test((error as Error).message)) throw error;
+      const picked = !options.port || options.ssl?.port === 0;
+      if (!picked || attempt >= 5 || !/Address already in use/.test((error as Error).message)) throw error;
     }
   }
 }

@@ -19,6 +19,8 @@ import { readClusterSettings, type ClusterSettings } from './settings.ts';
 export interface ClusterReady {
   balancerUrl: string;
   balancerPid: number;
+  /** The balancer's https URL, where it terminates TLS, and the PEM file clients trust. */
+  balancerSsl?: { url: string; caFile: string };
   adminUrl: string;
   clusterAddress: string;
   nodes: Array<{ url: string; pid: number; prefix: string; statusUrl?: string }>;
@@ -100,6 +102,7 @@ const elsewhere = cluster.controlPlane.store.snapshot
 const ready: ClusterReady = {
   balancerUrl: cluster.balancer.url,
   balancerPid: cluster.balancer.pid,
+  ...(cluster.balancer.sslUrl ? { balancerSsl: { url: cluster.balancer.sslUrl, caFile: cluster.balancer.caFile! } } : {}),
   adminUrl: cluster.adminUrl,
   clusterAddress: cluster.clusterAddress,
   nodes: cluster.nodes.map((node) => ({

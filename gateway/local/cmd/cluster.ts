@@ -18,6 +18,8 @@ export interface ClusterOptions extends Omit<GatewayOptions, 'prefix' | 'node' |
   dir: string;
   /** The load balancer, where clients connect. */
   balancer: ListenAddress;
+  /** Its TLS listener, where it terminates TLS (none when not given). */
+  balancerSsl?: ListenAddress;
   /** The control plane's cluster listener, which the nodes long-poll. */
   clusterListen: ListenAddress;
   /** One data-plane node per address (their proxy listeners). */
@@ -94,6 +96,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       env: {
         DECK_ANIMAL_STORE_HOSTS: LOCAL_DECK_ENV.DECK_ANIMAL_STORE_HOSTS!,
         DECK_ANIMAL_STORE_PORTAL_URL: LOCAL_DECK_ENV.DECK_ANIMAL_STORE_PORTAL_URL!,
+        DECK_ANIMAL_STORE_HTTPS_ONLY: LOCAL_DECK_ENV.DECK_ANIMAL_STORE_HTTPS_ONLY!,
         ...options.env,
         ...clusterRateLimitEnv(options.env ?? process.env, { host: redis.host, port: redisPort }),
       },
@@ -129,6 +132,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       dir: join(options.dir, 'balancer'),
       host: options.balancer.host,
       port: options.balancer.port,
+      ...(options.balancerSsl ? { ssl: options.balancerSsl } : {}),
       upstreams: nodes.map((node) => new URL(node.proxyUrl).host),
       nginx,
       onLine: (line) => log(nginxLevel(line), `[balancer] ${line}`),

@@ -13,13 +13,14 @@ export const DEFAULT_DECLARATIVE_CONFIG = [join(GATEWAY_DIR, 'platform', 'kong.y
 
 /**
  * kong.yml's settings (gateway/kong.yml, decK's env templating) when none are given: our routes
- * on any host (only we are on this gateway), one node on its own, rate limits and bans in its
- * memory, as `npm start` runs it. `npm run start:cluster` sets policy redis and the Redis it starts.
+ * on any host (only we are on this gateway), plain HTTP served beside https, one node on its
+ * own, rate limits and bans in its memory, as `npm start` runs it. `npm run start:cluster` sets policy redis and the Redis it starts.
  */
 export const LOCAL_DECK_ENV: Readonly<Record<string, string>> = {
   DECK_ANIMAL_STORE_HOSTS: '[]',
   // the developer portal's default address (portal/src/config.ts, PORTAL_PORT)
   DECK_ANIMAL_STORE_PORTAL_URL: 'http://127.0.0.1:3001',
+  DECK_ANIMAL_STORE_HTTPS_ONLY: 'false',
   DECK_RATE_LIMIT_POLICY: 'local',
   DECK_RATE_LIMIT_REDIS_HOST: '127.0.0.1',
   DECK_RATE_LIMIT_REDIS_PORT: '6379',
@@ -141,6 +142,8 @@ export interface ClusterSettings extends Omit<GatewaySettings, 'proxyListen' | '
   /** DATA_DIR/cluster: each piece's directory is in it. */
   dir: string;
   balancer: { host: string; port: number };
+  /** The balancer's TLS listener (KONG_PROXY_LISTEN's `ssl` entry), where it terminates TLS. */
+  balancerSsl?: { host: string; port: number };
   clusterListen: { host: string; port: number };
   nodes: Array<{ host: string; port: number }>;
   /** Each node's Status API, by position (empty: none). */
@@ -156,11 +159,17 @@ const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
  * its variable (KONG_PROXY_LISTEN is the balancer's), and the node settings of readGatewaySettings.
  */
 export function readClusterSettings(env: NodeJS.ProcessEnv = process.env): ClusterSettings {
+  // the balancer's listeners: plain, and TLS terminated there as compose's kong-lb does
+  const proxyListen = env.KONG_PROXY_LISTEN ?? '127.0.0.1:8000, 127.0.0.1:8443 http2 ssl';
   const { proxyListen: _proxy, dataFile: _dataFile, prefix: _prefix, node, ...gateway } = readGatewaySettings({
     KONG_STATUS_LISTEN: 'off',
     ...env,
-    KONG_PROXY_LISTEN: env.KONG_PROXY_LISTEN ?? '127.0.0.1:8000',
+    KONG_PROXY_LISTEN: proxyListen,
   });
+  const balancerListeners = parseListeners('KONG_PROXY_LISTEN', proxyListen);
+  const plain = balancerListeners.find((listener) => !listener.ssl);
+  const ssl = balancerListeners.find((listener) => listener.ssl);
+  if (!plain) throw new SettingError('KONG_PROXY_LISTEN (the balancer) must have one entry without ssl');
   const nodes = (env.CLUSTER_NODE_LISTEN ?? '127.0.0.1:8010,127.0.0.1:8011')
     .split(',')
     .map((value) => value.trim())
@@ -181,7 +190,8 @@ export function readClusterSettings(env: NodeJS.ProcessEnv = process.env): Clust
   return {
     ...gateway,
     dir: resolve(env.DATA_DIR ?? './data', 'cluster'),
-    balancer: parseListen('KONG_PROXY_LISTEN', env.KONG_PROXY_LISTEN ?? '127.0.0.1:8000'),
+    balancer: { host: plain.host, port: plain.port },
+    ...(ssl ? { balancerSsl: { host: ssl.host, port: ssl.port } } : {}),
     clusterListen: parseListen('KONG_CLUSTER_LISTEN', env.KONG_CLUSTER_LISTEN ?? '127.0.0.1:8005'),
     nodes,
     statusListens,

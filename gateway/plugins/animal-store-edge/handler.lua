@@ -1,7 +1,8 @@
 -- animal-store-edge: what Kong's bundled plugins do not do for the Animal Store API.
---   access        Authorization: Bearer <key> -> its SHA-256 in the key-auth header (nothing for
+--   access        https_only: plain HTTP refused 426, before the key is read;
+--                 Authorization: Bearer <key> -> its SHA-256 in the key-auth header (nothing for
 --                 a malformed ask_ key, refused before any hash or look-up); a banned key's 429.
---   header_filter X-RateLimit-* from rate-limiting's RateLimit-*; strikes (429s) towards a ban;
+--   header_filter Strict-Transport-Security over TLS (https_only); X-RateLimit-* from rate-limiting's RateLimit-*; strikes (429s) towards a ban;
 --                 Error-shaped gateway errors.
 --   body_filter   the Error body for responses Kong itself produced.
 -- Strikes and bans are kept by bans.lua, by digest: this node's shared dict, or Redis for every node.
@@ -40,6 +41,7 @@ local CODES = {
   [408] = { "request_timeout", "The request took too long to arrive." },
   [413] = { "payload_too_large", "The request body is too large." },
   [414] = { "uri_too_long", "The request URI is too long." },
+  [426] = { "https_required", "The Animal Store API is served over HTTPS only: send the request to https://." },
   [500] = { "internal_error", "An unexpected error occurred." },
   [502] = { "bad_gateway", "The service behind the gateway could not be reached." },
   [503] = { "service_unavailable", "The service is temporarily unavailable." },
@@ -58,6 +60,17 @@ for c = 0, 255 do
   TOKEN_CHAR[c] = string.char(c):find("^[%w%-%._~%+/]$") ~= nil
 end
 local EQUALS = string.byte("=")
+
+-- Kong's own 426 for an https-only route (kong/runloop/handler.lua:1267-1270).
+local UPGRADE_HEADERS = { ["Connection"] = "Upgrade", ["Upgrade"] = "TLS/1.2, HTTP/1.1" }
+-- Two years, subdomains included, as hstspreload.org recommends (RFC 6797).
+local HSTS = "max-age=63072000; includeSubDomains"
+
+--- Whether the client's connection was TLS: this node's own, or a TLS-terminating balancer's
+--- that says so in X-Forwarded-Proto, believed from trusted_ips only (the PDK checks that).
+local function over_tls()
+  return kong.request.get_forwarded_scheme() == "https"
+end
 
 --- The token of `Authorization: Bearer <token>` (RFC 6750 2.1: scheme case-insensitive, one
 --- token of b64token characters then any "="), or nil for any other form. Blanks around the
@@ -152,6 +165,16 @@ function Edge:init_worker()
 end
 
 function Edge:access(conf)
+  -- Refused before anything reads the key: no hash, no look-up, no ban check, no rate limit. The
+  -- runloop's own 426 (route protocols https) cannot be used: it answers before any plugin of the
+  -- route runs, so its body would not be in the Error shape (docs/https.md).
+  if conf.https_only and not over_tls() then
+    if kong.request.get_header("authorization") then
+      kong.log.notice("plain HTTP refused (https_only); the request carried an Authorization header")
+    end
+    return kong.response.exit(426, nil, UPGRADE_HEADERS)
+  end
+
   local authorization = kong.request.get_header("authorization")
   local token = bearer_token(authorization)
 
@@ -250,6 +273,10 @@ end
 function Edge:header_filter(conf)
   local state = kong.ctx.plugin
   local now = ngx.time()
+
+  if conf.https_only and over_tls() then
+    kong.response.set_header("Strict-Transport-Security", HSTS)
+  end
 
   -- X-RateLimit-*: rate-limiting reports the most constraining window as RateLimit-*.
   local limit = tonumber(kong.response.get_header("RateLimit-Limit"))

@@ -26,6 +26,10 @@ return {
           -- key-hash:sha256 holds it. Costs up to two cached credential look-ups per request;
           -- turn it off once hash-keys has run.
           { accept_plaintext_keys = { type = "boolean", required = true, default = false } },
+          -- Production: plain HTTP is refused with 426 in the Error shape, before the key is read
+          -- (kong.yml gives it DECK_ANIMAL_STORE_HTTPS_ONLY), and responses that went over TLS
+          -- carry Strict-Transport-Security. Off for `npm start`, which serves plain HTTP too.
+          { https_only = { type = "boolean", required = true, default = false } },
           -- Where strikes and bans are kept: "local", this node's dict; "redis", shared by every
           -- node through `redis` (rate-limiting's record), the dict standing in while Redis is
           -- unreachable. kong.yml gives it rate-limiting's policy (DECK_RATE_LIMIT_POLICY).

@@ -1,0 +1,136 @@
+import anyTest, { type TestFn } from 'ava';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent } from 'undici';
+import { parse } from 'yaml';
+import { httpGet } from '../helpers/http-request.ts';
+import { pollUntil } from '../helpers/poll.ts';
+import { REPO_ROOT } from '../helpers/process.ts';
+import { startStack, type TestStack } from '../helpers/stack.ts';
+
+// compose's balancer (deploy/nginx/kong-lb.conf) run with Debian's nginx in front of the local
+// gateway as compose runs Kong: gateway/kong.yml with DECK_ANIMAL_STORE_HTTPS_ONLY=true, the
+// balancer's address trusted (KONG_TRUSTED_IPS). No Docker here, so what Docker gives (the
+// certificate volume, compose's DNS, nginx 1.28's `resolve` and `http2 on`) is swapped for local
+// equivalents, line by line, below; everything else runs as written.
+
+const test = anyTest.serial as TestFn<{ dir: string; stack: TestStack; nginx: ChildProcess; http: number; https: number; tls: Agent }>;
+const CONF = readFileSync(join(REPO_ROOT, 'deploy/nginx/kong-lb.conf'), 'utf8');
+const HSTS = 'max-age=63072000; includeSubDomains';
+
+function freePort(): Promise<number> {
+  const server = createServer();
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    }),
+  );
+}
+
+function replaceOnce(text: string, from: string | RegExp, to: string): string {
+  const replaced = text.replace(from, to);
+  if (replaced === text) throw new Error(`kong-lb.conf no longer has ${String(from)}`);
+  return replaced;
+}
+
+/** kong-lb.conf for Debian's nginx 1.22 on loopback: ports, upstream, certificate dir, pid, temp paths. */
+function localConf(dir: string, ports: { http: number; https: number }, upstream: string): string {
+  let conf = CONF;
+  conf = replaceOnce(conf, 'pid /tmp/nginx.pid;', `pid ${dir}/nginx.pid;`);
+  conf = replaceOnce(conf, /server kong:8000 resolve /, `server ${upstream} `);
+  conf = replaceOnce(conf, 'listen 80 ', `listen 127.0.0.1:${ports.http} `);
+  // nginx 1.25.1 moved http2 from `listen` to its own directive
+  conf = replaceOnce(conf, 'listen 443 ssl ', `listen 127.0.0.1:${ports.https} ssl http2 `);
+  conf = replaceOnce(conf, /^\s*http2 on;\n/m, '');
+  conf = conf.replaceAll('/etc/nginx/tls/', `${dir}/tls/`);
+  conf = replaceOnce(conf, 'http {\n', `http {\n    client_body_temp_path ${dir}/body;\n    proxy_temp_path ${dir}/proxy;\n`);
+  return conf;
+}
+
+/** The self-signed certificate kong-lb-certs makes (Kong's default: CN=localhost, RSA 2048). */
+function makeCertificate(dir: string): void {
+  execFileSync('mkdir', ['-p', join(dir, 'tls')]);
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1',
+    '-keyout', join(dir, 'tls', 'tls.key'), '-out', join(dir, 'tls', 'tls.crt')], { stdio: 'ignore' });
+}
+
+const listening = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket.end() && true));
+    socket.once('error', () => resolve(false));
+  });
+
+test.before(async (t) => {
+  t.context.dir = mkdtempSync(join(tmpdir(), 'kong-lb-'));
+  makeCertificate(t.context.dir);
+  // the balancer connects from 127.0.0.1: trusted, as compose's 172.30.0.10 is
+  t.context.stack = await startStack({
+    env: { DECK_ANIMAL_STORE_HTTPS_ONLY: 'true' },
+    node: { trustedIps: ['127.0.0.1'], realIpHeader: 'X-Forwarded-For', realIpRecursive: true },
+  });
+  const [http, https] = [await freePort(), await freePort()];
+  Object.assign(t.context, { http, https });
+  const confPath = join(t.context.dir, 'nginx.conf');
+  writeFileSync(confPath, localConf(t.context.dir, { http, https }, new URL(t.context.stack.gateway.proxyUrl).host));
+  t.context.nginx = spawn('nginx', ['-p', `${t.context.dir}/`, '-c', confPath, '-g', 'daemon off;'], { stdio: 'ignore' });
+  await pollUntil('the balancer to listen', async () => (await listening(http)) && (await listening(https)));
+  t.context.tls = new Agent({ connect: { ca: readFileSync(join(t.context.dir, 'tls', 'tls.crt')), servername: 'localhost' } });
+});
+test.after.always(async (t) => {
+  t.context.nginx?.kill('SIGTERM');
+  await t.context.tls?.close();
+  await t.context.stack?.dispose();
+  rmSync(t.context.dir, { recursive: true, force: true });
+});
+
+test('kong-lb.conf is valid for nginx (nginx -t), certificate paths and all; compose runs an nginx that knows `resolve` and `http2 on`', (t) => {
+  const image = (parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { image: string }> }).services['kong-lb']!.image;
+  const [major, minor] = image.replace('nginx:', '').split('.').map(Number);
+  t.true(major! > 1 || minor! >= 28, `${image}: upstream server ... resolve is nginx 1.27.3+`);
+  const check = spawnSync('nginx', ['-t', '-p', `${t.context.dir}/`, '-c', join(t.context.dir, 'nginx.conf')], { encoding: 'utf8' });
+  t.is(check.status, 0, check.stderr);
+});
+
+test('port 80 answers 426 https_required itself, with the body the edge plugin gives', async (t) => {
+  const { stack } = t.context;
+  const key = await stack.provision('lb-plain', { minute: 100 });
+  const headers = { authorization: `Bearer ${key}` };
+  const balancer = await httpGet(`http://127.0.0.1:${t.context.http}/v1/pets`, { headers });
+  t.is(balancer.status, 426);
+  t.is(balancer.headers['content-type'], 'application/json; charset=utf-8');
+  t.is(balancer.headers.upgrade, 'TLS/1.2, HTTP/1.1');
+  t.is(balancer.headers['strict-transport-security'], undefined);
+  // the same answer as the edge plugin's, straight from the data plane over plain HTTP
+  const kong = await httpGet(`${stack.gateway.proxyUrl}/v1/pets`, { headers });
+  t.is(kong.status, 426);
+  t.deepEqual(balancer.json, kong.json);
+  t.is(balancer.json.code, 'https_required');
+});
+
+test('443 terminates TLS and forwards X-Forwarded-Proto: https, which the data plane trusts: our API, with HSTS', async (t) => {
+  const { stack, tls } = t.context;
+  const key = await stack.provision('lb-tls', { minute: 100 });
+  const response = await fetch(`https://127.0.0.1:${t.context.https}/v1/pets`, { headers: { authorization: `Bearer ${key}` }, dispatcher: tls } as RequestInit);
+  t.is(response.status, 200);
+  t.true(Array.isArray(await response.json()));
+  t.is(response.headers.get('strict-transport-security'), HSTS);
+  t.is(response.headers.get('x-ratelimit-remaining'), '99');
+  const keyless = await fetch(`https://127.0.0.1:${t.context.https}/v1/pets`, { dispatcher: tls } as RequestInit);
+  t.is(keyless.status, 401);
+  t.is(((await keyless.json()) as { code: string }).code, 'missing_api_key');
+  t.is(keyless.headers.get('strict-transport-security'), HSTS);
+});
+
+test('TLS 1.1 is refused by the balancer, TLS 1.2 served (Kong\'s ssl_protocols)', (t) => {
+  const client = (version: string) =>
+    spawnSync('openssl', ['s_client', '-connect', `127.0.0.1:${t.context.https}`, '-servername', 'localhost', version, '-cipher', 'DEFAULT@SECLEVEL=0'], { input: '', encoding: 'utf8', timeout: 10_000 });
+  const tls11 = client('-tls1_1');
+  t.not(tls11.status, 0, tls11.stdout);
+  const tls12 = client('-tls1_2');
+  t.is(tls12.status, 0, tls12.stderr);
+  t.regex(tls12.stdout, /Protocol\s*: TLSv1\.2/);
+});

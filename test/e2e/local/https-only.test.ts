@@ -1,0 +1,116 @@
+import anyTest, { type TestFn } from 'ava';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Agent } from 'undici';
+import { type JsonResponse } from '../../helpers/backend.ts';
+import { httpGet } from '../../helpers/http-request.ts';
+import { contractProblems } from '../../helpers/openapi-contract.ts';
+import { startStack, type TestStack } from '../../helpers/stack.ts';
+
+// gateway/kong.yml with DECK_ANIMAL_STORE_HTTPS_ONLY=true (compose's setting): the edge plugin
+// refuses plain HTTP 426 in the Error shape before the key is read, with the Upgrade headers of
+// Kong's runloop (kong/runloop/handler.lua:1267-1270), and adds Strict-Transport-Security to what
+// went over TLS. The runloop's own 426 (route protocols) answers before any plugin of the route
+// runs (kong/init.lua:1199-1203; plugins_iterator.lua:357-368 gives header_filter only the global
+// plugins then), so its body could not be ours: docs/https.md.
+
+const test = anyTest.serial as TestFn<{ stack: TestStack; trusting: TestStack; plain: TestStack; tls: Agent }>;
+
+const LISTEN = '127.0.0.1:0, 127.0.0.1:0 http2 ssl';
+const HSTS = 'max-age=63072000; includeSubDomains';
+
+test.before(async (t) => {
+  const httpsOnly = { DECK_ANIMAL_STORE_HTTPS_ONLY: 'true' };
+  [t.context.stack, t.context.trusting, t.context.plain] = await Promise.all([
+    startStack({ env: httpsOnly, node: { proxyListen: LISTEN } }),
+    // 127.0.0.1 trusted: as behind a TLS-terminating balancer on loopback, whose X-Forwarded-Proto counts
+    startStack({ env: httpsOnly, node: { proxyListen: '127.0.0.1:0', trustedIps: ['127.0.0.1'] } }),
+    startStack({ node: { proxyListen: LISTEN } }),
+  ]);
+  const ca = readFileSync(join(t.context.stack.gateway.node.prefix, 'ssl', 'kong-default-ca.crt'));
+  // the default certificate names localhost; the node listens on 127.0.0.1
+  t.context.tls = new Agent({ connect: { ca, servername: 'localhost' } });
+});
+test.after.always(async (t) => {
+  await t.context.tls?.close();
+  await Promise.all([t.context.stack?.dispose(), t.context.trusting?.dispose(), t.context.plain?.dispose()]);
+});
+
+async function overTls(stack: TestStack, agent: Agent, path: string, key?: string): Promise<JsonResponse> {
+  const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+  const response = await fetch(`${stack.gateway.node.proxySslUrl}${path}`, { headers, dispatcher: agent } as RequestInit);
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+test('plain HTTP is refused 426 https_required in the Error shape, with Kong\'s Upgrade headers, key or not', async (t) => {
+  const { stack } = t.context;
+  const key = await stack.provision('plain-http', { minute: 100 });
+  for (const [path, sent] of [['/v1/pets', key], ['/v1/pets', 'ask_not-a-key'], ['/v1/pets', undefined], ['/elsewhere', key]] as const) {
+    const response = await stack.call(path, sent === undefined ? {} : { key: sent });
+    const what = `${path} ${sent === key ? 'with a valid key' : sent ? 'with an invalid key' : 'without a key'}`;
+    t.is(response.status, 426, what);
+    t.deepEqual(response.body, { code: 'https_required', message: 'The Animal Store API is served over HTTPS only: send the request to https://.', status: 426 }, what);
+    t.is(response.headers.get('content-type'), 'application/json; charset=utf-8', what);
+    t.is(response.headers.get('upgrade'), 'TLS/1.2, HTTP/1.1', what);
+    t.regex(response.headers.get('connection') ?? '', /upgrade/i, what);
+    // not counted, not authenticated: no rate-limit headers, no WWW-Authenticate, no HSTS
+    t.is(response.headers.get('x-ratelimit-limit'), null, what);
+    t.is(response.headers.get('www-authenticate'), null, what);
+    t.is(response.headers.get('strict-transport-security'), null, what);
+  }
+  t.deepEqual(contractProblems('GET', '/pets', await stack.call('/v1/pets', { key })), []);
+});
+
+test('a key sent over plain HTTP is not counted: its first request over TLS has the whole minute left', async (t) => {
+  const { stack, tls } = t.context;
+  const key = await stack.provision('counted-over-tls', { minute: 100 });
+  for (let i = 0; i < 3; i++) t.is((await stack.call('/v1/pets', { key })).status, 426);
+  const response = await overTls(stack, tls, '/v1/pets', key);
+  t.is(response.status, 200);
+  t.is(response.headers.get('x-ratelimit-remaining'), '99');
+  t.deepEqual(contractProblems('GET', '/pets', response, { checkHeaders: true }), []);
+});
+
+test('over TLS every answer carries Strict-Transport-Security: the backend\'s, the gateway\'s 401 and 404', async (t) => {
+  const { stack, tls } = t.context;
+  const key = await stack.provision('hsts', { minute: 100 });
+  const answers = await Promise.all([
+    overTls(stack, tls, '/v1/pets', key),
+    overTls(stack, tls, '/v1/pets'),
+    overTls(stack, tls, '/v1/pets/999999', key),
+    overTls(stack, tls, '/elsewhere', key),
+  ]);
+  t.deepEqual(answers.map((answer) => answer.status), [200, 401, 404, 404]);
+  for (const answer of answers) t.is(answer.headers.get('strict-transport-security'), HSTS, String(answer.status));
+  t.is(answers[1].body.code, 'missing_api_key');
+});
+
+test('X-Forwarded-Proto: https counts from trusted_ips only (a TLS-terminating balancer), as the runloop\'s check', async (t) => {
+  const { stack, trusting } = t.context;
+  // the node trusts no one: a client cannot claim TLS
+  const claimed = await httpGet(`${stack.gateway.proxyUrl}/v1/pets`, { headers: { 'x-forwarded-proto': 'https' } });
+  t.is(claimed.status, 426);
+  const key = await trusting.provision('behind-balancer', { minute: 100 });
+  const forwarded = await httpGet(`${trusting.gateway.proxyUrl}/v1/pets`, { headers: { 'x-forwarded-proto': 'https', authorization: `Bearer ${key}` } });
+  t.is(forwarded.status, 200);
+  t.is(forwarded.headers['strict-transport-security'], HSTS);
+  const plain = await httpGet(`${trusting.gateway.proxyUrl}/v1/pets`, { headers: { 'x-forwarded-proto': 'http', authorization: `Bearer ${key}` } });
+  t.is(plain.status, 426);
+  t.is(plain.json.code, 'https_required');
+});
+
+test('npm start\'s setting (DECK_ANIMAL_STORE_HTTPS_ONLY=false): plain HTTP and TLS both served, no HSTS', async (t) => {
+  const { plain } = t.context;
+  const ca = readFileSync(join(plain.gateway.node.prefix, 'ssl', 'kong-default-ca.crt'));
+  const agent = new Agent({ connect: { ca, servername: 'localhost' } });
+  t.teardown(() => agent.close());
+  const key = await plain.provision('both-schemes', { minute: 100 });
+  const overHttp = await plain.call('/v1/pets', { key });
+  const overHttps = await overTls(plain, agent, '/v1/pets', key);
+  t.is(overHttp.status, 200);
+  t.is(overHttps.status, 200);
+  t.is(overHttp.headers.get('strict-transport-security'), null);
+  // HSTS names a host, every port: on localhost it would break plain HTTP on 8000 in browsers
+  t.is(overHttps.headers.get('strict-transport-security'), null);
+});
