@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'no
 import { dirname, join, relative } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
-import { build } from 'esbuild';
+import { build, stop } from 'esbuild';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BUNDLE_DIR = join(REPO_ROOT, 'node_modules/.cache/animal-store/test-bundles');
@@ -46,11 +46,23 @@ function isFresh(record) {
   return true;
 }
 
+let building = 0;
+
 /** The path of `entry`'s bundle, built first when missing or older than any of its inputs. */
 export async function bundleModule(entry) {
   const bundle = bundlePathFor(entry);
+  if (isFresh(`${bundle}.inputs.json`)) return bundle;
+  building++;
+  try {
+    return await buildBundle(entry, bundle);
+  } finally {
+    // esbuild's service process would otherwise live as long as this one (a stack's supervisor).
+    if (--building === 0) await stop();
+  }
+}
+
+async function buildBundle(entry, bundle) {
   const record = `${bundle}.inputs.json`;
-  if (isFresh(record)) return bundle;
   mkdirSync(dirname(bundle), { recursive: true });
   const staging = `${bundle}.${process.pid}`;
   const started = Date.now();
