@@ -1,5 +1,5 @@
 // Builds, and keeps as fresh as its sources, the esbuild bundle of one module (bundle-hooks.js).
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
@@ -61,36 +61,72 @@ export async function bundleModule(entry) {
   }
 }
 
+const BUILD_OPTIONS = {
+  absWorkingDir: REPO_ROOT,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  sourcemap: 'inline',
+  metafile: true,
+  plugins: [ownImportMetaUrl],
+  logLevel: 'error',
+};
+
 async function buildBundle(entry, bundle) {
-  const record = `${bundle}.inputs.json`;
   mkdirSync(dirname(bundle), { recursive: true });
   const staging = `${bundle}.${process.pid}`;
   const started = Date.now();
-  const { metafile } = await build({
-    entryPoints: [entry],
-    absWorkingDir: REPO_ROOT,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    sourcemap: 'inline',
-    metafile: true,
-    outfile: staging,
-    plugins: [ownImportMetaUrl],
-    logLevel: 'error',
-  });
+  const { metafile } = await build({ ...BUILD_OPTIONS, entryPoints: [entry], outfile: staging });
+  const [output] = Object.values(metafile.outputs);
+  place(staging, bundle, output.inputs, started);
+  return bundle;
+}
+
+/**
+ * Builds the bundles of those of `entries` that are missing or stale, in one esbuild run: each
+ * module is parsed once for all, where workers building their own would parse the gateway once
+ * each (~3.6 CPU-s for the 115 test files, against ~0.3 each).
+ */
+export async function bundleAll(entries) {
+  const stale = entries.filter((entry) => !isFresh(`${bundlePathFor(entry)}.inputs.json`));
+  if (stale.length === 0) return 0;
+  const staging = `${BUNDLE_DIR}.${process.pid}`;
+  const started = Date.now();
+  try {
+    const { metafile } = await build({
+      ...BUILD_OPTIONS,
+      entryPoints: stale,
+      outdir: staging,
+      outbase: REPO_ROOT,
+      outExtension: { '.js': '.ts.mjs' },
+    });
+    for (const [output, { entryPoint, inputs }] of Object.entries(metafile.outputs)) {
+      const bundle = bundlePathFor(join(REPO_ROOT, entryPoint));
+      mkdirSync(dirname(bundle), { recursive: true });
+      place(join(REPO_ROOT, output), bundle, inputs, started);
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+    await stop();
+  }
+  return stale.length;
+}
+
+/** Moves a built bundle into place with the record of its inputs (size and time of each). */
+function place(built, bundle, builtFrom, started) {
   const inputs = {};
   let settled = true;
-  for (const file of Object.keys(metafile.inputs)) {
+  for (const file of Object.keys(builtFrom)) {
     const stat = statSync(join(REPO_ROOT, file));
     inputs[file] = [stat.size, stat.mtimeMs];
     // Changed while it was read: this bundle serves this run, the next one builds again.
     if (stat.mtimeMs >= started) settled = false;
   }
-  renameSync(staging, bundle);
-  if (!settled) return bundle;
+  renameSync(built, bundle);
+  if (!settled) return;
+  const record = `${bundle}.inputs.json`;
   writeFileSync(`${record}.${process.pid}`, JSON.stringify({ format: FORMAT, inputs }));
   renameSync(`${record}.${process.pid}`, record);
-  return bundle;
 }
