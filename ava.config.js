@@ -1,4 +1,5 @@
 // ava's configuration (was package.json's "ava"), here for sortTestFiles, which takes a function.
+import { URL } from 'node:url';
 
 /**
  * The files that take longest (docs/testing.md has the measured times), started first: with two
@@ -21,7 +22,9 @@ const rank = (file) => {
 
 export default {
   extensions: { ts: 'module' },
-  nodeArguments: ['--import=tsx'],
+  // Each test file runs as one esbuild bundle (test/loader/bundle-hooks.js), not through tsx;
+  // by URL, so that a process forked with the worker's arguments finds it from any directory.
+  nodeArguments: [`--import=${new URL('test/loader/register.js', import.meta.url).href}`],
   files: ['test/**/*.test.ts'],
   timeout: '60s',
   workerThreads: false,

@@ -1,0 +1,132 @@
+// Builds, and keeps as fresh as its sources, the esbuild bundle of one module (bundle-hooks.js).
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import process from 'node:process';
+import { fileURLToPath, pathToFileURL, URL } from 'node:url';
+import { build, stop } from 'esbuild';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const BUNDLE_DIR = join(REPO_ROOT, 'node_modules/.cache/animal-store/test-bundles');
+/** Part of every bundle's record: a change here rebuilds every bundle. */
+const FORMAT = 1;
+
+const bundlePathFor = (entry) => join(BUNDLE_DIR, `${relative(REPO_ROOT, entry)}.mjs`);
+
+/**
+ * Each module keeps its own import.meta.url: the repository's code finds its files from it
+ * (REPO_ROOT, the gateway's directory, fixtures), which a bundle elsewhere would move.
+ */
+const ownImportMetaUrl = {
+  name: 'own-import-meta-url',
+  setup(build) {
+    build.onLoad({ filter: /\.ts$/ }, ({ path }) => ({
+      contents: readFileSync(path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(path).href)),
+      loader: 'ts',
+    }));
+  },
+};
+
+/** The bundle is fresh when every input it was built from has the size and time it had then. */
+function isFresh(record) {
+  let built;
+  try {
+    built = JSON.parse(readFileSync(record, 'utf8'));
+  } catch {
+    return false;
+  }
+  if (built.format !== FORMAT) return false;
+  for (const [file, [size, mtimeMs]] of Object.entries(built.inputs)) {
+    try {
+      const stat = statSync(join(REPO_ROOT, file));
+      if (stat.size !== size || stat.mtimeMs !== mtimeMs) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+let building = 0;
+
+/** The path of `entry`'s bundle, built first when missing or older than any of its inputs. */
+export async function bundleModule(entry) {
+  const bundle = bundlePathFor(entry);
+  if (isFresh(`${bundle}.inputs.json`)) return bundle;
+  building++;
+  try {
+    return await buildBundle(entry, bundle);
+  } finally {
+    // esbuild's service process would otherwise live as long as this one (a stack's supervisor).
+    if (--building === 0) await stop();
+  }
+}
+
+const BUILD_OPTIONS = {
+  absWorkingDir: REPO_ROOT,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  sourcemap: 'inline',
+  metafile: true,
+  plugins: [ownImportMetaUrl],
+  logLevel: 'error',
+};
+
+async function buildBundle(entry, bundle) {
+  mkdirSync(dirname(bundle), { recursive: true });
+  const staging = `${bundle}.${process.pid}`;
+  const started = Date.now();
+  const { metafile } = await build({ ...BUILD_OPTIONS, entryPoints: [entry], outfile: staging });
+  const [output] = Object.values(metafile.outputs);
+  place(staging, bundle, output.inputs, started);
+  return bundle;
+}
+
+/**
+ * Builds the bundles of those of `entries` that are missing or stale, in one esbuild run: each
+ * module is parsed once for all, where workers building their own would parse the gateway once
+ * each (~3.6 CPU-s for the 115 test files, against ~0.3 each).
+ */
+export async function bundleAll(entries) {
+  const stale = entries.filter((entry) => !isFresh(`${bundlePathFor(entry)}.inputs.json`));
+  if (stale.length === 0) return 0;
+  const staging = `${BUNDLE_DIR}.${process.pid}`;
+  const started = Date.now();
+  try {
+    const { metafile } = await build({
+      ...BUILD_OPTIONS,
+      entryPoints: stale,
+      outdir: staging,
+      outbase: REPO_ROOT,
+      outExtension: { '.js': '.ts.mjs' },
+    });
+    for (const [output, { entryPoint, inputs }] of Object.entries(metafile.outputs)) {
+      const bundle = bundlePathFor(join(REPO_ROOT, entryPoint));
+      mkdirSync(dirname(bundle), { recursive: true });
+      place(join(REPO_ROOT, output), bundle, inputs, started);
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+    await stop();
+  }
+  return stale.length;
+}
+
+/** Moves a built bundle into place with the record of its inputs (size and time of each). */
+function place(built, bundle, builtFrom, started) {
+  const inputs = {};
+  let settled = true;
+  for (const file of Object.keys(builtFrom)) {
+    const stat = statSync(join(REPO_ROOT, file));
+    inputs[file] = [stat.size, stat.mtimeMs];
+    // Changed while it was read: this bundle serves this run, the next one builds again.
+    if (stat.mtimeMs >= started) settled = false;
+  }
+  renameSync(built, bundle);
+  if (!settled) return;
+  const record = `${bundle}.inputs.json`;
+  writeFileSync(`${record}.${process.pid}`, JSON.stringify({ format: FORMAT, inputs }));
+  renameSync(`${record}.${process.pid}`, record);
+}
