@@ -53,7 +53,7 @@ test('lua_ssl_trusted_certificate: none by default (Kong: system), system when a
 
 test('entities it does not run: lists empty, writes 400 naming the type', async (t) => {
   const { admin } = t.context;
-  for (const type of ['certificates', 'ca_certificates', 'snis', 'upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'oauth2']) {
+  for (const type of ['upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'oauth2']) {
     t.deepEqual((await admin(`/${type}`)).body.data, [], type);
     const write = await admin(`/${type}`, { method: 'POST', json: {} });
     t.is(write.status, 400, type);

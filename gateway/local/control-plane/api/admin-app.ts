@@ -8,6 +8,7 @@ import { KongError, MethodNotAllowed, NotFound } from '../schema/errors.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import type { DataPlaneNode } from '../snapshot/cluster-listener.ts';
 import { mountAclRoutes } from './acls.ts';
+import { certificatesBySni, mountCertificateRoutes } from './certificates.ts';
 import { mountConsumerRoutes } from './consumers.ts';
 import { mountEntityEndpoints } from './endpoints.ts';
 import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
@@ -117,6 +118,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   // Kong's custom routes (kong/api/routes/*.lua) before the generic ones they extend.
   mountConsumerRoutes(router, service);
   mountAclRoutes(router, service);
+  mountCertificateRoutes(router);
   mountTagRoutes(router, service);
   mountEntityEndpoints(router, service);
   mountUnsupportedRoutes(router, service);
@@ -127,6 +129,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
 
   mountMetricsRoute(router, { node: options.nodeStatus, nodeId, dataPlanes: () => options.dataPlanes?.() ?? [], log: options.log });
 
+  app.use(certificatesBySni(service));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
