@@ -11,6 +11,8 @@ local function doc()
     snapshot_version = 1,
     config_version = 3,
     config_hash = string.rep("ab", 32),
+    certificates = {},
+    snis = {},
     services = { {
       id = SERVICE_ID, name = "svc", protocol = "http", host = "localhost", port = 80, path = cjson.null,
       retries = 5, connect_timeout = 60000, write_timeout = 60000, read_timeout = 60000, enabled = true,
