@@ -90,6 +90,7 @@ export function buildSnapshot(input: SnapshotInput, configVersion = 1): Snapshot
     hosts: null,
     paths: null,
     headers: null,
+    snis: null,
     strip_path: true,
     preserve_host: false,
     regex_priority: 0,

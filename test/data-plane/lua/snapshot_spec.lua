@@ -19,7 +19,8 @@ local function doc()
     } },
     routes = { {
       id = ROUTE_ID, name = cjson.null, service = { id = SERVICE_ID }, protocols = { "http", "https" },
-      methods = { "GET" }, hosts = cjson.null, paths = { "/a" }, headers = cjson.null, strip_path = true,
+      methods = { "GET" }, hosts = cjson.null, paths = { "/a" }, headers = cjson.null, snis = cjson.null,
+      strip_path = true,
       preserve_host = false, regex_priority = 0, path_handling = "v0", https_redirect_status_code = 426,
       request_buffering = true, response_buffering = true, created_at = 1700000000,
     } },
