@@ -23,7 +23,7 @@ function subjectOf(port: number, servername: string): Promise<unknown> {
   });
 }
 
-test('kong.yml certificates with nested snis are served; one added through the Admin API is served at once', async (t) => {
+test('kong.yml certificates with nested snis are served; one added through the Admin API is served at once; GET / lists the listeners', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'certificates-proxy-'));
   const declared = makeCertificate({ name: 'declared.test' });
   const yaml = stringify({ _format_version: '3.0', certificates: [{ ...declared, snis: [{ name: 'declared.test' }, { name: '*.declared.test' }] }] });
@@ -46,4 +46,15 @@ test('kong.yml certificates with nested snis are served; one added through the A
   await request(`${gateway.adminUrl}/certificates/added.test`, { method: 'DELETE' });
   t.is(await subjectOf(port, 'added.test'), 'localhost');
   t.false(gateway.logs.some((line) => line.includes('PRIVATE KEY')), 'no key in the logs');
+
+  // GET / lists the node's proxy listeners as kong/conf_loader/listeners.lua parses them, with the ports bound.
+  const root = await request(`${gateway.adminUrl}/`);
+  const listeners = root.body.configuration.proxy_listeners as Array<Record<string, unknown>>;
+  t.deepEqual(listeners.map(({ ip, ssl, http2, reuseport }) => ({ ip, ssl, http2, reuseport })), [
+    { ip: '127.0.0.1', ssl: false, http2: false, reuseport: false },
+    { ip: '127.0.0.1', ssl: true, http2: false, reuseport: false },
+  ]);
+  t.is(listeners[1]?.port, port);
+  t.is(listeners[1]?.listener, `127.0.0.1:${port} ssl`);
+  t.is(listeners[0]?.['backlog=%d+'], false);
 });

@@ -16,6 +16,7 @@ export const GO_KONG_FILES = [
   'tag_service_test.go',
   'schema_service_test.go',
   'information_service_test.go',
+  'listeners_test.go',
   'client_test.go',
 ] as const;
 

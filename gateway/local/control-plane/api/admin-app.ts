@@ -32,6 +32,7 @@ export interface AdminAppOptions {
   log: (message: string) => void;
   serverStatus?: NodeInfo['serverStatus'];
   configurationHash: NodeInfo['configurationHash'];
+  proxyListeners?: NodeInfo['proxyListeners'];
   /**
    * Resolves when every data-plane node runs the current configuration (bounded): a write is
    * answered once it is live on every node.
@@ -113,6 +114,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     luaVersion: options.luaVersion,
     serverStatus: options.serverStatus,
     configurationHash: options.configurationHash,
+    proxyListeners: options.proxyListeners,
   });
   mountSchemaRoutes(router, registry, service);
   // Kong's custom routes (kong/api/routes/*.lua) before the generic ones they extend.
