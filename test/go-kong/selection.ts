@@ -44,7 +44,7 @@ const DB_LESS = "DB-less Kong only (RunWhenDBMode \"off\"): the gateway's Admin 
 export const EXCLUDED: Readonly<Record<string, string>> = {
   // Configuration the local gateway refuses by design (gateway/local/README.md): the test's own
   // setup fails on the refusal, so the rest of the test cannot judge anything.
-  TestServiceWithClientCert: 'creates a certificate for client_certificate: certificates are refused (TLS to upstreams is not implemented)',
+  TestServiceWithClientCert: "sets a service's client_certificate: client certificates to upstreams are not implemented, refused",
   TestRoutesRoute: 'creates a stream route (tcp, destinations; route_service_test.go:83): the data plane runs HTTP routes only (its snis cases before pass)',
   TestPluginsService: 'sets key-auth config.key_in_body: reading keys from bodies is not implemented, refused',
   TestPluginsWithInstanceNameService: 'sets key-auth config.key_in_body: reading keys from bodies is not implemented, refused',
