@@ -14,7 +14,7 @@ export interface TlsSettings {
   dhparam: boolean;
 }
 
-export type CipherSuite = 'modern' | 'intermediate' | 'old' | 'custom';
+type CipherSuite = 'modern' | 'intermediate' | 'old' | 'custom';
 
 const INTERMEDIATE = [
   'ECDHE-ECDSA-AES128-GCM-SHA256', 'ECDHE-RSA-AES128-GCM-SHA256', 'ECDHE-ECDSA-AES256-GCM-SHA384',
