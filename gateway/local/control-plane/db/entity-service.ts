@@ -248,10 +248,12 @@ export class EntityService {
     const { fields, errors: invalid } = validateEntityInput(definition, given, this.subschemas);
     refuseInvalid(invalid);
     const record: Input = fields;
-    // A certificate's snis are not stored with it: given, they replace its SNIs (certificates.lua).
-    const transientSnis = name === 'certificates' ? record.snis : undefined;
-    if (name === 'certificates') delete record.snis;
-    const snis = name === 'certificates' && given.snis !== undefined ? ((transientSnis as string[] | null) ?? []) : undefined;
+    // A certificate's snis are not stored with it: given (null: none), they replace its SNIs (certificates.lua).
+    let snis: string[] | undefined;
+    if (name === 'certificates') {
+      if (given.snis !== undefined) snis = (record.snis as string[] | null) ?? [];
+      delete record.snis;
+    }
     const nowMs = this.now();
     for (const [field, schema] of Object.entries(definition.schema.properties)) {
       const { attributes } = kongField(schema);

@@ -20,7 +20,6 @@ local tostring = tostring
 local byte = string.byte
 local sub = string.sub
 local find = string.find
-local DOT = byte(".")
 local gsub = string.gsub
 local lower = string.lower
 local get_method = ngx.req.get_method
@@ -30,6 +29,7 @@ local get_headers = ngx.req.get_headers
 local escape = uri.escape
 local request_path = router_mod.request_path
 
+local DOT = byte(".")
 local SERVER_HEADER = meta._SERVER_TOKENS
 local OPENRESTY = "openresty"
 -- proxy_http_version 1.1 (the template's)
