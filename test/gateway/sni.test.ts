@@ -41,9 +41,13 @@ function snapshot(): SnapshotInput {
       sni('test.wildcard.*', ids.altAlt),
       sni('*.www.wildcard.com', ids.altAlt),
     ],
-    services: [{ name: 'echo', url: upstream.url }],
+    services: [
+      { name: 'echo', url: upstream.url },
+      { name: 'echo-any', url: `${upstream.url}/any` },
+    ],
     routes: [
       { name: 'by-sni', service: 'echo', protocols: ['https'], snis: ['sni-route.test', '*.sni-wild.test'], paths: ['/sni'] },
+      { name: 'any-sni', service: 'echo-any', protocols: ['https'], paths: ['/sni'] },
       { name: 'global', service: 'echo', protocols: ['https'], hosts: ['global.com'] },
     ],
   };
@@ -137,16 +141,18 @@ test('the alternative pair: a client that takes ECDSA only gets the ECDSA certif
   t.is(ecdsa.asn1Curve, 'prime256v1');
 });
 
-test('route snis: an https request naming the SNI is routed, another SNI is not (kong/router/transform.lua:344-352)', async (t) => {
+const upstreamPath = (res: { body: string }) => (JSON.parse(res.body) as { url: string }).url;
+
+test('route snis: the route naming the SNI wins over one without snis on the same path (transform.lua:344-352, :605)', async (t) => {
   const routed = await httpsGet('/sni', 'sni-route.test');
   t.is(routed.status, 200);
-  t.is((await httpsGet('/sni', 'a.sni-wild.test')).status, 200, '*.sni-wild.test by suffix');
-  const other = await httpsGet('/sni', 'other.test');
-  t.is(other.status, 404);
-  t.regex(other.body, /no Route matched with those values/);
+  t.is(upstreamPath(routed), '/');
+  t.is(upstreamPath(await httpsGet('/sni', 'a.sni-wild.test')), '/', '*.sni-wild.test by suffix');
+  t.is(upstreamPath(await httpsGet('/sni', 'sni-route.test.')), '/', 'a trailing dot is not part of the name');
+  t.is(upstreamPath(await httpsGet('/sni', 'other.test')), '/any', 'another SNI: the route without snis');
 });
 
-test('route snis are not considered over plain HTTP: the https-only route answers 426 (transform.lua:345-347)', async (t) => {
+test('route snis are not considered over plain HTTP: the https-only routes answer 426 (transform.lua:345-347)', async (t) => {
   const res = await httpGet(`${node.proxyUrl}/sni`);
   t.is(res.status, 426);
 });
