@@ -35,6 +35,11 @@ const cases: Array<[string, string, RegExp, NodeJS.ProcessEnv?]> = [
     /services\[0\] \(s\)\.routes\[0\] \(r\): 'snis' can only be set when 'protocols' is 'grpcs', 'https', 'tls' or 'tls_passthrough'/,
   ],
   [
+    "a route matching nothing (routes_subschemas.lua:12-18: with https, snis count and the message says so)",
+    base('    routes:\n      - name: r\n        protocols: [http, https]\n'),
+    /services\[0\] \(s\)\.routes\[0\] \(r\): must set one of 'methods', 'hosts', 'headers', 'paths', 'snis' when 'protocols' is 'https'$/,
+  ],
+  [
     'a certificate whose key is not its own, named without its key',
     `_format_version: "3.0"\ncertificates:\n  - cert: ${JSON.stringify(makeCertificate({ name: 'a.test' }).cert)}\n    key: ${JSON.stringify(makeCertificate({ name: 'b.test' }).key)}\n`,
     /^[^\n]*certificates\[0\]: certificate does not match key$/,

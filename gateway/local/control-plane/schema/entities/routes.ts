@@ -45,7 +45,10 @@ export const routes = defineEntity({
     const set = (v: unknown) =>
       v !== null && !(Array.isArray(v) && v.length === 0) && !(typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0);
     if (![route.methods, route.hosts, route.headers, route.paths, route.snis].some(set)) {
-      errors['@entity'] = `must set one of 'methods', 'hosts', 'headers', 'paths' when 'protocols' is '${route.protocols.join("', '")}'`;
+      // routes_subschemas.lua (http): with https, snis count too and the message names https.
+      errors['@entity'] = route.protocols.includes('https')
+        ? "must set one of 'methods', 'hosts', 'headers', 'paths', 'snis' when 'protocols' is 'https'"
+        : "must set one of 'methods', 'hosts', 'headers', 'paths' when 'protocols' is 'http'";
     }
     for (const [name, values] of Object.entries(route.headers ?? {})) {
       // The headers' keys match_none ^[Hh][Oo][Ss][Tt]$.
