@@ -51,8 +51,8 @@ test("kong.yml's snapshot validates against snapshot.schema.json and round-trips
   t.deepEqual(snapshot.services.map((s: { name: string }) => s.name).sort(), declared.services.map((s: { name: string }) => s.name).sort());
 
   // The hash is the payload's: the parsed document serialises back to the same entities.
-  const { services, routes, consumers, keyauth_credentials, acls, plugins } = snapshot;
-  const payload = JSON.stringify({ services, routes, consumers, keyauth_credentials, acls, plugins });
+  const { certificates, snis, services, routes, consumers, keyauth_credentials, acls, plugins } = snapshot;
+  const payload = JSON.stringify({ certificates, snis, services, routes, consumers, keyauth_credentials, acls, plugins });
   t.is(createHash('sha256').update(payload).digest('hex'), snapshot.config_hash);
   t.is(JSON.stringify(snapshot), text, 'parse and serialise give the same document');
 

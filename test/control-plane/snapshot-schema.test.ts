@@ -15,8 +15,9 @@ test('every entity type the data plane receives is in the schema, with each fiel
     required: string[];
     $defs: Record<string, { required: string[]; properties: Record<string, unknown> }>;
   };
-  t.deepEqual(schema.required, ['snapshot_version', 'config_version', 'config_hash', 'services', 'routes', 'consumers', 'keyauth_credentials', 'acls', 'plugins']);
+  t.deepEqual(schema.required, ['snapshot_version', 'config_version', 'config_hash', 'certificates', 'snis', 'services', 'routes', 'consumers', 'keyauth_credentials', 'acls', 'plugins']);
   t.deepEqual(schema.$defs.acl?.required, ['id', 'consumer', 'group', 'tags']);
+  t.deepEqual(schema.$defs.sni?.properties.certificate, { $ref: '#/$defs/reference', 'x-foreign': 'certificates' });
   t.deepEqual(schema.$defs.acl?.properties.consumer, { $ref: '#/$defs/reference', 'x-foreign': 'consumers' });
   // A fallback makes the field non-null: the data plane never sees a null timeout.
   t.deepEqual(schema.$defs.service?.properties.connect_timeout, { type: 'integer', minimum: 1, maximum: 2147483646 });

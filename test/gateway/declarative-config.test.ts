@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { checkDeclarativeConfig, DeclarativeConfigError } from '../../gateway/local/index.ts';
 import { PLUGINS_DIR, writeConfig } from '../helpers/gateway.ts';
+import { makeCertificate } from '../helpers/tls-certificates.ts';
 
 // Configuration the local gateway cannot run faithfully makes it refuse to start, naming the
 // entity and the field; it never ignores configuration silently. startGateway checks kong.yml
@@ -27,7 +28,22 @@ const base = (extra: string) => `_format_version: "3.0"\nservices:\n  - name: s\
 const cases: Array<[string, string, RegExp, NodeJS.ProcessEnv?]> = [
   ['an unknown field', base('    colour: blue\n'), /services\[0\] \(s\): colour: unknown field/],
   ['a Kong field the local gateway does not implement', base('    tls_verify: true\n'), /services\[0\] \(s\): tls_verify: not supported by the local gateway/],
-  ['a route field it does not implement', base('    routes:\n      - name: r\n        snis: [a.example]\n        paths: [/]\n'), /services\[0\] \(s\)\.routes\[0\] \(r\): snis: not supported/],
+  ['a route field it does not implement', base('    routes:\n      - name: r\n        sources: [{ ip: 10.0.0.1 }]\n        paths: [/]\n'), /services\[0\] \(s\)\.routes\[0\] \(r\): sources: not supported/],
+  [
+    "route snis without TLS-only protocols (routes.lua's entity check)",
+    base('    routes:\n      - name: r\n        snis: [a.example]\n        paths: [/]\n'),
+    /services\[0\] \(s\)\.routes\[0\] \(r\): 'snis' can only be set when 'protocols' is 'grpcs', 'https', 'tls' or 'tls_passthrough'/,
+  ],
+  [
+    "a route matching nothing (routes_subschemas.lua:12-18: with https, snis count and the message says so)",
+    base('    routes:\n      - name: r\n        protocols: [http, https]\n'),
+    /services\[0\] \(s\)\.routes\[0\] \(r\): must set one of 'methods', 'hosts', 'headers', 'paths', 'snis' when 'protocols' is 'https'$/,
+  ],
+  [
+    'a certificate whose key is not its own, named without its key',
+    `_format_version: "3.0"\ncertificates:\n  - cert: ${JSON.stringify(makeCertificate({ name: 'a.test' }).cert)}\n    key: ${JSON.stringify(makeCertificate({ name: 'b.test' }).key)}\n`,
+    /^[^\n]*certificates\[0\]: certificate does not match key$/,
+  ],
   ['a plugin it does not implement', base('    plugins:\n      - name: cors\n'), /plugins\[0\] \(cors\): name: plugin 'cors' is bundled with Kong 3.9 but not implemented/],
   ['an unknown plugin', base('    plugins:\n      - name: telepathy\n'), /plugin 'telepathy' not enabled/],
   ['a plugin option it cannot honour', base('    plugins:\n      - name: rate-limiting\n        config: { minute: 5, policy: cluster }\n'), /\(rate-limiting\): config: not supported by the local gateway: config.policy: 'cluster'/],

@@ -126,9 +126,9 @@ test('what the gateway cannot run is refused with 400 naming it, and nothing is 
   t.is(badRegex.status, 400);
   t.regex(JSON.stringify(badRegex.body.fields), /paths/);
   t.is((await admin('/routes/bad-regex')).status, 404);
-  const certificate = await admin('/certificates', { method: 'POST', json: { cert: 'x', key: 'y' } });
-  t.is(certificate.status, 400);
-  t.regex(certificate.body.message, /certificates/);
+  const upstream = await admin('/upstreams', { method: 'POST', json: { name: 'x' } });
+  t.is(upstream.status, 400);
+  t.regex(upstream.body.message, /upstreams/);
   const unknownField = await admin('/services', { method: 'POST', json: { name: 'x', url: 'http://127.0.0.1:9', colour: 'blue' } });
   t.is(unknownField.status, 400);
   t.regex(unknownField.body.message, /colour: unknown field/);

@@ -1,3 +1,4 @@
+import { createPublicKey } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,7 @@ import anyTest, { type TestFn } from 'ava';
 import { request, type JsonResponse } from '../helpers/backend.ts';
 import { startTestNode } from '../helpers/data-plane.ts';
 import { startTestGateway, writeConfig, type TestGateway } from '../helpers/gateway.ts';
+import { makeCertificate } from '../helpers/tls-certificates.ts';
 
 // docs/known-differences.md: each row asserted here as the difference it is, so
 // a row that stops being true fails its test and must leave the table.
@@ -27,16 +29,13 @@ test('store: SQLite, while GET / reports database "postgres" (decK refuses "off"
   t.true(existsSync(join(t.context.gateway.dir, 'gateway.sqlite')), 'the entities live in a SQLite file');
 });
 
-test('TLS: the TLS fields of services and routes are refused', async (t) => {
+test('TLS: the TLS fields of services are refused', async (t) => {
   const { admin } = t.context;
   for (const [field, value] of [['client_certificate', { id: '00000000-0000-4000-8000-000000000000' }], ['tls_verify', true], ['tls_verify_depth', 2], ['ca_certificates', ['00000000-0000-4000-8000-000000000000']]] as const) {
     const refused = await admin('/services', { method: 'POST', json: { name: `tls-${field}`, url: 'https://127.0.0.1:9', [field]: value } });
     t.is(refused.status, 400, field);
     t.regex(refused.body.message, new RegExp(`${field}: not supported by the local gateway`), field);
   }
-  const sni = await admin('/routes', { method: 'POST', json: { name: 'sni', snis: ['a.example'], protocols: ['https'] } });
-  t.is(sni.status, 400);
-  t.regex(sni.body.message, /snis: not supported/);
 });
 
 test('lua_ssl_trusted_certificate: none by default (Kong: system), system when asked', async (t) => {
@@ -53,7 +52,7 @@ test('lua_ssl_trusted_certificate: none by default (Kong: system), system when a
 
 test('entities it does not run: lists empty, writes 400 naming the type', async (t) => {
   const { admin } = t.context;
-  for (const type of ['certificates', 'ca_certificates', 'snis', 'upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'oauth2']) {
+  for (const type of ['upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'oauth2']) {
     t.deepEqual((await admin(`/${type}`)).body.data, [], type);
     const write = await admin(`/${type}`, { method: 'POST', json: {} });
     t.is(write.status, 400, type);
@@ -106,4 +105,13 @@ test('an Admin API write answers once the data plane runs it (Kong: when it is s
   t.is(nodes[0]!.sync_status, 'normal');
   // The route exists on the node already: 502 from the unreachable service, not Kong's 404.
   t.is((await request(`${gateway.proxyUrl}/seen-at-once`)).status, 502);
+});
+
+test('certificates: a public key in key is refused', async (t) => {
+  const { admin } = t.context;
+  const pair = makeCertificate({ name: 'public-key.test' });
+  const publicKey = createPublicKey(pair.key).export({ type: 'spki', format: 'pem' }).toString();
+  const res = await admin('/certificates', { method: 'POST', json: { cert: pair.cert, key: publicKey } });
+  t.is(res.status, 400);
+  t.regex(res.body.fields.key, /^invalid key: /);
 });

@@ -10,9 +10,13 @@ export const GO_KONG_FILES = [
   'plugin_service_test.go',
   'key_auth_service_test.go',
   'acl_service_test.go',
+  'certificate_service_test.go',
+  'sni_service_test.go',
+  'ca_certificate_service_test.go',
   'tag_service_test.go',
   'schema_service_test.go',
   'information_service_test.go',
+  'listeners_test.go',
   'client_test.go',
 ] as const;
 
@@ -40,8 +44,8 @@ const DB_LESS = "DB-less Kong only (RunWhenDBMode \"off\"): the gateway's Admin 
 export const EXCLUDED: Readonly<Record<string, string>> = {
   // Configuration the local gateway refuses by design (gateway/local/README.md): the test's own
   // setup fails on the refusal, so the rest of the test cannot judge anything.
-  TestServiceWithClientCert: 'creates a certificate for client_certificate: certificates are refused (TLS to upstreams is not implemented)',
-  TestRoutesRoute: 'creates stream routes (tcp/tls, snis, destinations): the data plane runs HTTP routes only',
+  TestServiceWithClientCert: "sets a service's client_certificate: client certificates to upstreams are not implemented, refused",
+  TestRoutesRoute: 'creates a stream route (tcp, destinations; route_service_test.go:83): the data plane runs HTTP routes only (its snis cases before pass)',
   TestPluginsService: 'sets key-auth config.key_in_body: reading keys from bodies is not implemented, refused',
   TestPluginsWithInstanceNameService: 'sets key-auth config.key_in_body: reading keys from bodies is not implemented, refused',
   TestPluginListEndpoint: BASIC_AUTH,

@@ -13,6 +13,8 @@ type SnapshotConsumer = Snapshot['consumers'][number];
 type SnapshotCredential = Snapshot['keyauth_credentials'][number];
 type SnapshotAcl = Snapshot['acls'][number];
 type SnapshotPlugin = Snapshot['plugins'][number];
+type SnapshotCertificate = Snapshot['certificates'][number];
+type SnapshotSni = Snapshot['snis'][number];
 interface Reference {
   id: string;
 }
@@ -21,6 +23,8 @@ interface Reference {
 type Ref = string | Reference | null;
 
 export interface SnapshotInput {
+  certificates?: Array<Partial<SnapshotCertificate> & Pick<SnapshotCertificate, 'cert' | 'key'>>;
+  snis?: Array<Partial<SnapshotSni> & Pick<SnapshotSni, 'name' | 'certificate'>>;
   services?: Array<Partial<SnapshotService> & { url?: string }>;
   routes?: Array<Partial<Omit<SnapshotRoute, 'service'>> & { service?: Ref }>;
   consumers?: Array<Partial<SnapshotConsumer>>;
@@ -86,6 +90,7 @@ export function buildSnapshot(input: SnapshotInput, configVersion = 1): Snapshot
     hosts: null,
     paths: null,
     headers: null,
+    snis: null,
     strip_path: true,
     preserve_host: false,
     regex_priority: 0,
@@ -130,6 +135,14 @@ export function buildSnapshot(input: SnapshotInput, configVersion = 1): Snapshot
     consumer: resolve(p.consumer, consumerIds, 'consumer'),
   }));
 
-  const entities = { services, routes, consumers, keyauth_credentials, acls, plugins };
+  const certificates: SnapshotCertificate[] = (input.certificates ?? []).map((c) => ({
+    id: randomUUID(),
+    cert_alt: null,
+    key_alt: null,
+    ...c,
+  }));
+  const snis: SnapshotSni[] = (input.snis ?? []).map((s) => ({ id: randomUUID(), ...s }));
+
+  const entities = { certificates, snis, services, routes, consumers, keyauth_credentials, acls, plugins };
   return { snapshot_version: 1, config_version: configVersion, config_hash: configHash(entities), ...entities };
 }

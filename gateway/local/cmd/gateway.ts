@@ -8,6 +8,7 @@ import { EntityStore } from '../control-plane/db/entity-store.ts';
 import { BUNDLED_SCHEMAS, KONG_BUNDLED_PLUGINS, PluginRegistry } from '../control-plane/schema/plugins/registry.ts';
 import { startDataPlaneNode, type DataPlaneNode } from './data-plane-node.ts';
 import { describePlugins } from './describe-plugins.ts';
+import { kongListener, parseListeners } from './listeners.ts';
 import { findNginx, type NginxBinary } from './nginx-binary.ts';
 import { prefixPaths, type NodeSettings } from './nginx-prefix.ts';
 import { statusSocketClient } from './node-status.ts';
@@ -139,6 +140,8 @@ export async function startControlPlaneFor(
     role: 'traditional' | 'control_plane';
     /** The embedded node's Status API (traditional mode): the Admin API's /metrics and /status. */
     nodeStatus?: NodeStatusApi;
+    /** The embedded node's proxy listeners (traditional mode), for GET /. */
+    proxyListeners?: () => Array<Record<string, unknown>>;
   },
 ): Promise<StartedControlPlane> {
   const now = options.now ?? Date.now;
@@ -165,6 +168,7 @@ export async function startControlPlaneFor(
       role: options.role,
       luaVersion,
       nodeStatus: options.nodeStatus,
+      proxyListeners: options.proxyListeners,
       writeSettleMs: options.writeSettleMs,
       now,
       log,
@@ -194,12 +198,19 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const log: Logger = options.log ?? ((level, message) => (level === 'warn' || level === 'err' ? console.error(`[gateway] ${level}: ${message}`) : undefined));
   mkdirSync(options.prefix, { recursive: true });
   const nodePrefix = join(options.prefix, 'node');
+  // GET / reports the node's listeners with the ports it bound (0 in the settings: picked at start).
+  const running: { node?: DataPlaneNode } = {};
+  const proxyListeners = () => {
+    const listen = running.node?.settings.proxyListen ?? options.node?.proxyListen;
+    return listen ? parseListeners('KONG_PROXY_LISTEN', listen).map(kongListener) : [];
+  };
   const started = await startControlPlaneFor({
     ...options,
     log,
     cluster: { path: join(options.prefix, 'cluster.sock') },
     role: 'traditional',
     nodeStatus: statusSocketClient(prefixPaths(nodePrefix).statusSocket),
+    proxyListeners,
   });
   const { controlPlane, nginx, plugins } = started;
 
@@ -220,6 +231,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await started.close();
     throw error;
   }
+  running.node = node;
 
   return {
     proxyUrl: node.proxyUrl,

@@ -48,6 +48,26 @@ export function parseListeners(name: string, value: string): Listener[] {
   });
 }
 
+/** listeners.lua subsystem_flags.http after ssl and http2: each flag answered true or false, a pattern by its match. */
+const KONG_FLAGS = ['proxy_protocol', 'deferred', 'bind', 'reuseport', 'backlog=%d+', 'ipv6only=on', 'ipv6only=off', 'so_keepalive=on', 'so_keepalive=off', 'so_keepalive=%w*:%w*:%d*'];
+const KONG_FLAG_PATTERNS: Record<string, RegExp> = { 'backlog=%d+': /^backlog=\d+$/, 'so_keepalive=%w*:%w*:%d*': /^so_keepalive=\w*:\w*:\d*$/ };
+
+/**
+ * A listener as Kong's configuration holds it (kong/conf_loader/listeners.lua parse_listeners):
+ * `ip`, `port`, a boolean per flag, and `listener`, the line without `http2`. GET / reports them.
+ */
+export function kongListener(listener: Listener): Record<string, unknown> {
+  const entry: Record<string, unknown> = { ssl: listener.ssl, http2: listener.http2 };
+  const flags = [...(listener.ssl ? ['ssl'] : []), ...listener.flags];
+  for (const flag of KONG_FLAGS) {
+    const pattern = KONG_FLAG_PATTERNS[flag];
+    const found = pattern ? listener.flags.find((word) => pattern.test(word)) : listener.flags.includes(flag) ? flag : undefined;
+    entry[found ?? flag] = found !== undefined;
+  }
+  const ip = listener.host.includes(':') ? `[${listener.host}]` : listener.host;
+  return { ...entry, ip, port: listener.port, listener: [`${ip}:${listener.port}`, ...flags].join(' ') };
+}
+
 export function hostPort(host: string, port: number): string {
   return `${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { nginxListen, parseListeners } from './listeners.ts';
 import type { NginxBinary } from './nginx-binary.ts';
 import { configuredCertificates, ensureDefaultCertificates, ensureDhParams } from './ssl-certificates.ts';
+import { tlsSettings } from './ssl-settings.ts';
 
 /** gateway/local/data-plane/: the nginx template and the Lua it runs. */
 export const DATA_PLANE_DIR = fileURLToPath(new URL('../data-plane/', import.meta.url));
@@ -23,6 +24,10 @@ export interface NodeSettings {
   /** ssl_cert / ssl_cert_key: paths or PEMs, as many of each; none: the default certificates. */
   sslCert: string[];
   sslCertKey: string[];
+  /** ssl_cipher_suite, ssl_ciphers, ssl_protocols as given (cmd/ssl-settings.ts applies them). */
+  sslCipherSuite?: string;
+  sslCiphers?: string;
+  sslProtocols?: string;
   /** status_listen: `host:port`, or null for none. */
   statusListen: string | null;
   /** nginx_worker_processes: a count or 'auto'. */
@@ -122,12 +127,6 @@ interface KongConf {
 const SHARED_DICT = /^[A-Za-z_][A-Za-z0-9_]*\s+\d+[kKmM]?$/;
 const LISTEN = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/;
 
-/** The Intermediate suite's ciphers (kong/conf_loader/constants.lua:24-32). */
-const INTERMEDIATE_CIPHERS = [
-  'ECDHE-ECDSA-AES128-GCM-SHA256', 'ECDHE-RSA-AES128-GCM-SHA256', 'ECDHE-ECDSA-AES256-GCM-SHA384',
-  'ECDHE-RSA-AES256-GCM-SHA384', 'ECDHE-ECDSA-CHACHA20-POLY1305', 'ECDHE-RSA-CHACHA20-POLY1305',
-  'DHE-RSA-AES128-GCM-SHA256', 'DHE-RSA-AES256-GCM-SHA384', 'DHE-RSA-CHACHA20-POLY1305',
-].join(':');
 
 function checkSettings(settings: NodeSettings): void {
   for (const dict of settings.sharedDicts) {
@@ -311,6 +310,7 @@ export function preparePrefix(
   else rmSync(caCombined, { force: true });
   const listeners = parseListeners('KONG_PROXY_LISTEN', proxyListen);
   const proxySsl = listeners.some((listener) => listener.ssl);
+  const tls = tlsSettings({ suite: settings.sslCipherSuite, ciphers: settings.sslCiphers, protocols: settings.sslProtocols });
   // prefix_handler.lua: the default certificates are made only when an ssl listener needs them
   const certificates = !proxySsl
     ? []
@@ -337,8 +337,10 @@ export function preparePrefix(
       upstream_keepalive_idle_timeout: String(settings.upstreamKeepaliveIdleTimeout),
       proxy_listen: listeners.map((listener) => nginxListen(listener)),
       ssl_certificates: certificates.flatMap(({ cert, key }) => [`ssl_certificate     '${cert}';`, `ssl_certificate_key '${key}';`]),
-      ssl_ciphers: INTERMEDIATE_CIPHERS,
-      ssl_dhparam: proxySsl ? `'${ensureDhParams(prefix)}'` : '',
+      ssl_ciphers: tls.ciphers ? [`ssl_ciphers ${tls.ciphers};`] : [],
+      ssl_protocols: tls.protocols,
+      ssl_prefer_server_ciphers: tls.preferServerCiphers,
+      ssl_dhparam: proxySsl && tls.dhparam ? [`ssl_dhparam '${ensureDhParams(prefix)}';`] : [],
       status_listen: statusListen ? [`listen ${statusListen};`] : [],
       real_ip_header: settings.realIpHeader,
       real_ip_recursive: settings.realIpRecursive ? 'on' : 'off',

@@ -2,6 +2,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GatewayOptions } from './gateway.ts';
 import { ListenerError, parseListeners } from './listeners.ts';
+import { tlsSettings } from './ssl-settings.ts';
 
 /** gateway/: kong.yml and the custom plugins. */
 export const GATEWAY_DIR = fileURLToPath(new URL('../../', import.meta.url));
@@ -99,6 +100,11 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
   const status = statusValue === 'off' ? null : parseListen('KONG_STATUS_LISTEN', statusValue);
   const dataFile = env.GATEWAY_DATA_FILE ?? join(env.DATA_DIR ?? './data', 'gateway.sqlite');
   const trustedCertificate = list(env.KONG_LUA_SSL_TRUSTED_CERTIFICATE);
+  try {
+    tlsSettings({ suite: env.KONG_SSL_CIPHER_SUITE?.trim(), ciphers: env.KONG_SSL_CIPHERS, protocols: env.KONG_SSL_PROTOCOLS });
+  } catch (error) {
+    throw new SettingError(error instanceof Error ? error.message : String(error));
+  }
   return {
     // the platform's file, then ours: each synced within its own select tags (docs/shared-kong.md)
     configFile: env.KONG_DECLARATIVE_CONFIG ?? DEFAULT_DECLARATIVE_CONFIG,
@@ -114,6 +120,9 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
       proxyListen,
       sslCert: list(env.KONG_SSL_CERT) ?? [],
       sslCertKey: list(env.KONG_SSL_CERT_KEY) ?? [],
+      ...(env.KONG_SSL_CIPHER_SUITE !== undefined ? { sslCipherSuite: env.KONG_SSL_CIPHER_SUITE.trim() } : {}),
+      ...(env.KONG_SSL_CIPHERS !== undefined ? { sslCiphers: env.KONG_SSL_CIPHERS } : {}),
+      ...(env.KONG_SSL_PROTOCOLS !== undefined ? { sslProtocols: env.KONG_SSL_PROTOCOLS } : {}),
       statusListen: status ? listenAddress(status.host, status.port) : null,
       workerProcesses: parseWorkers(env.KONG_NGINX_WORKER_PROCESSES),
       // Kong renders the value after `lua_shared_dict`: a second dict is written

@@ -34,6 +34,8 @@ export interface ControlPlaneOptions {
   role: 'traditional' | 'control_plane';
   /** What the data plane's LuaJIT reports (GET / lua_version). */
   luaVersion: string;
+  /** GET /'s configuration.proxy_listeners: the embedded node's, once it runs. */
+  proxyListeners?: () => Array<Record<string, unknown>>;
   nodeId?: string;
   /** The embedded data-plane node's Status API: the Admin API's /metrics and /status read it. */
   nodeStatus?: NodeStatusApi;
@@ -146,6 +148,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     settled: () => cluster.settled(options.writeSettleMs ?? WRITE_SETTLE_MS),
     dataPlanes: () => cluster.dataPlanes(),
     configurationHash: () => cluster.snapshot.hash,
+    proxyListeners: options.proxyListeners,
     nodeStatus: options.nodeStatus,
     serverStatus: options.nodeStatus ? serverStatusOf(options.nodeStatus) : undefined,
   });

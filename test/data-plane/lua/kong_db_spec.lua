@@ -12,6 +12,8 @@ local function doc(now)
     snapshot_version = 1,
     config_version = 1,
     config_hash = string.rep("cd", 32),
+    certificates = {},
+    snis = {},
     services = {},
     routes = {},
     consumers = { { id = CONSUMER_ID, username = "alice", custom_id = cjson.null } },

@@ -11,13 +11,16 @@ local function doc()
     snapshot_version = 1,
     config_version = 3,
     config_hash = string.rep("ab", 32),
+    certificates = {},
+    snis = {},
     services = { {
       id = SERVICE_ID, name = "svc", protocol = "http", host = "localhost", port = 80, path = cjson.null,
       retries = 5, connect_timeout = 60000, write_timeout = 60000, read_timeout = 60000, enabled = true,
     } },
     routes = { {
       id = ROUTE_ID, name = cjson.null, service = { id = SERVICE_ID }, protocols = { "http", "https" },
-      methods = { "GET" }, hosts = cjson.null, paths = { "/a" }, headers = cjson.null, strip_path = true,
+      methods = { "GET" }, hosts = cjson.null, paths = { "/a" }, headers = cjson.null, snis = cjson.null,
+      strip_path = true,
       preserve_host = false, regex_priority = 0, path_handling = "v0", https_redirect_status_code = 426,
       request_buffering = true, response_buffering = true, created_at = 1700000000,
     } },

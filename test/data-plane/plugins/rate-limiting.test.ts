@@ -68,7 +68,16 @@ function policyOf(variant: Variant): Record<string, unknown> {
 
 /** Accumulates services, routes, consumers, credentials and plugins, Kong's spec's setup_* calls. */
 class Setup {
-  readonly input: Required<SnapshotInput> = { services: [], routes: [], consumers: [], keyauth_credentials: [], acls: [], plugins: [] };
+  readonly input: Required<SnapshotInput> = {
+    certificates: [],
+    snis: [],
+    services: [],
+    routes: [],
+    consumers: [],
+    keyauth_credentials: [],
+    acls: [],
+    plugins: [],
+  };
 
   service(name: string, paths: string[]): void {
     const id = randomUUID();

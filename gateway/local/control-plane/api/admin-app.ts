@@ -8,6 +8,7 @@ import { KongError, MethodNotAllowed, NotFound } from '../schema/errors.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import type { DataPlaneNode } from '../snapshot/cluster-listener.ts';
 import { mountAclRoutes } from './acls.ts';
+import { certificatesBySni, mountCertificateRoutes } from './certificates.ts';
 import { mountConsumerRoutes } from './consumers.ts';
 import { mountEntityEndpoints } from './endpoints.ts';
 import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
@@ -31,6 +32,7 @@ export interface AdminAppOptions {
   log: (message: string) => void;
   serverStatus?: NodeInfo['serverStatus'];
   configurationHash: NodeInfo['configurationHash'];
+  proxyListeners?: NodeInfo['proxyListeners'];
   /**
    * Resolves when every data-plane node runs the current configuration (bounded): a write is
    * answered once it is live on every node.
@@ -112,11 +114,13 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     luaVersion: options.luaVersion,
     serverStatus: options.serverStatus,
     configurationHash: options.configurationHash,
+    proxyListeners: options.proxyListeners,
   });
   mountSchemaRoutes(router, registry, service);
   // Kong's custom routes (kong/api/routes/*.lua) before the generic ones they extend.
   mountConsumerRoutes(router, service);
   mountAclRoutes(router, service);
+  mountCertificateRoutes(router);
   mountTagRoutes(router, service);
   mountEntityEndpoints(router, service);
   mountUnsupportedRoutes(router, service);
@@ -127,6 +131,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
 
   mountMetricsRoute(router, { node: options.nodeStatus, nodeId, dataPlanes: () => options.dataPlanes?.() ?? [], log: options.log });
 
+  app.use(certificatesBySni(service));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -24,6 +24,8 @@ export interface NodeInfo {
   serverStatus?: () => Promise<ServerStatus | undefined>;
   /** The hash of the configuration the control plane publishes. */
   configurationHash: () => string;
+  /** Kong's configuration.proxy_listeners: the node's proxy listeners, as kong/conf_loader parses them. */
+  proxyListeners?: () => Array<Record<string, unknown>>;
 }
 
 const NO_SERVER: ServerStatus = {
@@ -57,7 +59,13 @@ export function mountNodeRoutes(router: Router, service: EntityService, registry
       pids: { master: process.pid, workers: [process.pid] },
       // DB mode, as Kong with PostgreSQL answers: decK syncs a database-backed Kong and refuses
       // `database: off` (go-kong information_service.go IsInMemory). The store itself is SQLite.
-      configuration: { database: 'postgres', role: node.role, router_flavor: 'traditional_compatible', plugins: ['bundled', ...registry.custom] },
+      configuration: {
+        database: 'postgres',
+        role: node.role,
+        router_flavor: 'traditional_compatible',
+        plugins: ['bundled', ...registry.custom],
+        proxy_listeners: node.proxyListeners?.() ?? [],
+      },
     };
   });
 

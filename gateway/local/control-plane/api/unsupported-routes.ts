@@ -7,7 +7,7 @@ import { paginate } from './listing.ts';
  * Entity types of Kong OSS 3.9 that decK reads and the local gateway does not run: their lists
  * answer empty (the gateway holds none), a lookup 404, and a write is refused naming the type.
  */
-export const NOT_RUN = ['certificates', 'ca_certificates', 'snis', 'upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'oauth2'] as const;
+export const NOT_RUN = ['upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'oauth2'] as const;
 
 /**
  * The credential types among them, by the name of their endpoints under a consumer
@@ -21,7 +21,7 @@ const NESTED_CREDENTIALS: ReadonlyArray<readonly [(typeof NOT_RUN)[number], stri
 ];
 
 const refusal = (type: string) => () => {
-  throw new SchemaViolation({ '@entity': `${type}: not supported by the local gateway (it runs services, routes, consumers, key-auth credentials, ACLs and plugins)` });
+  throw new SchemaViolation({ '@entity': `${type}: not supported by the local gateway (it runs certificates, SNIs, CA certificates, services, routes, consumers, key-auth credentials, ACLs and plugins)` });
 };
 
 export function mountUnsupportedRoutes(router: Router, service: EntityService): void {

@@ -5,6 +5,7 @@ import { validateEntityInput, type Input } from '../schema/entity-validation.ts'
 import { ForeignKeyViolation, NotFound, SchemaViolation, UniqueViolation, refuseInvalid } from '../schema/errors.ts';
 import { isUuid, kongField } from '../schema/typedefs.ts';
 import { isPlainObject, type FieldErrors } from '../schema/validate.ts';
+import { checkNameList, replaceNameList, snisOf } from './certificate-snis.ts';
 import type { Draft, EntityStore, Snapshot } from './entity-store.ts';
 
 /** Reads see the committed state or a write's draft alike. */
@@ -107,18 +108,23 @@ export class EntityService {
     return entity;
   }
 
-  /** An entity's fields as Kong's schema has them (internal ones left out). */
+  /** An entity's fields as Kong's schema has them (internal ones left out, transient ones not stored). */
   private stored(name: EntityName, entity: AnyEntity): Input {
     const output: Input = {};
     for (const [field, schema] of Object.entries(definitionOf(name).schema.properties)) {
-      if (!kongField(schema).attributes.internal) output[field] = fieldsOf(entity)[field];
+      const { attributes } = kongField(schema);
+      if (!attributes.internal && !attributes.transient) output[field] = fieldsOf(entity)[field];
     }
     return output;
   }
 
-  /** What the Admin API answers for an entity: internal fields left out; a ttl row's ttl is the time left. */
-  present(name: EntityName, entity: AnyEntity): Input {
+  /**
+   * What the Admin API answers for an entity: internal fields left out; a ttl row's ttl is the
+   * time left; a certificate with its SNIs' names (kong/db/dao/certificates.lua).
+   */
+  present(name: EntityName, entity: AnyEntity, view: View = this.view): Input {
     const output = this.stored(name, entity);
+    if (name === 'certificates') output.snis = snisOf(view, entity.id);
     if (definitionOf(name).ttl) {
       // kong/db/strategies/postgres/init.lua: FLOOR(EXTRACT(EPOCH FROM (ttl - CURRENT_TIMESTAMP))).
       const expiresAt = fieldsOf(entity).expires_at;
@@ -242,6 +248,12 @@ export class EntityService {
     const { fields, errors: invalid } = validateEntityInput(definition, given, this.subschemas);
     refuseInvalid(invalid);
     const record: Input = fields;
+    // A certificate's snis are not stored with it: given (null: none), they replace its SNIs (certificates.lua).
+    let snis: string[] | undefined;
+    if (name === 'certificates') {
+      if (given.snis !== undefined) snis = (record.snis as string[] | null) ?? [];
+      delete record.snis;
+    }
     const nowMs = this.now();
     for (const [field, schema] of Object.entries(definition.schema.properties)) {
       const { attributes } = kongField(schema);
@@ -263,7 +275,17 @@ export class EntityService {
     this.checkForeign(draft, definition, record);
     this.checkUnique(draft, name, definition, record);
     const entity = record as unknown as EntityTypes[N];
+    if (snis) checkNameList(draft, snis, entity.id);
     draft.put(name, entity);
+    if (snis) {
+      replaceNameList(
+        draft,
+        entity.id,
+        snis,
+        (sni) => this.write(draft, 'snis', { name: sni, certificate: { id: entity.id } }, undefined, { mode: 'insert' }),
+        (id) => this.remove(draft, 'snis', id),
+      );
+    }
     return entity;
   }
 

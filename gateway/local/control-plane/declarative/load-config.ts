@@ -58,7 +58,9 @@ function label(type: EntityName, index: number, fields: Record<string, unknown>)
   const foreign = new Set(foreignFields(definitionOf(type)).map(({ field }) => field));
   const named = key.flat().find((field) => !foreign.has(field) && fields[field] !== undefined && fields[field] !== null);
   const name = secretKey ? undefined : named !== undefined ? fields[named] : fields.id;
-  return `${type}[${index}]${name !== undefined && name !== null ? ` (${String(name)})` : ''}`;
+  // A PEM (a CA certificate's key) is no name to show.
+  const shown = typeof name === 'string' && name.includes('\n') ? undefined : name;
+  return `${type}[${index}]${shown !== undefined && shown !== null ? ` (${String(shown)})` : ''}`;
 }
 
 const asList = (value: unknown, where: string, problems: string[]): unknown[] => {
@@ -145,7 +147,8 @@ export function readDeclarativeConfig(file: string, env: NodeJS.ProcessEnv = pro
       const declared = declare(type, raw, where, parent);
       if (!declared) return;
       config.entities[type].push(declared);
-      const ref = String(keyValueOf(type, declared.input));
+      // An entry without a name (a certificate without an id) is referenced by its place in the file.
+      const ref = String(keyValueOf(type, declared.input) ?? where);
       for (const child of childrenOf(type)) visit(child.type, fields[child.type], where, { field: child.field, ref });
     });
   };

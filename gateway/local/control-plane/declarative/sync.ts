@@ -154,6 +154,7 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, service
         if (typeof value === 'string') ids[name].set(value, entity.id);
       }
       ids[name].set(entity.id, entity.id);
+      ids[name].set(declared.where, entity.id);
     }
   }
 

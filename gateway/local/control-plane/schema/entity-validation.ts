@@ -39,5 +39,6 @@ export function validateEntityInput<P extends TProperties>(
   const fieldsValid = Object.keys(errors).length === 0;
   if (definition.subschema && typeof record[definition.subschema_key ?? ''] === 'string') definition.subschema(fields, errors, subschemas);
   if (fieldsValid) definition.check?.(fields, errors);
+  if (Object.keys(errors).length === 0) definition.transform?.(fields);
   return { fields, errors };
 }

@@ -22,6 +22,8 @@ export interface EntityDefinition<P extends TProperties = TProperties> {
   subschema_key?: keyof P & string;
   /** Kong's entity_checks, and the ones the local gateway's data plane needs: errors by field path. */
   check?(entity: Static<TObject<P>>, errors: FieldErrors): void;
+  /** Kong's `transformations` run on write: fields computed from others once the entity is valid (a CA's cert_digest). */
+  transform?(entity: Static<TObject<P>>): void;
   /**
    * The subschema chosen by `subschema_key` (a plugin's, by name): validates and completes the
    * entity's abstract field in place.

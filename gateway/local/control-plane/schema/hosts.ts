@@ -84,3 +84,23 @@ export function wildcardHostError(host: string): string | undefined {
   const parsed = parse(host.replaceAll('*', 'abc'));
   return 'error' in parsed ? parsed.error : undefined;
 }
+
+/**
+ * typedefs.wildcard_host (an SNI's name): one `*`, as the first or last character, the rest a
+ * name (neither an IP address nor with a port). validate_wildcard_host reports the value checked,
+ * with the wildcard replaced by "wildcard".
+ */
+export function wildcardSniError(host: string): string | undefined {
+  const index = host.indexOf('*');
+  let checked = host;
+  if (index !== -1) {
+    if (index !== 0 && index !== host.length - 1) return 'wildcard must be leftmost or rightmost character';
+    checked = host.replaceAll('*', 'wildcard');
+    if (checked.length - host.length > 'wildcard'.length - 1) return 'only one wildcard must be specified';
+  }
+  const parsed = parse(checked);
+  if ('error' in parsed && parsed.error !== 'invalid port number') return `invalid value: ${checked}`;
+  if ('error' in parsed) return 'must not have a port';
+  if (parsed.type !== 'name') return 'must not be an IP';
+  return parsed.port === undefined ? undefined : 'must not have a port';
+}

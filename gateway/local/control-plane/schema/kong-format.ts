@@ -21,6 +21,7 @@ export function kongSchemaField(schema: TSchema): Record<string, unknown> {
   if (a.gt !== undefined) out.gt = a.gt;
   if (a.len_min !== undefined) out.len_min = a.len_min;
   if (a.abstract) out.abstract = true;
+  if (a.transient) out.transient = true;
   if (a.on_delete && a.on_delete !== 'restrict') out.on_delete = a.on_delete;
   if (a.elements) out.elements = kongSchemaField(a.elements);
   if (a.keys) out.keys = kongSchemaField(a.keys);

@@ -55,6 +55,8 @@ export interface KongAttributes {
   uuid?: boolean;
   /** Kong's `abstract`: validated elsewhere (a plugin's config, by the plugin's own schema). */
   abstract?: boolean;
+  /** Kong's `transient`: accepted on writes and answered on reads, never stored with the entity (a certificate's snis). */
+  transient?: boolean;
 }
 
 export const KONG = 'x-kong';
@@ -155,6 +157,7 @@ export function boolean<const A extends Common<boolean>>(a: A = {} as A): Field<
 
 export interface ArrayAttributes extends Common<unknown[]> {
   len_min?: number;
+  transient?: boolean;
 }
 
 /** Kong's array: elements are required (validate_elements). */

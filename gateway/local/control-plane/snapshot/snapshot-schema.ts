@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { TSchema } from '@sinclair/typebox';
 import type { RunDefinition } from '../schema/entity.ts';
-import { ENTITY_NAMES, definitionOf, type EntityName } from '../schema/entities/index.ts';
+import { ENTITY_NAMES, definitionOf, type ENTITIES, type EntityName } from '../schema/entities/index.ts';
 import { KONG, type FieldSchema } from '../schema/typedefs.ts';
 
 // snapshot.schema.json, generated from the entity definitions: each type's projection (which
@@ -14,7 +14,11 @@ export const SNAPSHOT_VERSION = 1;
 export const SNAPSHOT_SCHEMA_FILE = fileURLToPath(new URL('../../snapshot.schema.json', import.meta.url));
 
 /** The types the data plane receives, in the order of the document (and of its hash). */
-export const SNAPSHOT_TYPES = ENTITY_NAMES.filter((name) => definitionOf(name).snapshot !== undefined);
+/** The names of the types whose definition has a snapshot projection. */
+type ProjectedName = {
+  [N in EntityName]: (typeof ENTITIES)[N] extends RunDefinition<infer _P, infer F> ? ([F] extends [never] ? never : N) : never;
+}[EntityName];
+export const SNAPSHOT_TYPES = ENTITY_NAMES.filter((name): name is ProjectedName => definitionOf(name).snapshot !== undefined);
 
 type Json = Record<string, unknown>;
 

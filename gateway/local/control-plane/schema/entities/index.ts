@@ -1,11 +1,14 @@
 import type { EntityDefinition, EntityOf, RunDefinition } from '../entity.ts';
 import { kongField } from '../typedefs.ts';
 import { acls } from './acls.ts';
+import { caCertificates } from './ca-certificates.ts';
+import { certificates } from './certificates.ts';
 import { consumers } from './consumers.ts';
 import { keyauthCredentials } from './keyauth-credentials.ts';
 import { plugins } from './plugins.ts';
 import { routes } from './routes.ts';
 import { services } from './services.ts';
+import { snis } from './snis.ts';
 
 /**
  * The entity types the local gateway runs, in dependency order (a type's foreign keys point to
@@ -14,6 +17,10 @@ import { services } from './services.ts';
  * (and its schema, generated) follow.
  */
 export const ENTITIES = {
+  // kong.yml lists certificates before services (decK's order), which may reference them.
+  certificates,
+  snis,
+  ca_certificates: caCertificates,
   services,
   routes,
   consumers,

@@ -1,6 +1,6 @@
 import type { TProperties } from '@sinclair/typebox';
 import { defineEntity, type EntityDefinition } from '../entity.ts';
-import { hostError, wildcardHostError } from '../hosts.ts';
+import { hostError } from '../hosts.ts';
 import { HEADER_NAME } from '../plugins/plugin-schema.ts';
 import * as T from '../typedefs.ts';
 
@@ -96,40 +96,6 @@ const targets = defineEntity({
   }),
 });
 
-const certificates = defineEntity({
-  name: 'certificates',
-  primary_key: ['id'],
-  schema: T.entity({
-    ...base(),
-    cert: T.string({ required: true }),
-    key: T.string({ required: true }),
-    cert_alt: T.string({ required: false }),
-    key_alt: T.string({ required: false }),
-    tags: T.tags(),
-    snis: T.array(T.string({ custom: wildcardHostError }), { required: false }),
-  }),
-});
-
-const caCertificates = defineEntity({
-  name: 'ca_certificates',
-  primary_key: ['id'],
-  schema: T.entity({ ...base(), cert: T.string({ required: true }), cert_digest: T.string({ unique: true }), tags: T.tags() }),
-});
-
-const snis = defineEntity({
-  name: 'snis',
-  primary_key: ['id'],
-  endpoint_key: 'name',
-  schema: T.entity({
-    id: T.uuid(),
-    name: T.string({ required: true, unique: true, custom: wildcardHostError }),
-    created_at: T.autoTimestamp(),
-    updated_at: T.autoTimestamp(),
-    tags: T.tags(),
-    certificate: T.foreign('certificates', { required: true }),
-  }),
-});
-
 const tags = defineEntity({
   name: 'tags',
   primary_key: ['tag'],
@@ -193,9 +159,6 @@ const keySets = defineEntity({
 export const REFUSED_ENTITIES: Readonly<Record<string, EntityDefinition<TProperties>>> = {
   upstreams,
   targets,
-  certificates,
-  ca_certificates: caCertificates,
-  snis,
   tags,
   vaults,
   keys,

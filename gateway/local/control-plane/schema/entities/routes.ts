@@ -1,7 +1,9 @@
 import { defineEntity, type EntityOf } from '../entity.ts';
-import { wildcardHostError } from '../hosts.ts';
+import { wildcardHostError, wildcardSniError } from '../hosts.ts';
 import { pathRegexError, regexError } from '../path-regex.ts';
 import * as T from '../typedefs.ts';
+
+const TLS_PROTOCOLS: ReadonlySet<string> = new Set(['grpcs', 'https', 'tls', 'tls_passthrough']);
 
 const endpoint = () => T.record({ ip: T.string(), port: T.integer() }, { required: true });
 
@@ -24,7 +26,7 @@ export const routes = defineEntity({
     response_buffering: T.boolean({ required: true, default: true }),
     tags: T.tags(),
     service: T.foreign('services'),
-    snis: T.set(T.string()),
+    snis: T.set(T.string({ custom: wildcardSniError })),
     sources: T.set(endpoint()),
     destinations: T.set(endpoint()),
     methods: T.set(T.string({ match: /^[A-Z]+$/ })),
@@ -35,10 +37,18 @@ export const routes = defineEntity({
     path_handling: T.string({ default: 'v0', one_of: ['v0', 'v1'] }),
   }),
   check(route, errors) {
+    // routes.lua's conditional entity check: SNIs only with a TLS protocol.
+    if (route.snis && route.snis.length > 0 && route.protocols.some((protocol) => !TLS_PROTOCOLS.has(protocol))) {
+      errors.snis = 'length must be 0';
+      errors['@entity'] = "'snis' can only be set when 'protocols' is 'grpcs', 'https', 'tls' or 'tls_passthrough'";
+    }
     const set = (v: unknown) =>
       v !== null && !(Array.isArray(v) && v.length === 0) && !(typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0);
     if (![route.methods, route.hosts, route.headers, route.paths, route.snis].some(set)) {
-      errors['@entity'] = `must set one of 'methods', 'hosts', 'headers', 'paths' when 'protocols' is '${route.protocols.join("', '")}'`;
+      // routes_subschemas.lua (http): with https, snis count too and the message names https.
+      errors['@entity'] = route.protocols.includes('https')
+        ? "must set one of 'methods', 'hosts', 'headers', 'paths', 'snis' when 'protocols' is 'https'"
+        : "must set one of 'methods', 'hosts', 'headers', 'paths' when 'protocols' is 'http'";
     }
     for (const [name, values] of Object.entries(route.headers ?? {})) {
       // The headers' keys match_none ^[Hh][Oo][Ss][Tt]$.
@@ -56,7 +66,6 @@ export const routes = defineEntity({
     });
   },
   unsupported: {
-    snis: 'SNI matching needs TLS, which the local proxy does not terminate',
     sources: 'stream routes are not implemented',
     destinations: 'stream routes are not implemented',
   },
@@ -64,10 +73,11 @@ export const routes = defineEntity({
   snapshot: {
     description:
       "kong/db/schema/entities/routes.lua, traditional_compatible flavor. Paths starting with '~' are regexes (PCRE on the data plane); " +
-      "header values starting with '~*' too. Equal priorities go to the greater id, as Kong's atc-router orders them; " +
+      "header values starting with '~*' too. snis apply to requests over TLS only ('*.x' and 'x.*' match by suffix and prefix). " +
+      "Equal priorities go to the greater id, as Kong's atc-router orders them; " +
       'created_at (unix seconds) is informational.',
     fields: [
-      'id', 'name', 'service', 'protocols', 'methods', 'hosts', 'paths', 'headers', 'strip_path', 'preserve_host',
+      'id', 'name', 'service', 'protocols', 'methods', 'hosts', 'paths', 'headers', 'snis', 'strip_path', 'preserve_host',
       'regex_priority', 'path_handling', 'https_redirect_status_code', 'request_buffering', 'response_buffering', 'created_at',
     ],
     // What Kong's router reads for null.

@@ -33,6 +33,7 @@ local runloop = require "kong.runloop.handler"
 local plugins_iterator = require "kong.runloop.plugins_iterator"
 local plugins_loader = require "kong.runloop.plugins_loader"
 local dns = require "kong.runloop.dns"
+local certificate = require "kong.runloop.certificate"
 local clustering = require "kong.clustering"
 local lua_mem = require "kong.runloop.lua_mem"
 local master_watch = require "kong.runloop.master_watch"
@@ -398,6 +399,13 @@ function Kong.init_worker()
       end
     end
   end
+end
+
+--- ssl_certificate_by_lua: the certificate of the client's server name. The worker first takes
+-- the node's newest snapshot (plugins are configured with it at the next request).
+function Kong.ssl_certificate()
+  clustering.refresh()
+  certificate.execute(clustering.current().certificates)
 end
 
 --- The rewrite phase of the @unbuffered* locations, after access's internal redirect there:

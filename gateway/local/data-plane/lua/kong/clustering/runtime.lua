@@ -3,6 +3,7 @@
 local router = require "kong.router"
 local plugins_iterator = require "kong.runloop.plugins_iterator"
 local entities = require "kong.runloop.entities"
+local certificate = require "kong.runloop.certificate"
 
 local ipairs = ipairs
 
@@ -44,6 +45,7 @@ function runtime.build(snapshot, loaded)
     router = new_router,
     plugins = plugins,
     entities = entities.build(snapshot),
+    certificates = certificate.build(snapshot),
   }
 end
 

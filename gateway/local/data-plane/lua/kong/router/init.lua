@@ -7,6 +7,8 @@
 -- route's conditions: method, host (Host header as sent, without its port; `*.x` and `x.*`
 -- wildcards; `host:port` also compares the local port), headers (any value, lower-cased, `~*`
 -- for a regex), and its path group: prefixes, or regexes anchored at the start (PCRE, "jo").
+-- A route's snis apply to requests over TLS only (transform.lua get_expression: net.protocol !=
+-- "https" || tls.sni ...): the client's server name, `*.x` by suffix, `x.*` by prefix.
 local bit = require "bit"
 local ffi = require "ffi"
 local normalize = require("kong.tools.uri").normalize
@@ -74,6 +76,8 @@ local function lshift_uint64(v, offset)
   return lshift(v, offset)
 end
 
+local DOT = byte(".")
+
 local PLAIN_HOST_ONLY_BIT = lshift_uint64(0x01ULL, 60)
 local REGEX_URL_BIT = lshift_uint64(0x01ULL, 51)
 local MAX_HEADER_COUNT = 255
@@ -93,6 +97,9 @@ local function get_priority(route, paths)
     if headers_count > MAX_HEADER_COUNT then
       headers_count = MAX_HEADER_COUNT
     end
+  end
+  if not is_empty(route.snis) then
+    match_weight = match_weight + 1
   end
 
   local plain_host_only = type(hosts) == "table"
@@ -169,6 +176,42 @@ local function host_matchers(hosts)
   return exact, wildcards
 end
 
+--- transform.lua sni_op_transform and sni_val_transform: `*.x` matches by suffix, `x.*` by
+-- prefix, others exactly; a trailing dot of a name is not part of it.
+local function sni_matchers(snis)
+  local exact, suffixes, prefixes = {}, {}, {}
+  for _, sni in ipairs(snis) do
+    if byte(sni) == ASTERISK then
+      suffixes[#suffixes + 1] = sub(sni, 2)
+    elseif byte(sni, -1) == ASTERISK then
+      prefixes[#prefixes + 1] = sub(sni, 1, -2)
+    else
+      if #sni > 1 and byte(sni, -1) == DOT then
+        sni = sub(sni, 1, -2)
+      end
+      exact[sni] = true
+    end
+  end
+  return { exact = exact, suffixes = suffixes, prefixes = prefixes }
+end
+
+local function sni_matches(s, sni)
+  if s.exact[sni] then
+    return true
+  end
+  for _, suffix in ipairs(s.suffixes) do
+    if #sni > #suffix and sub(sni, -#suffix) == suffix then
+      return true
+    end
+  end
+  for _, prefix in ipairs(s.prefixes) do
+    if sub(sni, 1, #prefix) == prefix then
+      return true
+    end
+  end
+  return false
+end
+
 local function header_matchers(headers)
   local list = {}
   for name, values in pairs(headers) do
@@ -217,6 +260,10 @@ local function new_matcher(route, service, paths, id)
 
   if not is_empty(route.headers) then
     m.headers = header_matchers(route.headers)
+  end
+
+  if not is_empty(route.snis) then
+    m.snis = sni_matchers(route.snis)
   end
 
   if paths then
@@ -364,10 +411,11 @@ function router.request_path(request_uri)
 end
 
 --- The first matcher (highest priority) for a request: method, normalized path, Host header
--- (with its port, if any), the local port, and a function returning the request headers
--- (called only when a route has header conditions). Returns the matcher, the part of the path
--- it matched, and the regex captures (nil for a prefix or no path).
-function router:select(method, path, host_header, local_port, get_headers)
+-- (with its port, if any), the local port, a function returning the request headers
+-- (called only when a route has header conditions), the request's scheme and the TLS server
+-- name the client sent (nil without one). Returns the matcher, the part of the path it matched,
+-- and the regex captures (nil for a prefix or no path).
+function router:select(method, path, host_header, local_port, get_headers, scheme, sni)
   local host, host_port = nil, nil
   if host_header then
     host, host_port = split_host_port(host_header)
@@ -380,6 +428,7 @@ function router:select(method, path, host_header, local_port, get_headers)
     local m = matchers[i]
     if (not m.methods or m.methods[method])
       and (not (m.exact_hosts or m.wildcard_hosts) or (host and host_matches(m, host, port)))
+      and (not m.snis or scheme ~= "https" or (sni and sni_matches(m.snis, sni)))
     then
       local ok = true
       if m.headers then

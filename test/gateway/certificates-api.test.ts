@@ -1,0 +1,249 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import anyTest, { type TestFn } from 'ava';
+import { request, type JsonResponse } from '../helpers/backend.ts';
+import { startTestGateway, writeConfig, type TestGateway } from '../helpers/gateway.ts';
+import { makeCertificate, type PemPair } from '../helpers/tls-certificates.ts';
+
+// certificates, snis and ca_certificates on the Admin API, transcribed from Kong 3.9.3's
+// spec/02-integration/04-admin_api/06-certificates_routes_spec.lua and 16-ca_certificates_routes_spec.lua
+// (file:line in each test's name). The PEMs are made by openssl for the test, in the roles of
+// spec/fixtures/ssl.lua's: an RSA pair, another RSA pair, an ECDSA pair.
+type AdminCall = (path: string, init?: RequestInit & { json?: unknown }) => Promise<JsonResponse>;
+interface Fixtures {
+  rsa: PemPair;
+  rsaOther: PemPair;
+  ecdsa: PemPair;
+  ca: PemPair;
+}
+const test = anyTest as TestFn<{ gateway: TestGateway; admin: AdminCall; pem: Fixtures }>;
+const SPEC = '06-certificates_routes_spec.lua';
+const CA_SPEC = '16-ca_certificates_routes_spec.lua';
+
+let counter = 0;
+const name = () => `sni-${String(++counter).padStart(3, '0')}.test`;
+
+test.before(async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'certificates-api-'));
+  t.context.pem = {
+    rsa: makeCertificate({ name: 'ssl-example.com' }),
+    rsaOther: makeCertificate({ name: 'ssl-alt.com' }),
+    ecdsa: makeCertificate({ name: 'ssl-example.com', type: 'ecdsa' }),
+    ca: makeCertificate({ name: 'Test CA', ca: true }),
+  };
+  const gateway = await startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir });
+  t.context.gateway = gateway;
+  t.context.admin = (path, init = {}) => request(`${gateway.adminUrl}${path}`, init);
+});
+test.after.always(async (t) => {
+  await t.context.gateway?.dispose();
+  if (t.context.gateway) rmSync(t.context.gateway.dir, { recursive: true, force: true });
+});
+
+/** The spec's add_certificate: an RSA certificate with two new SNIs. */
+async function addCertificate(t: { context: { admin: AdminCall; pem: Fixtures } }, alt = false): Promise<{ id: string; names: string[] }> {
+  const { admin, pem } = t.context;
+  const names = [name(), name()];
+  const body = { ...pem.rsa, ...(alt ? { cert_alt: pem.ecdsa.cert, key_alt: pem.ecdsa.key } : {}), snis: names };
+  const res = await admin('/certificates', { method: 'POST', json: body });
+  if (res.status !== 201) throw new Error(`add certificate: ${res.status} ${JSON.stringify(res.body)}`);
+  return { id: res.body.id, names };
+}
+
+test(`POST /certificates answers the certificate with its snis, sorted (${SPEC}:231)`, async (t) => {
+  const { admin, pem } = t.context;
+  const [n1, n2] = [name(), name()];
+  const res = await admin('/certificates', { method: 'POST', json: { ...pem.rsa, snis: [n2, n1] } });
+  t.is(res.status, 201);
+  t.is(res.body.cert, pem.rsa.cert);
+  t.is(res.body.key, pem.rsa.key);
+  t.is(res.body.cert_alt, null);
+  t.is(res.body.key_alt, null);
+  t.deepEqual(res.body.snis, [n1, n2]);
+  const sni = await admin(`/snis/${n1}`);
+  t.is(sni.body.certificate.id, res.body.id);
+});
+
+test(`POST /certificates without snis answers "snis":[] (${SPEC}:267)`, async (t) => {
+  const res = await request(`${t.context.gateway.adminUrl}/certificates`, { method: 'POST', json: t.context.pem.rsa });
+  t.is(res.status, 201);
+  t.deepEqual(res.body.snis, []);
+});
+
+test(`POST /certificates with a name twice is refused, nothing stored (${SPEC}:156)`, async (t) => {
+  const { admin, pem } = t.context;
+  const [n1, n2] = [name(), name()];
+  const res = await admin('/certificates', { method: 'POST', json: { ...pem.rsa, snis: [n1, n2, n1] } });
+  t.is(res.status, 400);
+  t.is(res.body.message, `schema violation (snis: ${n1} is duplicated)`);
+  t.is((await admin(`/snis/${n2}`)).status, 404);
+});
+
+test(`POST /certificates with another certificate's SNI is refused (${SPEC}:181)`, async (t) => {
+  const { admin, pem } = t.context;
+  const first = await addCertificate(t);
+  const n2 = name();
+  const res = await admin('/certificates', { method: 'POST', json: { ...pem.rsa, snis: [first.names[0], n2] } });
+  t.is(res.status, 400);
+  t.is(res.body.message, `schema violation (snis: ${first.names[0]} already associated with existing certificate '${first.id}')`);
+  t.is((await admin(`/snis/${n2}`)).status, 404);
+});
+
+test(`GET /certificates/{id or sni} answers it with its snis; 404 for an unknown one (${SPEC}:292-362)`, async (t) => {
+  const { admin } = t.context;
+  const { id, names } = await addCertificate(t, true);
+  const byId = await admin(`/certificates/${id}`);
+  t.is(byId.status, 200);
+  t.deepEqual(byId.body.snis, names);
+  t.is(typeof byId.body.cert_alt, 'string');
+  t.is(typeof byId.body.key_alt, 'string');
+  t.deepEqual((await admin(`/certificates/${names[1]}`)).body, byId.body);
+  t.is((await admin(`/certificates/${randomUUID()}`)).status, 404);
+  const unknown = await admin('/certificates/doesntexist.test');
+  t.is(unknown.status, 404);
+  t.deepEqual(unknown.body, { message: 'SNI not found' });
+});
+
+test(`PUT /certificates/{sni} creates it with the URL's name among its snis (${SPEC}:389, :413)`, async (t) => {
+  const { admin, pem } = t.context;
+  const [n1, n2] = [name(), name()];
+  const res = await admin(`/certificates/${n1}`, { method: 'PUT', json: { ...pem.rsa, snis: [n2] } });
+  t.is(res.status, 200);
+  t.deepEqual(res.body.snis, [n1, n2]);
+  const [n3, n4] = [name(), name()];
+  const twice = await admin(`/certificates/${n3}`, { method: 'PUT', json: { ...pem.rsa, snis: [n3, n4] } });
+  t.deepEqual(twice.body.snis, [n3, n4]);
+});
+
+test(`PUT /certificates/{id} checks the fields and the alternative pair (${SPEC}:483, :501)`, async (t) => {
+  const { admin, pem } = t.context;
+  const missing = await admin(`/certificates/${randomUUID()}`, { method: 'PUT', json: {} });
+  t.is(missing.status, 400);
+  t.deepEqual(missing.body, {
+    code: 2,
+    name: 'schema violation',
+    message: '2 schema violations (cert: required field missing; key: required field missing)',
+    fields: { cert: 'required field missing', key: 'required field missing' },
+  });
+  const half = await admin(`/certificates/${randomUUID()}`, { method: 'PUT', json: { ...pem.rsa, cert_alt: pem.ecdsa.cert } });
+  t.is(half.status, 400);
+  t.deepEqual(half.body.fields, { '@entity': ["all or none of these fields must be set: 'cert_alt', 'key_alt'"] });
+});
+
+test(`a key that is not the certificate's is refused, the alternative one too (${SPEC}:523, :542)`, async (t) => {
+  const { admin, pem } = t.context;
+  const res = await admin('/certificates', { method: 'POST', json: { cert: pem.rsa.cert, key: pem.rsaOther.key } });
+  t.is(res.status, 400);
+  t.is(res.body.message, 'schema violation (certificate does not match key)');
+  t.deepEqual(res.body.fields, { '@entity': ['certificate does not match key'] });
+  const alt = await admin('/certificates', {
+    method: 'POST',
+    json: { ...pem.rsa, cert_alt: pem.ecdsa.cert, key_alt: makeCertificate({ name: 'x', type: 'ecdsa' }).key },
+  });
+  t.is(alt.body.message, 'schema violation (alternative certificate does not match key)');
+  // The message never carries the key.
+  t.false(JSON.stringify(res.body).includes('PRIVATE KEY'));
+});
+
+test(`the alternative certificate must be of the other key type (${SPEC}:563)`, async (t) => {
+  const { admin, pem } = t.context;
+  const res = await admin('/certificates', { method: 'POST', json: { ...pem.rsa, cert_alt: pem.rsaOther.cert, key_alt: pem.rsaOther.key } });
+  t.is(res.status, 400);
+  t.is(
+    res.body.message,
+    'schema violation (certificate and alternative certificate need to have different type (e.g. RSA and ECDSA), the provided certificates were both of the same type)',
+  );
+});
+
+test('a PEM that is not a certificate or a key is refused naming the field, without the key (typedefs.lua:224-241)', async (t) => {
+  const { admin, pem } = t.context;
+  const res = await admin('/certificates', { method: 'POST', json: { cert: 'not a certificate', key: `${pem.rsa.key.slice(0, 200)}` } });
+  t.is(res.status, 400);
+  t.regex(res.body.fields.cert, /^invalid certificate: /);
+  t.regex(res.body.fields.key, /^invalid key: /);
+  t.false(res.body.fields.key.includes(pem.rsa.key.slice(40, 80)));
+});
+
+test(`PATCH without snis keeps them; with snis replaces them; null removes them (${SPEC}:815, :871, :959)`, async (t) => {
+  const { admin, pem } = t.context;
+  const { id, names } = await addCertificate(t);
+  const kept = await admin(`/certificates/${id}`, { method: 'PATCH', json: { cert: pem.rsa.cert, key: pem.rsa.key } });
+  t.is(kept.status, 200);
+  t.deepEqual(kept.body.snis, names);
+  const n3 = name();
+  const replaced = await admin(`/certificates/${id}`, { method: 'PATCH', json: { snis: [names[0], n3] } });
+  t.deepEqual(replaced.body.snis, [names[0], n3]);
+  t.is((await admin(`/snis/${names[1]}`)).status, 404);
+  const cleared = await admin(`/certificates/${id}`, { method: 'PATCH', json: { snis: null } });
+  t.is(cleared.status, 200);
+  t.deepEqual(cleared.body.snis, []);
+});
+
+test(`PATCH with another certificate's SNI is refused naming it (${SPEC}:932)`, async (t) => {
+  const { admin } = t.context;
+  const first = await addCertificate(t);
+  const second = await addCertificate(t);
+  const res = await admin(`/certificates/${first.id}`, { method: 'PATCH', json: { snis: second.names } });
+  t.is(res.status, 400);
+  t.is(res.body.message, `schema violation (snis: ${second.names[0]} already associated with existing certificate '${second.id}')`);
+});
+
+test(`DELETE /certificates/{sni} deletes it and its snis (${SPEC}:993)`, async (t) => {
+  const { admin } = t.context;
+  const { id, names } = await addCertificate(t);
+  t.is((await admin(`/certificates/${names[0]}`, { method: 'DELETE' })).status, 204);
+  t.is((await admin(`/certificates/${id}`)).status, 404);
+  t.is((await admin(`/snis/${names[1]}`)).status, 404);
+});
+
+test(`/certificates/{id}/snis lists and creates its SNIs; a name taken is 409 (${SPEC}:1072, :1089)`, async (t) => {
+  const { admin } = t.context;
+  const { id, names } = await addCertificate(t);
+  const n3 = name();
+  const created = await admin(`/certificates/${id}/snis`, { method: 'POST', json: { name: n3 } });
+  t.is(created.status, 201);
+  t.is(created.body.certificate.id, id);
+  const taken = await admin(`/certificates/${id}/snis`, { method: 'POST', json: { name: names[0] } });
+  t.is(taken.status, 409);
+  t.is(taken.body.message, `UNIQUE violation detected on '{name="${names[0]}"}'`);
+  const list = await admin(`/certificates/${id}/snis`);
+  t.deepEqual(list.body.data.map((sni: { name: string }) => sni.name).sort(), [...names, n3].sort());
+});
+
+test(`SNI names take one wildcard, leftmost or rightmost, never an IP or a port (${SPEC}:1113-1165)`, async (t) => {
+  const { admin } = t.context;
+  const { id } = await addCertificate(t);
+  for (const wildcard of ['*.wildcard.test', 'wildcard.*']) {
+    const res = await admin('/snis', { method: 'POST', json: { name: wildcard, certificate: { id } } });
+    t.is(res.status, 201, wildcard);
+  }
+  t.is((await admin('/snis/*.wildcard.test')).body.name, '*.wildcard.test');
+  const invalid: Array<[string, string]> = [
+    ['foo.*.test', 'wildcard must be leftmost or rightmost character'],
+    ['*.foo.*', 'only one wildcard must be specified'],
+    ['127.0.0.1', 'must not be an IP'],
+    ['example.test:80', 'must not have a port'],
+  ];
+  for (const [sni, message] of invalid) {
+    const res = await admin('/snis', { method: 'POST', json: { name: sni, certificate: { id } } });
+    t.is(res.status, 400, sni);
+    t.is(res.body.fields.name, message, sni);
+  }
+});
+
+test(`ca_certificates: a CA, one at a time, with its SHA-256 digest; a server certificate is refused (${CA_SPEC})`, async (t) => {
+  const { admin, pem } = t.context;
+  const res = await admin('/ca_certificates', { method: 'POST', json: { cert: pem.ca.cert } });
+  t.is(res.status, 201);
+  t.regex(res.body.cert_digest, /^[0-9a-f]{64}$/);
+  const again = await admin('/ca_certificates', { method: 'POST', json: { cert: pem.ca.cert } });
+  t.is(again.status, 409);
+  const server = await admin('/ca_certificates', { method: 'POST', json: { cert: pem.rsa.cert } });
+  t.is(server.status, 400);
+  t.is(server.body.message, 'schema violation (certificate does not appear to be a CA because it is missing the "CA" basic constraint)');
+  const two = await admin('/ca_certificates', { method: 'POST', json: { cert: `${pem.ca.cert}${pem.ca.cert}` } });
+  t.is(two.body.message, 'schema violation (please submit only one certificate at a time)');
+  t.is((await admin(`/ca_certificates/${res.body.id}`, { method: 'DELETE' })).status, 204);
+});
