@@ -55,7 +55,7 @@ const customPlugins = readdirSync(PLUGINS_DIR).filter((name) => existsSync(join(
 
 test('the stack has every service the deployment needs, on Kong 3.9.3 OSS', (t) => {
   t.deepEqual(Object.keys(services).sort(), [
-    'alertmanager', 'backend', 'deck-sync', 'grafana', 'kong', 'kong-certs', 'kong-cp', 'kong-lb', 'kong-migrations', 'plan-limits', 'postgres',
+    'alertmanager', 'backend', 'deck-sync', 'grafana', 'kong', 'kong-certs', 'kong-cp', 'kong-lb', 'kong-migrations', 'plan-limits', 'portal', 'postgres',
     'prometheus', 'redis',
   ]);
   for (const name of ['kong', 'kong-cp', 'kong-certs', 'kong-migrations']) t.is(services[name]!.image, 'kong:3.9.3', name);
