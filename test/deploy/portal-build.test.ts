@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
 import { parse } from 'yaml';
-import { runCliInProcess } from '../helpers/cli.ts';
 import { PortalBrowser, shownKey } from '../helpers/portal.ts';
 import { REPO_ROOT, spawnNode } from '../helpers/process.ts';
 import { startStack } from '../helpers/stack.ts';
@@ -41,6 +40,7 @@ test('the image builds with the npm script, pins Node 24 and starts plain node a
   t.notRegex(dockerfile, /^(ENV|ARG) .*PORTAL_COOKIE_SECRET/m, 'the cookie secret is never baked into the image');
   t.notRegex(lastStage, /tsx/);
   t.deepEqual(JSON.parse(/^CMD (\[.*\])$/m.exec(lastStage)![1]!), ['node', 'portal/server/main.mjs']);
+  t.regex(dockerfile, /^#\s+docker compose exec portal node portal\/server\/consumers\.mjs invite \S+$/m, 'the invitation command it documents');
 });
 
 test("compose runs it where deck-sync's route points, on kong-cp's Admin API as plan-limits does, with its data on a volume", (t) => {
@@ -94,10 +94,17 @@ test('the bundle `npm run build:portal` makes, laid out as in the image, serves 
   t.is(await css.text(), readFileSync(join(REPO_ROOT, 'portal/src/assets/portal.css'), 'utf8'));
   t.is((await fetch(`${url}/portal/assets/copy.js`)).status, 200);
 
-  // an invitation from the CLI into the same store, then the dashboard reads the plan catalogue
-  const invite = await runCliInProcess(['invite', 'built@example.com', '--json'], { PORTAL_DATA_DIR: data });
-  t.is(invite.code, 0, invite.stderr);
-  const token = new URL((JSON.parse(invite.stdout) as { link: string }).link).searchParams.get('invite')!;
+  // an invitation from the bundled CLI, as `docker compose exec portal node portal/server/consumers.mjs
+  // invite …` prints it into the same store; then the dashboard reads the plan catalogue
+  const cli = spawnNode([join(app, 'portal/server/consumers.mjs'), 'invite', 'built@example.com', '--json'], {
+    NODE_OPTIONS: '',
+    PORTAL_DATA_DIR: data,
+    PORTAL_PUBLIC_URL: 'https://api.animal.store',
+  });
+  t.is((await cli.exited).code, 0, cli.output());
+  const { link } = JSON.parse(cli.output()) as { link: string };
+  t.regex(link, /^https:\/\/api\.animal\.store\/portal\/signup\?invite=/);
+  const token = new URL(link).searchParams.get('invite')!;
   await b.get(`/portal/signup?invite=${token}`);
   const created = await b.post('/portal/signup', { invite: token, email: 'built@example.com', name: 'Built', password: PASSWORD });
   t.is(created.status, 201);
