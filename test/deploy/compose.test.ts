@@ -54,7 +54,7 @@ const customPlugins = readdirSync(PLUGINS_DIR).filter((name) => existsSync(join(
 test('the stack has every service the deployment needs, on Kong 3.9.3 OSS', (t) => {
   t.deepEqual(Object.keys(services).sort(), [
     'alertmanager', 'backend', 'deck-sync', 'grafana', 'kong', 'kong-certs', 'kong-cp', 'kong-lb', 'kong-lb-certs', 'kong-migrations', 'plan-limits',
-    'postgres', 'prometheus', 'redis',
+    'portal', 'postgres', 'prometheus', 'redis',
   ]);
   for (const name of ['kong', 'kong-cp', 'kong-certs', 'kong-lb-certs', 'kong-migrations']) t.is(services[name]!.image, 'kong:3.9.3', name);
   // The version `npm run deck` builds and the decK tests run (scripts/tools/deck-build.ts).
