@@ -12,9 +12,9 @@ import { wrk, type WrkResult } from './wrk.ts';
  * Removing a plugin must not change the path the request takes:
  * - without the edge plugin, the request carries key-auth's header (the key's digest, what the
  *   edge plugin would have put there) instead of Authorization;
- * - without key-auth there is no consumer, so kong.yml's global rate-limiting (60 a minute) would
+ * - without key-auth there is no consumer, so kong.yml's fallback rate-limiting (60 a minute) would
  *   answer 429: it gets the bench plan's limits instead for that measurement;
- * - without rate-limiting, the global instance and the consumer's plan are both off.
+ * - without rate-limiting, the services' instances and the consumer's plan are both off.
  */
 interface BreakdownRow {
   piece: string;
@@ -71,10 +71,12 @@ const round1 = (n: number) => Math.round(n * 10) / 10;
 export async function measureBreakdown(options: BreakdownOptions): Promise<BreakdownResult> {
   const { admin, url, bearer, apikey, planPluginId, nginxPid, durationSeconds, rounds } = options;
   const page = (await adminRequest('GET', `${admin}/plugins?size=1000`)) as { data: Plugin[] };
-  const global = (name: string) => {
-    const plugin = page.data.find((p) => p.name === name && !p.route && !p.service && !p.consumer);
-    if (!plugin) throw new Error(`kong.yml has no global ${name} plugin`);
-    return plugin;
+  // kong.yml's plugins are on our services (a list per service) and prometheus is the platform
+  // file's global one: a piece is every instance of a plugin that is not a consumer's
+  const instances = (name: string) => {
+    const found = page.data.filter((p) => p.name === name && !p.consumer);
+    if (found.length === 0) throw new Error(`the bench's gateway runs no ${name} plugin`);
+    return found;
   };
   const setEnabled = (id: string, enabled: boolean) => adminRequest('PATCH', `${admin}/plugins/${id}`, { enabled });
   const disabling = (name: string, headers = bearer, ...more: string[]): Variant => ({
@@ -82,13 +84,13 @@ export async function measureBreakdown(options: BreakdownOptions): Promise<Break
     without: name,
     headers,
     apply: async () => {
-      for (const id of [global(name).id, ...more]) await setEnabled(id, false);
+      for (const id of [...instances(name).map((p) => p.id), ...more]) await setEnabled(id, false);
     },
     restore: async () => {
-      for (const id of [global(name).id, ...more]) await setEnabled(id, true);
+      for (const id of [...instances(name).map((p) => p.id), ...more]) await setEnabled(id, true);
     },
   });
-  const globalLimits = global('rate-limiting');
+  const fallbackLimits = instances('rate-limiting');
   const variants: Variant[] = [
     { name: 'full chain', headers: bearer, apply: async () => undefined, restore: async () => undefined },
     disabling('animal-store-edge', apikey),
@@ -97,12 +99,12 @@ export async function measureBreakdown(options: BreakdownOptions): Promise<Break
     {
       ...disabling('key-auth'),
       apply: async () => {
-        await setEnabled(global('key-auth').id, false);
-        await adminRequest('PATCH', `${admin}/plugins/${globalLimits.id}`, { config: { ...globalLimits.config, minute: 1e9, day: 1e10 } });
+        for (const p of instances('key-auth')) await setEnabled(p.id, false);
+        for (const p of fallbackLimits) await adminRequest('PATCH', `${admin}/plugins/${p.id}`, { config: { ...p.config, minute: 1e9, day: 1e10 } });
       },
       restore: async () => {
-        await adminRequest('PATCH', `${admin}/plugins/${globalLimits.id}`, { config: globalLimits.config });
-        await setEnabled(global('key-auth').id, true);
+        for (const p of fallbackLimits) await adminRequest('PATCH', `${admin}/plugins/${p.id}`, { config: p.config });
+        for (const p of instances('key-auth')) await setEnabled(p.id, true);
       },
     },
     disabling('rate-limiting', bearer, planPluginId),

@@ -70,7 +70,9 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
     const [, backendUrl] = await backend.waitFor(/listening on (\S+)/);
 
     progress('starting the gateways');
-    const full = await startGatewayProcess(dir, 'full', join(process.cwd(), 'gateway/kong.yml'), backendUrl!);
+    // as `npm start` runs it: the platform's file (prometheus, global) and ours
+    const fullConfig = ['gateway/platform/kong.yml', 'gateway/kong.yml'].map((file) => join(process.cwd(), file)).join(',');
+    const full = await startGatewayProcess(dir, 'full', fullConfig, backendUrl!);
     processes.push(full.proc);
     const bareConfig = join(dir, 'no-plugins.yml');
     writeFileSync(bareConfig, NO_PLUGINS(backendUrl!));
