@@ -12,8 +12,9 @@ import { wrk, type WrkResult } from './wrk.ts';
  * Removing a plugin must not change the path the request takes:
  * - without the edge plugin, the request carries key-auth's header (the key's digest, what the
  *   edge plugin would have put there) instead of Authorization;
- * - without key-auth there is no consumer, so kong.yml's fallback rate-limiting (60 a minute) would
- *   answer 429: it gets the bench plan's limits instead for that measurement;
+ * - without key-auth there is no consumer: animal-store-access, which would refuse that, goes
+ *   too, and kong.yml's fallback rate-limiting (60 a minute), which would answer 429, gets the
+ *   bench plan's limits for that measurement;
  * - without rate-limiting, the services' instances and the consumer's plan are both off.
  */
 interface BreakdownRow {
@@ -97,14 +98,17 @@ export async function measureBreakdown(options: BreakdownOptions): Promise<Break
     disabling('animal-store-body-limit'),
     disabling('prometheus'),
     {
+      // animal-store-access refuses a request without a consumer: it goes with key-auth
       ...disabling('key-auth'),
+      name: 'without key-auth and animal-store-access',
+      without: 'key-auth + animal-store-access',
       apply: async () => {
-        for (const p of instances('key-auth')) await setEnabled(p.id, false);
+        for (const p of [...instances('key-auth'), ...instances('animal-store-access')]) await setEnabled(p.id, false);
         for (const p of fallbackLimits) await adminRequest('PATCH', `${admin}/plugins/${p.id}`, { config: { ...p.config, minute: 1e9, day: 1e10 } });
       },
       restore: async () => {
         for (const p of fallbackLimits) await adminRequest('PATCH', `${admin}/plugins/${p.id}`, { config: p.config });
-        for (const p of instances('key-auth')) await setEnabled(p.id, true);
+        for (const p of [...instances('key-auth'), ...instances('animal-store-access')]) await setEnabled(p.id, true);
       },
     },
     disabling('rate-limiting', bearer, planPluginId),
