@@ -12,9 +12,10 @@ import { wrk, type WrkResult } from './wrk.ts';
  * Removing a plugin must not change the path the request takes:
  * - without the edge plugin, the request carries key-auth's header (the key's digest, what the
  *   edge plugin would have put there) instead of Authorization;
- * - without key-auth there is no consumer, so kong.yml's global rate-limiting (60 a minute) would
- *   answer 429: it gets the bench plan's limits instead for that measurement;
- * - without rate-limiting, the global instance and the consumer's plan are both off.
+ * - without key-auth there is no consumer: animal-store-access, which would refuse that, goes
+ *   too, and kong.yml's fallback rate-limiting (60 a minute), which would answer 429, gets the
+ *   bench plan's limits for that measurement;
+ * - without rate-limiting, the services' instances and the consumer's plan are both off.
  */
 interface BreakdownRow {
   piece: string;
@@ -75,10 +76,12 @@ const round1 = (n: number) => Math.round(n * 10) / 10;
 export async function measureBreakdown(options: BreakdownOptions): Promise<BreakdownResult> {
   const { admin, url, bearer, scopedBearer, apikey, planPluginId, nginxPid, durationSeconds, rounds } = options;
   const page = (await adminRequest('GET', `${admin}/plugins?size=1000`)) as { data: Plugin[] };
-  const global = (name: string) => {
-    const plugin = page.data.find((p) => p.name === name && !p.route && !p.service && !p.consumer);
-    if (!plugin) throw new Error(`kong.yml has no global ${name} plugin`);
-    return plugin;
+  // kong.yml's plugins are on our services (a list per service) and prometheus is the platform
+  // file's global one: a piece is every instance of a plugin that is not a consumer's
+  const instances = (name: string) => {
+    const found = page.data.filter((p) => p.name === name && !p.consumer);
+    if (found.length === 0) throw new Error(`the bench's gateway runs no ${name} plugin`);
+    return found;
   };
   const setEnabled = (id: string, enabled: boolean) => adminRequest('PATCH', `${admin}/plugins/${id}`, { enabled });
   const disabling = (name: string, headers = bearer, ...more: string[]): Variant => ({
@@ -86,27 +89,30 @@ export async function measureBreakdown(options: BreakdownOptions): Promise<Break
     without: name,
     headers,
     apply: async () => {
-      for (const id of [global(name).id, ...more]) await setEnabled(id, false);
+      for (const id of [...instances(name).map((p) => p.id), ...more]) await setEnabled(id, false);
     },
     restore: async () => {
-      for (const id of [global(name).id, ...more]) await setEnabled(id, true);
+      for (const id of [...instances(name).map((p) => p.id), ...more]) await setEnabled(id, true);
     },
   });
-  const globalLimits = global('rate-limiting');
+  const fallbackLimits = instances('rate-limiting');
   const variants: Variant[] = [
     { name: 'full chain', headers: bearer, apply: async () => undefined, restore: async () => undefined },
     disabling('animal-store-edge', apikey),
     disabling('animal-store-body-limit'),
     disabling('prometheus'),
     {
+      // animal-store-access refuses a request without a consumer: it goes with key-auth
       ...disabling('key-auth'),
+      name: 'without key-auth and animal-store-access',
+      without: 'key-auth + animal-store-access',
       apply: async () => {
-        await setEnabled(global('key-auth').id, false);
-        await adminRequest('PATCH', `${admin}/plugins/${globalLimits.id}`, { config: { ...globalLimits.config, minute: 1e9, day: 1e10 } });
+        for (const p of [...instances('key-auth'), ...instances('animal-store-access')]) await setEnabled(p.id, false);
+        for (const p of fallbackLimits) await adminRequest('PATCH', `${admin}/plugins/${p.id}`, { config: { ...p.config, minute: 1e9, day: 1e10 } });
       },
       restore: async () => {
-        await adminRequest('PATCH', `${admin}/plugins/${globalLimits.id}`, { config: globalLimits.config });
-        await setEnabled(global('key-auth').id, true);
+        for (const p of fallbackLimits) await adminRequest('PATCH', `${admin}/plugins/${p.id}`, { config: p.config });
+        for (const p of [...instances('key-auth'), ...instances('animal-store-access')]) await setEnabled(p.id, true);
       },
     },
     disabling('rate-limiting', bearer, planPluginId),

@@ -69,3 +69,23 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
 export function ratio(a: number, b: number): number {
   return b === 0 ? 0 : Math.round((a / b) * 100) / 100;
 }
+
+/** The median of some values and their spread (least and greatest), as a bench reports a figure measured round by round. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+export function spread(values: number[]): Spread {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  const median = sorted.length % 2 === 1 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  const round2 = (n: number) => Math.round(n * 100) / 100;
+  return { median: round2(median), min: round2(sorted[0]!), max: round2(sorted.at(-1)!) };
+}
+
+/** "1.42 (1.38-1.47)": the median, then the least and greatest of the rounds. */
+export function formatSpread({ median, min, max }: Spread): string {
+  return `${median.toFixed(2)} (${min.toFixed(2)}-${max.toFixed(2)})`;
+}

@@ -121,22 +121,33 @@ export async function wrk(options: WrkOptions): Promise<WrkResult> {
   return result;
 }
 
+/** The scenarios' results, merged over the rounds and round by round (`rounds[round][scenario]`). */
+interface AlternatingResult {
+  merged: WrkResult[];
+  rounds: WrkResult[][];
+}
+
 /**
  * The same loads in alternating rounds (A B C, C B A, A B C, ...): on a shared machine a burst of
- * someone else's work then falls on every scenario alike. Per scenario, req/s and CPU per request
- * over all its rounds; latencies of its median round.
+ * someone else's work then falls on every scenario alike, and a ratio of two scenarios taken
+ * within one round compares loads run seconds apart. Per scenario, req/s and CPU per request over
+ * all its rounds; latencies of its median round.
  */
-export async function wrkAlternating(scenarios: WrkOptions[], rounds: number): Promise<WrkResult[]> {
+export async function wrkAlternating(scenarios: WrkOptions[], rounds: number): Promise<AlternatingResult> {
   const perScenario: WrkResult[][] = scenarios.map(() => []);
+  const perRound: WrkResult[][] = [];
   for (let round = 0; round < rounds; round++) {
     const order = scenarios.map((_, i) => i);
     if (round % 2 === 1) order.reverse();
+    const thisRound: WrkResult[] = [];
     for (const i of order) {
       const scenario = scenarios[i]!;
-      perScenario[i]!.push(await wrk({ ...scenario, name: `${scenario.name} (round ${round + 1} of ${rounds})` }));
+      thisRound[i] = await wrk({ ...scenario, name: `${scenario.name} (round ${round + 1} of ${rounds})` });
+      perScenario[i]!.push(thisRound[i]);
     }
+    perRound.push(thisRound);
   }
-  return perScenario.map((results, i) => mergeRounds(scenarios[i]!.name, results));
+  return { merged: perScenario.map((results, i) => mergeRounds(scenarios[i]!.name, results)), rounds: perRound };
 }
 
 function mergeRounds(name: string, results: WrkResult[]): WrkResult {

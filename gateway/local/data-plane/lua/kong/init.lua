@@ -214,6 +214,17 @@ local function execute_collected_plugins(phase, ctx)
   end
 end
 
+--- Whether a plugin of the request (its plan, or the global instances without a route) has a
+-- handler for a downstream phase: the phase timings Kong records in body_filter and log are read
+-- by log handlers only (kong.log.serialize, prometheus), so without one they need not be taken.
+local function has_handlers(phase, ctx)
+  local plan = ctx.plugins
+  if plan then
+    return plan.phases[phase][1] ~= nil
+  end
+  return clustering.current().plugins:global_list(phase)[1] ~= nil
+end
+
 --- kong/init.lua execute_collecting_plugins_iterator: in order, each plugin's configuration for
 -- this route (and the consumer authenticated so far) is collected; access handlers run in a
 -- coroutine so that kong.response.exit can stop one without stopping the others' collection;
@@ -667,7 +678,14 @@ end
 function Kong.body_filter()
   local ctx = ngx.ctx
 
-  if not ctx.KONG_BODY_FILTER_START then
+  local expect = ctx.expect_set_aside
+  local logged = has_handlers("log", ctx)
+  if not logged and not expect and not ctx.response_body and not has_handlers("body_filter", ctx) then
+    ctx.KONG_PHASE = PHASE_BODY_FILTER
+    return
+  end
+
+  if logged and not ctx.KONG_BODY_FILTER_START then
     ctx.KONG_BODY_FILTER_START = get_now_ms()
     if ctx.KONG_HEADER_FILTER_START and not ctx.KONG_HEADER_FILTER_ENDED_AT then
       ctx.KONG_HEADER_FILTER_ENDED_AT = ctx.KONG_BODY_FILTER_START
@@ -677,7 +695,6 @@ function Kong.body_filter()
 
   ctx.KONG_PHASE = PHASE_BODY_FILTER
 
-  local expect = ctx.expect_set_aside
   if expect and arg[2] then
     -- kong.response.exit's (pdk/response.lua): ngx_lua has discarded the request body by now
     ctx.expect_set_aside = nil
@@ -691,7 +708,7 @@ function Kong.body_filter()
 
   execute_collected_plugins("body_filter", ctx)
 
-  if not arg[2] then
+  if not logged or not arg[2] then
     return
   end
 
@@ -709,7 +726,8 @@ end
 function Kong.log()
   local ctx = ngx.ctx
 
-  if not ctx.KONG_LOG_START then
+  local logged = has_handlers("log", ctx)
+  if logged and not ctx.KONG_LOG_START then
     ctx.KONG_LOG_START = get_now_ms()
     if ctx.KONG_REWRITE_START and not ctx.KONG_REWRITE_ENDED_AT then
       ctx.KONG_REWRITE_ENDED_AT = ctx.KONG_ACCESS_START or ctx.KONG_BALANCER_START or
@@ -739,7 +757,9 @@ function Kong.log()
 
   ctx.KONG_PHASE = PHASE_LOG
 
-  execute_collected_plugins("log", ctx)
+  if logged then
+    execute_collected_plugins("log", ctx)
+  end
   lua_mem.update()
 
   local cfgs = ctx.plugins_cfgs
