@@ -72,9 +72,9 @@ export class PortalKeys {
   }
 
   /** A new key in place of the one named `name`, same scopes and expiry; the old one keeps working for ROTATION_GRACE_SECONDS. */
-  async rotate(consumer: string, name: string): Promise<ShownKey & { previousKeys: number }> {
+  async rotate(consumer: string, name: string): Promise<ShownKey> {
     const rotated = await this.provisioning().rotateKey(consumer, { name, graceSeconds: ROTATION_GRACE_SECONDS });
-    return { key: rotated.key, fingerprint: rotated.fingerprint, name: rotated.name, previousKeys: rotated.previousKeys };
+    return { key: rotated.key, fingerprint: rotated.fingerprint, name: rotated.name };
   }
 
   /**

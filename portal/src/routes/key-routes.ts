@@ -105,7 +105,7 @@ export function keyRoutes(router: Router, services: PortalServices): void {
       const rotated = await services.keys.rotate(account.consumer!, name);
       services.audit({ account: account.id, action: 'rotate-key', fingerprint: rotated.fingerprint, ip: ctx.ip });
       const hours = ROTATION_GRACE_SECONDS / 3600;
-      const what = `A new ${rotated.name} key is ready. The ${rotated.previousKeys === 1 ? 'previous one keeps' : `${rotated.previousKeys} previous ones keep`} working for ${hours} hours.`;
+      const what = `A new ${rotated.name} key is ready. The key it replaces keeps working for ${hours} hours.`;
       sendPage(ctx, 200, keyShownPage(pageContext(ctx), rotated, what, services.apiUrl));
     });
   });
