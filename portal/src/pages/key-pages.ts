@@ -1,6 +1,6 @@
 import type { Account } from '../accounts.ts';
 import { html } from '../html.ts';
-import type { KeyOverview, ShownKey } from '../keys.ts';
+import { ROTATION_GRACE_SECONDS, type KeyOverview, type ShownKey } from '../keys.ts';
 import { SCOPES, type Catalogue, type KeySummary } from '../../../packages/provisioning/index.ts';
 import { BASE } from '../paths.ts';
 import type { AccountUsage } from '../usage.ts';
@@ -130,7 +130,7 @@ ${overview.keys.map(
 )}
 </tbody></table>
 ${overview.keys.length === 0 ? notice('You have no key: create one below.', 'info') : ''}
-<p class="hint">Rotating makes a new key of the same name, scopes and expiry, shown once; the old one keeps working for 24 hours so you can switch without downtime.
+<p class="hint">Rotating makes a new key of the same name, scopes and expiry, shown once; the old one keeps working for ${ROTATION_GRACE_SECONDS / 3600} hours so you can switch without downtime.
 Revoking stops a key at once (a leaked key, say).</p>
 ${newKeyForm(page, view.form ?? { name: '', scopes: [], expires: 'never' })}</section>
 ${plansSection(view.catalogue, overview.plan, view.supportEmail, page.signedInAs ?? account.email)}`,
