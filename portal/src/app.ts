@@ -25,7 +25,7 @@ import { ProvisioningError } from '../../packages/provisioning/index.ts';
 
 export interface PortalAppOptions {
   db: Knex;
-  config: Pick<PortalConfig, 'signUp' | 'apiUrl' | 'adminUrl' | 'statusUrls' | 'cookieSecret'>;
+  config: Pick<PortalConfig, 'signUp' | 'apiUrl' | 'adminUrl' | 'statusUrls' | 'cookieSecret' | 'supportEmail'>;
   clock?: Clock;
   audit?: AuditLog;
   logError?: (error: unknown, where: string) => void;
@@ -91,6 +91,7 @@ export function createPortalApp(options: PortalAppOptions): Koa {
     audit,
     signUp: config.signUp,
     apiUrl: config.apiUrl,
+    supportEmail: config.supportEmail,
   };
 
   const router = new Router({ prefix: BASE });

@@ -19,6 +19,17 @@ export interface PortalConfig {
   statusUrls: URL[];
   /** Signs the cookies; PORTAL_COOKIE_SECRET or, unset, a file in dataDir made once. */
   cookieSecret: string;
+  /** Where accounts ask for another plan (PORTAL_SUPPORT_EMAIL); unset: "your Animal Store contact". */
+  supportEmail?: string;
+}
+
+/** Plain enough for a mailto: link and a page: no spaces, quotes, angle brackets or query characters. */
+const EMAIL_PATTERN = /^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/;
+
+function supportEmail(value: string | undefined): Pick<PortalConfig, 'supportEmail'> {
+  if (value === undefined || value === '') return {};
+  if (!EMAIL_PATTERN.test(value)) throw new Error(`PORTAL_SUPPORT_EMAIL must be an email address, got ${JSON.stringify(value)}`);
+  return { supportEmail: value };
 }
 
 function url(value: string, name: string): string {
@@ -81,5 +92,6 @@ export function readPortalConfig(env: NodeJS.ProcessEnv = process.env): PortalCo
     adminUrl: url(env.KONG_ADMIN_URL ?? 'http://127.0.0.1:8001', 'KONG_ADMIN_URL'),
     statusUrls: statusUrl === '' ? [] : [new URL(url(statusUrl, 'KONG_STATUS_URL'))],
     cookieSecret: cookieSecret(env, dataDir),
+    ...supportEmail(env.PORTAL_SUPPORT_EMAIL),
   };
 }

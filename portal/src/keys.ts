@@ -1,7 +1,9 @@
 // The portal's one door to consumers and keys: the provisioning library the consumers CLI uses
-// (packages/provisioning), never the Admin API directly. When the library's named, scoped and
-// expiring keys land (issue 31: addKey, listKeys, rotateKey, revokeKey per key), only this file
-// changes to offer them.
+// (packages/provisioning), never the Admin API directly. An account's consumer has named keys,
+// each with scopes and an expiry (the library's addKey, rotateKey, revokeKeys by name); every
+// operation here takes the signed-in account's own consumer and a key's name within it, so no
+// form can reach another account's key. The library checks names, scopes and expiries and
+// answers a ProvisioningError (key-options, key-exists, key-not-found) the routes show as a 4xx.
 import { loadCatalogue, Provisioning, type Catalogue, type KeySummary, type Limits, type PlanName } from '../../packages/provisioning/index.ts';
 import type { AdminConnection } from '../../packages/provisioning/index.ts';
 
@@ -9,6 +11,17 @@ import type { AdminConnection } from '../../packages/provisioning/index.ts';
 export interface ShownKey {
   key: string;
   fingerprint: string;
+  /** Its name within the account (`default` for the sign-up key). */
+  name: string;
+}
+
+/** Another key for the account, as the dashboard's form gives it (checked by the library). */
+export interface NewPortalKey {
+  name: string;
+  /** None: the key may do everything. */
+  scopes: string[];
+  /** Undefined: it never expires. */
+  expiresInSeconds?: number;
 }
 
 export interface KeyOverview {
@@ -21,7 +34,7 @@ export interface KeyOverview {
 /** The plan every portal sign-up starts on; admins move consumers to others with the CLI. */
 const SIGN_UP_PLAN: PlanName = 'free';
 /** How long the previous key keeps working after a rotation: the CLI's default. */
-const ROTATION_GRACE_SECONDS = 24 * 3600;
+export const ROTATION_GRACE_SECONDS = 24 * 3600;
 
 /** The Kong consumer's username of an account: stable, unique, and telling an admin where it came from. */
 const consumerName = (accountId: string) => `portal-${accountId}`;
@@ -40,7 +53,7 @@ export class PortalKeys {
   /** The account's consumer on the free plan, linked by custom_id, with its first key. */
   async createConsumer(accountId: string): Promise<ShownKey & { consumer: string }> {
     const issued = await this.provisioning().create({ username: consumerName(accountId), plan: SIGN_UP_PLAN, customId: accountId });
-    return { consumer: issued.username, key: issued.key, fingerprint: issued.fingerprint };
+    return { consumer: issued.username, key: issued.key, fingerprint: issued.fingerprint, name: issued.name };
   }
 
   async deleteConsumer(consumer: string): Promise<void> {
@@ -52,15 +65,27 @@ export class PortalKeys {
     return { consumerId: summary.id, plan: summary.plan, limits: summary.limits, keys: summary.keys };
   }
 
-  /** A new key; the previous ones keep working for ROTATION_GRACE_SECONDS. */
-  async rotate(consumer: string): Promise<ShownKey & { previousKeys: number }> {
-    const rotated = await this.provisioning().rotateKey(consumer, { graceSeconds: ROTATION_GRACE_SECONDS });
-    return { key: rotated.key, fingerprint: rotated.fingerprint, previousKeys: rotated.previousKeys };
+  /** Another key beside the consumer's others, under a name none of them has. */
+  async add(consumer: string, key: NewPortalKey): Promise<ShownKey> {
+    const added = await this.provisioning().addKey(consumer, key);
+    return { key: added.key, fingerprint: added.fingerprint, name: added.name };
   }
 
-  /** Revokes every key of the consumer at once; resolves with how many there were. */
-  async revokeAll(consumer: string): Promise<number> {
-    return this.provisioning().revokeKeys(consumer);
+  /** A new key in place of the one named `name`, same scopes and expiry; the old one keeps working for ROTATION_GRACE_SECONDS. */
+  async rotate(consumer: string, name: string): Promise<ShownKey> {
+    const rotated = await this.provisioning().rotateKey(consumer, { name, graceSeconds: ROTATION_GRACE_SECONDS });
+    return { key: rotated.key, fingerprint: rotated.fingerprint, name: rotated.name };
+  }
+
+  /**
+   * Revokes the key named `name` at once (and its predecessor still in its grace period);
+   * resolves with how many there were and the live key's fingerprint, for the audit line.
+   */
+  async revoke(consumer: string, name: string): Promise<{ revoked: number; fingerprint: string | undefined }> {
+    const provisioning = this.provisioning();
+    const named = (await provisioning.listKeys(consumer)).filter((key) => key.name === name);
+    const fingerprint = (named.find((key) => !key.replaced) ?? named[0])?.fingerprint;
+    return { revoked: await provisioning.revokeKeys(consumer, { name }), fingerprint };
   }
 
   plans(): Catalogue {

@@ -18,6 +18,7 @@ export async function startTestPortal(options: {
   statusUrls?: URL[];
   /** A port reserved for it (a gateway routing to it started first); default any free one. */
   port?: number;
+  supportEmail?: string;
 }): Promise<TestPortal> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portal-'));
   const config: PortalConfig = {
@@ -30,6 +31,7 @@ export async function startTestPortal(options: {
     adminUrl: options.adminUrl,
     statusUrls: options.statusUrls ?? [],
     cookieSecret: 'a test secret of at least thirty-two characters',
+    ...(options.supportEmail ? { supportEmail: options.supportEmail } : {}),
   };
   const audit: string[] = [];
   const portal = await startPortal(config, {
@@ -89,9 +91,12 @@ export class PortalBrowser {
     return this.send(path, {});
   }
 
-  /** A form POST carrying the last page's CSRF token unless `fields` has its own `_csrf` (or `csrf: false`). */
-  post(path: string, fields: Record<string, string>, { csrf = true } = {}): Promise<PageResponse> {
-    const body = new URLSearchParams({ ...(csrf ? { _csrf: this.csrf } : {}), ...fields });
+  /** A form POST with the last page's CSRF token unless `fields` has its own `_csrf` (or `csrf: false`); an array: a repeated field. */
+  post(path: string, fields: Record<string, string | string[]>, { csrf = true } = {}): Promise<PageResponse> {
+    const body = new URLSearchParams();
+    for (const [name, value] of Object.entries({ ...(csrf ? { _csrf: this.csrf } : {}), ...fields })) {
+      for (const item of Array.isArray(value) ? value : [value]) body.append(name, item);
+    }
     return this.send(path, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
   }
 }

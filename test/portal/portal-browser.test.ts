@@ -66,7 +66,7 @@ async function accessibilityProblems(page: Page): Promise<string[]> {
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(', ')}`);
 }
 
-test('sign up, copy the key, call the API with it, see it in the usage, rotate, revoke: every page accessible, no CSP violation', async (t) => {
+test('sign up, copy the key, call the API with it, see it in the usage, rotate, revoke, create a named key: every page accessible, no CSP violation', async (t) => {
   const origin = stack.gateway.proxyUrl;
   const context = await browser.createBrowserContext();
   await context.overridePermissions(origin, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
@@ -120,9 +120,21 @@ test('sign up, copy the key, call the API with it, see it in the usage, rotate, 
   t.is((await stack.call('/v1/pets', { key: rotated })).status, 401, 'revoked: 401');
   t.is((await stack.call('/v1/pets', { key: shown })).status, 401);
 
+  // another key from the dashboard's form: named, read-only on pets, 30 days
+  await page.type('#key-name', 'ci');
+  await page.click('input[name=scope][value="pets:read"]');
+  await page.select('#key-expires', '30');
+  await Promise.all([page.waitForNavigation(), page.click('form[action="/portal/keys"] button[type=submit]')]);
+  const named = await page.$eval('#api-key', (input) => (input as HTMLInputElement).value);
+  await check('6-key-created');
+  t.is((await stack.call('/v1/pets', { key: named })).status, 200);
+  t.is((await stack.call('/v1/pets', { key: named, method: 'POST', json: { name: 'Rex' } })).status, 403, 'pets:read only');
+  await page.goto(`${origin}/portal/`);
+  t.regex(await page.$eval('section[aria-labelledby=keys-h] tbody', (body) => body.textContent ?? ''), /ci[0-9a-f]{8}pets:read/);
+
   await Promise.all([page.waitForNavigation(), page.click('nav form button')]);
   t.is(new URL(page.url()).pathname, '/portal/signin');
-  await check('6-sign-in');
+  await check('7-sign-in');
   t.deepEqual(cspViolations, []);
   await context.close();
 });

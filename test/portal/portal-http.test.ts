@@ -23,7 +23,7 @@ const browser = (portal: TestPortal) => new PortalBrowser(portal.url, `198.51.10
 test.before(async () => {
   stack = await startStack();
   const common = { adminUrl: stack.gateway.adminUrl, apiUrl: `${stack.gateway.proxyUrl}/v1`, clock: stack.clock.now };
-  open = await startTestPortal({ ...common, signUp: 'open' });
+  open = await startTestPortal({ ...common, signUp: 'open', supportEmail: 'plans@animal.store' });
   invited = await startTestPortal({ ...common, signUp: 'invite', clock: inviteClock.now });
 });
 
@@ -202,11 +202,11 @@ test.serial('in invite mode sign-up needs an invitation, and its link works once
   t.regex(bad.stderr, /It must be an email address/);
 });
 
-test('rotating shows a new key once; the old one keeps working for the grace period', async (t) => {
+test('rotating one key by name shows a new key once; the old one keeps working, listed as replaced', async (t) => {
   const b = browser(open);
   const first = shownKey(await signUp(b, 'rotate@example.com'))!;
   await b.get('/portal/');
-  const rotated = await b.post('/portal/keys/rotate', {});
+  const rotated = await b.post('/portal/keys/rotate', { name: 'default' });
   t.is(rotated.status, 200);
   const second = shownKey(rotated)!;
   t.truthy(second);
@@ -214,8 +214,85 @@ test('rotating shows a new key once; the old one keeps working for the grace per
   t.is((await stack.call('/v1/pets', { key: second })).status, 200);
   t.is((await stack.call('/v1/pets', { key: first })).status, 200);
   const dashboard = await b.get('/portal/');
-  t.is([...dashboard.text.matchAll(/<tr><td><code>[0-9a-f]{8}<\/code>/g)].length, 2, 'both keys listed');
-  t.regex(dashboard.text, /in 1440 min/);
+  t.is([...dashboard.text.matchAll(/<tr><td>default<\/td><td><code>[0-9a-f]{8}<\/code>/g)].length, 2, 'both keys listed by name');
+  t.regex(dashboard.text, /replaced, works until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in 2[34] h\)/);
+  t.true(open.audit.some((line) => line.includes('"action":"rotate-key"')));
+});
+
+test('another named key: chosen scopes and expiry, shown once, listed; rotated and revoked alone', async (t) => {
+  const b = browser(open);
+  const first = shownKey(await signUp(b, 'named@example.com'))!;
+  await b.get('/portal/');
+  const created = await b.post('/portal/keys', { name: 'ci', scope: ['pets:read', 'orders:read'], expires: '30' });
+  t.is(created.status, 201);
+  t.is(created.headers.get('cache-control'), 'no-store');
+  const ci = shownKey(created)!;
+  t.truthy(ci);
+  t.is((await stack.call('/v1/pets', { key: ci })).status, 200);
+  t.is((await stack.call('/v1/pets', { key: ci, method: 'POST', json: { name: 'Rex' } })).status, 403, 'no pets:write');
+
+  const dashboard = await b.get('/portal/');
+  t.regex(dashboard.text, /<tr><td>ci<\/td><td><code>[0-9a-f]{8}<\/code><\/td><td>pets:read, orders:read<\/td><td>[^<]+<\/td><td>[^<]+ UTC \(in (29|30) days\)<\/td>/);
+  t.regex(dashboard.text, /<tr><td>default<\/td><td><code>[0-9a-f]{8}<\/code><\/td><td>all<\/td><td>[^<]+<\/td><td>never<\/td>/);
+  t.false(dashboard.text.includes(ci), 'the dashboard never shows a key');
+
+  const rotated = await b.post('/portal/keys/rotate', { name: 'ci' });
+  t.is(rotated.status, 200);
+  const ci2 = shownKey(rotated)!;
+  t.is((await stack.call('/v1/pets', { key: ci2, method: 'POST', json: { name: 'Rex' } })).status, 403, 'the new key keeps the scopes');
+
+  await b.get('/portal/');
+  const revoked = await b.post('/portal/keys/revoke', { name: 'ci' });
+  t.is(revoked.status, 303);
+  t.is(revoked.headers.get('location'), '/portal/?revoked=2&name=ci');
+  t.regex((await b.get(revoked.headers.get('location')!)).text, /2 key\(s\) revoked \(named ci\)/);
+  t.is((await stack.call('/v1/pets', { key: ci })).status, 401);
+  t.is((await stack.call('/v1/pets', { key: ci2 })).status, 401);
+  t.is((await stack.call('/v1/pets', { key: first })).status, 200, 'the other key is untouched');
+  const entry = open.audit.map((line) => JSON.parse(line)).find((e) => e.action === 'revoke-key' && e.ip === b.ip);
+  t.regex(entry.fingerprint, /^[0-9a-f]{8}$/);
+});
+
+test('a bad key form answers the dashboard with a clear message, never a 5xx, and keeps what was typed', async (t) => {
+  const b = browser(open);
+  await signUp(b, 'bad-forms@example.com');
+  await b.get('/portal/');
+  const cases: Array<[Record<string, string | string[]>, number, RegExp]> = [
+    [{ name: 'Bad Name!', expires: 'never' }, 400, /Key name &quot;Bad Name!&quot;: use 1 to 40/],
+    [{ name: '', expires: 'never' }, 400, /Key name &quot;&quot;/],
+    [{ name: 'x'.repeat(200), expires: 'never' }, 400, /Key name/],
+    [{ name: 'ok', scope: ['pets:read', 'admin:all'], expires: 'never' }, 400, /Unknown scope &quot;admin:all&quot;: use pets:read, pets:write, orders:read, orders:write/],
+    [{ name: 'ok', expires: '7' }, 400, /Choose when the key expires from the list/],
+    [{ name: 'default', expires: '90' }, 409, /You already have a key named default: choose another name, or rotate that key/],
+  ];
+  for (const [fields, status, message] of cases) {
+    const page = await b.post('/portal/keys', fields);
+    t.is(page.status, status, JSON.stringify(fields));
+    t.regex(page.text, message);
+    t.regex(page.text, /role="alert"/);
+    t.is(shownKey(page), undefined);
+  }
+  const kept = await b.post('/portal/keys', { name: '<script>x', scope: 'orders:write', expires: '90' });
+  t.regex(kept.text, /value="&lt;script&gt;x"/, 'the name typed, escaped');
+  t.regex(kept.text, /value="orders:write" checked/);
+  t.regex(kept.text, /<option value="90" selected>/);
+  t.false(kept.text.includes('<script>x'));
+  for (const path of ['/portal/keys/rotate', '/portal/keys/revoke']) {
+    const unnamed = await b.post(path, {});
+    t.is(unnamed.status, 400, path);
+    t.regex(unnamed.text, /The form named no key/);
+  }
+});
+
+test('the plan catalogue from plans.yaml, the account\'s own plan marked, and whom to ask for another', async (t) => {
+  const b = browser(open);
+  await signUp(b, 'plans@example.com');
+  const dashboard = await b.get('/portal/');
+  t.regex(dashboard.text, /<th scope="row"><strong>free<\/strong> \(yours\)<\/th><td>60<\/td><td>1000<\/td>/);
+  t.regex(dashboard.text, /<th scope="row">pro<\/th><td>300<\/td><td>10000<\/td>/);
+  t.regex(dashboard.text, /<th scope="row">business<\/th><td>1000<\/td><td>100000<\/td>/);
+  t.regex(dashboard.text, /<th scope="row">enterprise<\/th><td colspan="2">agreed with you<\/td>/);
+  t.regex(dashboard.text, /<a href="mailto:plans@animal\.store\?subject=Another%20plan[^"]*&amp;body=Account%3A%20plans%40example\.com[^"]*">plans@animal\.store<\/a>/);
 });
 
 test('signing out ends the session server-side: the old cookie opens nothing', async (t) => {
@@ -231,23 +308,34 @@ test('signing out ends the session server-side: the old cookie opens nothing', a
   t.is((await replay.get('/portal/')).status, 302);
   // and a POST without a session is not acted on
   await replay.get('/portal/signin');
-  t.is((await replay.post('/portal/keys/rotate', {})).status, 303);
+  t.is((await replay.post('/portal/keys/rotate', { name: 'default' })).status, 303);
 });
 
-test("revoking stops the account's keys at once, and only its own: no route takes another account's key or id", async (t) => {
+test("revoking one key stops it at once, and only the account's own: a forged form naming another account's key answers 404", async (t) => {
   const alice = browser(open);
   const aliceKey = shownKey(await signUp(alice, 'alice-revoke@example.com'))!;
+  await alice.get('/portal/');
+  const aliceOnly = shownKey(await alice.post('/portal/keys', { name: 'alice-only', expires: 'never' }))!;
   const bob = browser(open);
   const bobKey = shownKey(await signUp(bob, 'bob-revoke@example.com'))!;
   await bob.get('/portal/');
-  const revoked = await bob.post('/portal/keys/revoke', {});
+  const aliceConsumer = `portal-${JSON.parse(open.audit.find((l) => l.includes(alice.ip))!).account}`;
+
+  // Bob names Alice's key, and her consumer too: the name is looked up among Bob's keys alone
+  for (const path of ['/portal/keys/revoke', '/portal/keys/rotate']) {
+    const forged = await bob.post(path, { name: 'alice-only', consumer: aliceConsumer });
+    t.is(forged.status, 404, path);
+    t.regex(forged.text, /You have no key named alice-only/);
+    t.is(shownKey(forged), undefined);
+  }
+  t.is((await stack.call('/v1/pets', { key: aliceOnly })).status, 200, "Alice's keys are untouched");
+
+  const revoked = await bob.post('/portal/keys/revoke', { name: 'default', consumer: aliceConsumer });
   t.is(revoked.status, 303);
-  t.is(revoked.headers.get('location'), '/portal/?revoked=1');
-  t.regex((await bob.get('/portal/?revoked=1')).text, /1 key\(s\) revoked/);
+  t.is(revoked.headers.get('location'), '/portal/?revoked=1&name=default');
+  t.regex((await bob.get('/portal/?revoked=1&name=default')).text, /1 key\(s\) revoked \(named default\)/);
   t.is((await stack.call('/v1/pets', { key: bobKey })).status, 401);
-  t.is((await stack.call('/v1/pets', { key: aliceKey })).status, 200, "another account's key is untouched");
-  // the key routes take no id: naming Alice's consumer in the form changes nothing
-  t.is((await bob.post('/portal/keys/revoke', { consumer: `portal-${JSON.parse(open.audit.find((l) => l.includes(alice.ip))!).account}` })).status, 303);
-  t.is((await stack.call('/v1/pets', { key: aliceKey })).status, 200);
-  t.true(open.audit.some((line) => line.includes('"action":"revoke-keys"')));
+  t.is((await stack.call('/v1/pets', { key: aliceKey })).status, 200, "Alice's key of the same name is untouched");
+  t.is((await stack.call('/v1/pets', { key: aliceOnly })).status, 200);
+  t.true(open.audit.some((line) => line.includes('"action":"revoke-key"')));
 });

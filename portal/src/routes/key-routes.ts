@@ -1,9 +1,12 @@
 import type Router from '@koa/router';
 import type { Context, Next } from 'koa';
+import { formField, formFields } from '../http/form.ts';
 import { pageContext, sendPage } from '../http/state.ts';
-import { dashboardPage, keyShownPage } from '../pages/key-pages.ts';
+import { ROTATION_GRACE_SECONDS } from '../keys.ts';
+import { EXPIRY_CHOICES, dashboardPage, keyShownPage, type DashboardView, type NewKeyForm } from '../pages/key-pages.ts';
 import { BASE } from '../paths.ts';
 import type { PortalServices } from './services.ts';
+import { KEY_NAME_PATTERN, ProvisioningError } from '../../../packages/provisioning/index.ts';
 
 /** Pages for signed-in accounts only: the others go to sign-in (a POST is refused). */
 async function signedIn(ctx: Context, next: Next): Promise<void> {
@@ -15,30 +18,107 @@ async function signedIn(ctx: Context, next: Next): Promise<void> {
   ctx.redirect(`${BASE}/signin`);
 }
 
-/** The dashboard (plan, limits, usage, keys) and key rotation, for the signed-in account's own consumer only. */
+/** The library's refusals of a key form: the status the page answers with (its README's table) and what it says. */
+function refusal(error: unknown, name: string): { status: number; text: string } | undefined {
+  if (!(error instanceof ProvisioningError)) return undefined;
+  switch (error.code) {
+    case 'key-options':
+      return { status: 400, text: `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.` };
+    case 'key-exists':
+      return { status: 409, text: `You already have a key named ${name}: choose another name, or rotate that key.` };
+    case 'key-not-found':
+      return { status: 404, text: `You have no key named ${name}.` };
+    default:
+      return undefined;
+  }
+}
+
+const DAY_SECONDS = 86400;
+
+/**
+ * The dashboard (plan, limits, usage, keys, plans) and the key forms, for the signed-in account's
+ * own consumer only: a form names a key by its name, looked up among that consumer's keys alone.
+ */
 export function keyRoutes(router: Router, services: PortalServices): void {
-  router.get('/', signedIn, async (ctx) => {
+  async function sendDashboard(ctx: Context, status: number, extra: Pick<DashboardView, 'message' | 'form'> = {}) {
     const account = ctx.state.account!;
     const overview = await services.keys.overview(account.consumer!);
     const usage = await services.usage.of(account.consumer!, overview.consumerId).catch((error: Error) => ({ error: error.message }));
+    const { apiUrl, supportEmail } = services;
+    const view: DashboardView = { overview, usage, apiUrl, catalogue: services.keys.plans(), supportEmail, ...extra };
+    sendPage(ctx, status, dashboardPage(pageContext(ctx), account, view));
+  }
+
+  /** Runs a key action; a refusal of the library (a bad or unknown name…) is the dashboard again with its message, never a 5xx. */
+  async function refusedAsPage(ctx: Context, name: string, action: () => Promise<void>, form?: NewKeyForm) {
+    try {
+      await action();
+    } catch (error) {
+      const refused = refusal(error, name);
+      if (!refused) throw error;
+      await sendDashboard(ctx, refused.status, { message: { text: refused.text, kind: 'error' }, ...(form ? { form } : {}) });
+    }
+  }
+
+  /** The name a rotate or revoke form sends: one of the account's own keys, else 400 or 404 on the dashboard. */
+  async function keyName(ctx: Context): Promise<string | undefined> {
+    const name = formField(ctx, 'name', 40);
+    if (name !== '') return name;
+    await sendDashboard(ctx, 400, { message: { text: 'The form named no key: use the buttons beside each key.', kind: 'error' } });
+    return undefined;
+  }
+
+  router.get('/', signedIn, async (ctx) => {
     const revoked = typeof ctx.query.revoked === 'string' && /^\d{1,4}$/.test(ctx.query.revoked) ? Number(ctx.query.revoked) : undefined;
-    sendPage(ctx, 200, dashboardPage(pageContext(ctx), account, overview, usage, services.apiUrl, revoked));
+    const name = typeof ctx.query.name === 'string' && KEY_NAME_PATTERN.test(ctx.query.name) ? ctx.query.name : undefined;
+    const message = revoked === undefined ? undefined : { text: `${revoked} key(s) revoked${name ? ` (named ${name})` : ''}: calls with them now get 401.`, kind: 'info' as const };
+    await sendDashboard(ctx, 200, message ? { message } : {});
+  });
+
+  router.post('/keys', signedIn, async (ctx) => {
+    const account = ctx.state.account!;
+    const form: NewKeyForm = { name: formField(ctx, 'name', 64).trim(), scopes: formFields(ctx, 'scope'), expires: formField(ctx, 'expires', 16) || 'never' };
+    const choice = EXPIRY_CHOICES.find(([value]) => value === form.expires);
+    if (!choice) {
+      await sendDashboard(ctx, 400, { message: { text: 'Choose when the key expires from the list.', kind: 'error' }, form: { ...form, expires: 'never' } });
+      return;
+    }
+    await refusedAsPage(
+      ctx,
+      form.name,
+      async () => {
+        const days = choice[0] === 'never' ? undefined : Number(choice[0]);
+        const expiry = days ? { expiresInSeconds: days * DAY_SECONDS } : {};
+        const added = await services.keys.add(account.consumer!, { name: form.name, scopes: form.scopes, ...expiry });
+        services.audit({ account: account.id, action: 'add-key', fingerprint: added.fingerprint, ip: ctx.ip });
+        sendPage(ctx, 201, keyShownPage(pageContext(ctx), added, `Your new key ${added.name} is ready.`, services.apiUrl));
+      },
+      form,
+    );
   });
 
   router.post('/keys/rotate', signedIn, async (ctx) => {
     const account = ctx.state.account!;
-    const rotated = await services.keys.rotate(account.consumer!);
-    services.audit({ account: account.id, action: 'rotate-key', fingerprint: rotated.fingerprint, ip: ctx.ip });
-    const what = `A new key is ready. Your ${rotated.previousKeys === 1 ? 'previous key keeps' : `${rotated.previousKeys} previous keys keep`} working for 24 hours.`;
-    sendPage(ctx, 200, keyShownPage(pageContext(ctx), rotated, what, services.apiUrl));
+    const name = await keyName(ctx);
+    if (name === undefined) return;
+    await refusedAsPage(ctx, name, async () => {
+      const rotated = await services.keys.rotate(account.consumer!, name);
+      services.audit({ account: account.id, action: 'rotate-key', fingerprint: rotated.fingerprint, ip: ctx.ip });
+      const hours = ROTATION_GRACE_SECONDS / 3600;
+      const what = `A new ${rotated.name} key is ready. The key it replaces keeps working for ${hours} hours.`;
+      sendPage(ctx, 200, keyShownPage(pageContext(ctx), rotated, what, services.apiUrl));
+    });
   });
 
-  // Only the signed-in account's own consumer: no route takes a key's or a consumer's id.
   router.post('/keys/revoke', signedIn, async (ctx) => {
     const account = ctx.state.account!;
-    const revoked = await services.keys.revokeAll(account.consumer!);
-    services.audit({ account: account.id, action: 'revoke-keys', ip: ctx.ip });
-    ctx.status = 303;
-    ctx.redirect(`${BASE}/?revoked=${revoked}`);
+    const name = await keyName(ctx);
+    if (name === undefined) return;
+    await refusedAsPage(ctx, name, async () => {
+      const { revoked, fingerprint } = await services.keys.revoke(account.consumer!, name);
+      services.audit({ account: account.id, action: 'revoke-key', ...(fingerprint ? { fingerprint } : {}), ip: ctx.ip });
+      ctx.status = 303;
+      ctx.redirect(`${BASE}/?revoked=${revoked}&name=${encodeURIComponent(name)}`);
+    });
   });
 }

@@ -20,4 +20,6 @@ export interface PortalServices {
   audit: AuditLog;
   signUp: SignUpMode;
   apiUrl: string;
+  /** PORTAL_SUPPORT_EMAIL: where to ask for another plan. */
+  supportEmail: string | undefined;
 }
