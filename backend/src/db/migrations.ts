@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { inCodeMigrations } from '../../../packages/node-runtime/migrations.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -55,14 +56,4 @@ const all: Record<string, Migration> = {
   },
 };
 
-export const migrations: Knex.MigrationSource<string> = {
-  getMigrations() {
-    return Promise.resolve(Object.keys(all).sort());
-  },
-  getMigrationName(name) {
-    return name;
-  },
-  getMigration(name) {
-    return Promise.resolve(all[name]!);
-  },
-};
+export const migrations = inCodeMigrations(all);
