@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPortal, type PortalConfig, type RunningPortal } from '../../portal/src/index.ts';
 import { startStack, type TestStack } from './stack.ts';
+import { freePort } from './free-port.ts';
 
 export interface TestPortal extends RunningPortal {
   config: PortalConfig;
@@ -47,15 +47,6 @@ export async function startTestPortal(options: {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface PortalBehindGateway {
