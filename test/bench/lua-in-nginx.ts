@@ -9,7 +9,7 @@ import { DATA_PLANE_DIR, GATEWAY_DIR, findNginx } from '../../gateway/local/inde
  * and exits nginx), so that the ngx.* functions and LuaJIT are the ones requests use on a node.
  * Resolves with the program's stdout.
  */
-export async function runLuaInNginx(program: string, timeoutMs: number): Promise<string> {
+async function runLuaInNginx(program: string, timeoutMs: number): Promise<string> {
   const nginx = findNginx();
   const prefix = mkdtempSync(join(tmpdir(), 'lua-in-nginx-'));
   try {
