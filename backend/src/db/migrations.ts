@@ -1,16 +1,11 @@
 import type { Knex } from 'knex';
 import { inCodeMigrations } from '../../../packages/node-runtime/migrations.js';
 
-interface Migration {
-  up(db: Knex): Promise<void>;
-  down(db: Knex): Promise<void>;
-}
-
 /**
  * Migrations live in code (not a directory scan) so they run the same under tsx, in tests and in
  * a built image. Append only; never edit one that has shipped.
  */
-const all: Record<string, Migration> = {
+const all: Record<string, Knex.Migration> = {
   '001_pets_and_orders': {
     async up(db) {
       await db.schema.createTable('pets', (table) => {

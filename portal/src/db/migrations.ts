@@ -1,13 +1,8 @@
 import type { Knex } from 'knex';
 import { inCodeMigrations } from '../../../packages/node-runtime/migrations.js';
 
-interface Migration {
-  up(db: Knex): Promise<void>;
-  down(db: Knex): Promise<void>;
-}
-
 /** As the backend's (backend/src/db/migrations.ts): in code, append only. */
-const all: Record<string, Migration> = {
+const all: Record<string, Knex.Migration> = {
   '001_accounts_sessions_invites': {
     async up(db) {
       await db.schema.createTable('accounts', (table) => {
