@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Knex } from 'knex';
+import { listenOwningDatabase } from '../../packages/node-runtime/http-server.js';
 import { createApp, type AppOptions } from './app.ts';
 import type { BackendConfig } from './config.ts';
 import { openDatabase } from './db/connect.ts';
@@ -36,32 +36,6 @@ export async function startBackend(
   const server = createServer({ maxHeaderSize: MAX_HEADER_SIZE }, createApp({ db, ...appOptions }).callback());
   server.on('clientError', answerClientError);
   server.keepAliveTimeout = 65_000; // longer than the gateway's idle upstream keep-alive
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, resolve);
-    });
-  } catch (error) {
-    await db.destroy(); // a busy port must not leave the database open (the caller reports and exits)
-    throw error;
-  }
-  const { address, port } = server.address() as AddressInfo;
-  const host = address.includes(':') ? `[${address}]` : address;
-  let closing: Promise<void> | undefined;
-  return {
-    server,
-    db,
-    url: `http://${host}:${port}`,
-    close() {
-      closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
-        await purge.stop();
-        await db.destroy();
-      })();
-      return closing;
-    },
-  };
+  const served = await listenOwningDatabase(server, db, config, () => purge.stop());
+  return { server, db, ...served };
 }

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Knex } from 'knex';
+import { listenOwningDatabase } from '../../packages/node-runtime/http-server.js';
 import { createPortalApp, type PortalAppOptions } from './app.ts';
 import type { PortalConfig } from './config.ts';
 import { openPortalDatabase } from './db/connect.ts';
@@ -20,37 +20,11 @@ export async function startPortal(config: PortalConfig, options: Omit<PortalAppO
   const db = await openPortalDatabase(config.dataDir);
   const server = createServer(createPortalApp({ db, config, ...options }).callback());
   server.keepAliveTimeout = 65_000; // longer than the gateway's idle upstream keep-alive
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, resolve);
-    });
-  } catch (error) {
-    await db.destroy();
-    throw error;
-  }
+  const served = await listenOwningDatabase(server, db, config, () => clearInterval(purge));
   // expired sessions are refused on sight; this only keeps the table small
   const sessions = new SessionStore(db);
   const now = options.clock ?? Date.now;
   const purge = setInterval(() => void sessions.purgeExpired(now()).catch(() => undefined), PURGE_INTERVAL_MS);
   purge.unref();
-  const { address, port } = server.address() as AddressInfo;
-  const host = address.includes(':') ? `[${address}]` : address;
-  let closing: Promise<void> | undefined;
-  return {
-    server,
-    db,
-    url: `http://${host}:${port}`,
-    close() {
-      closing ??= (async () => {
-        clearInterval(purge);
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
-        await db.destroy();
-      })();
-      return closing;
-    },
-  };
+  return { server, db, ...served };
 }

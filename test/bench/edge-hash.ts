@@ -1,8 +1,5 @@
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DATA_PLANE_DIR } from '../../gateway/local/index.ts';
-import { GATEWAY_DIR } from '../../gateway/local/index.ts';
-import { runLuaInNginx } from './lua-in-nginx.ts';
+import { leastCpuPerCall, secondsArgument } from './lua-in-nginx.ts';
 
 /**
  * What hashing and the checksum add to the edge plugin's access per request (issue 22; target
@@ -36,17 +33,7 @@ const SCENARIOS: Record<keyof EdgeHashFigures, string> = {
   legacy: 'if classify(LEGACY) ~= MALFORMED then digest(LEGACY) end',
 };
 
-function luaProgram(seconds: number): string {
-  const plugin = join(GATEWAY_DIR, 'plugins', 'animal-store-edge');
-  const scenarios = Object.entries(SCENARIOS)
-    .map(([name, body]) => `  { name = "${name}", run = function() ${body} end },`)
-    .join('\n');
-  return `
-package.path = "${join(DATA_PLANE_DIR, 'lua')}/?.lua;" .. package.path
-table.insert(package.loaders, 2, function(name)
-  local module = name:match("^kong%.plugins%.animal%-store%-edge%.([%w_]+)$")
-  if module then return assert(loadfile("${plugin}/" .. module .. ".lua")) end
-end)
+const SETUP = `
 local api_key = require "kong.plugins.animal-store-edge.api_key"
 local classify, digest, MALFORMED = api_key.classify, api_key.digest, api_key.MALFORMED
 local KEY = "ask_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8M6jqiQ"
@@ -54,48 +41,14 @@ local TYPO = "ask_AAECAwQFBgcICQoLDA0ODyAREhMUFRYXGBkaGxwdHh8M6jqiQ"
 local LEGACY = "ask_y4D_Cl3JKusGKa9i3S-0V7dCuX2a36JC6zuvmOUS_YU"
 assert(classify(KEY) == api_key.CHECKSUMMED and classify(TYPO) == MALFORMED and classify(LEGACY) == api_key.LEGACY)
 assert(digest(KEY) == "addad977039356a771f9336a0b08ca76f149cff080476e5a0a49251c0e0cea5d")
-local clock = os.clock
-local function least_us(run)
-  for _ = 1, 20000 do run() end
-  local best = math.huge
-  for _ = 1, 5 do
-    local started, count = clock(), 0
-    local deadline = started + ${seconds} / 5
-    local now = started
-    while now < deadline do
-      for _ = 1, 1000 do run() end
-      count = count + 1000
-      now = clock()
-    end
-    best = math.min(best, (now - started) * 1e6 / count)
-  end
-  return best
-end
-local out = {}
-for _, s in ipairs({
-${scenarios}
-}) do
-  out[#out + 1] = string.format('"%s": %.4f', s.name, least_us(s.run))
-end
-io.stdout:write("{" .. table.concat(out, ", ") .. "}\\n")
-io.stdout:flush()
-os.exit(0)
 `;
-}
 
-/** Runs the measurement in a throwaway nginx (init_by_lua, which exits nginx when done). */
 export async function measureEdgeHash(seconds = 2): Promise<EdgeHashFigures> {
-  return JSON.parse(await runLuaInNginx(luaProgram(seconds), seconds * 1000 * 10 + 30_000)) as EdgeHashFigures;
+  return leastCpuPerCall('animal-store-edge', SETUP, SCENARIOS, seconds);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const secondsFlag = process.argv.indexOf('--seconds');
-  const seconds = secondsFlag > 0 ? Number(process.argv[secondsFlag + 1]) : 2;
-  if (!(seconds > 0)) {
-    console.error('error: --seconds takes a positive number');
-    process.exit(2);
-  }
-  const figures = await measureEdgeHash(seconds);
+  const figures = await measureEdgeHash(secondsArgument());
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(figures));
   } else {

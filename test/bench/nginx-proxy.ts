@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '../helpers/free-port.ts';
 
 /** Debian's nginx-light, where installed: a reverse proxy a user would pick for a plain proxy. */
 const NGINX = '/usr/sbin/nginx';
@@ -14,14 +14,6 @@ export interface NginxProxy {
 
 export function nginxAvailable(): boolean {
   return spawnSync(NGINX, ['-v']).status === 0;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /**

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -13,6 +12,7 @@ import { REPO_ROOT, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
 import { startGatewayProcess, type GatewayProcess } from './gateway-process.ts';
 import { treeCpuMicros } from './processes.ts';
 import { seedPets } from './seed.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 /**
  * What the prometheus plugin costs the full chain (issue 24: at most 10% of its throughput):
@@ -61,14 +61,6 @@ interface Run {
 
 async function startGateway(dir: string, name: string, configFile: string, backendUrl: string): Promise<Gateway> {
   return { name, ...(await startGatewayProcess(dir, name, configFile, backendUrl)) };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Debian's nginx answering every request with the same JSON: an upstream that costs ~nothing. */

@@ -1,7 +1,5 @@
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DATA_PLANE_DIR, GATEWAY_DIR } from '../../gateway/local/index.ts';
-import { runLuaInNginx } from './lua-in-nginx.ts';
+import { leastCpuPerCall, secondsArgument } from './lua-in-nginx.ts';
 
 /**
  * What checking a key's scopes adds to animal-store-access per request (issue 31; target ≤ 1 µs):
@@ -30,17 +28,7 @@ const SCENARIOS: Record<keyof ScopeCheckFigures, string> = {
   unscoped: 'n = n % 4 + 1; check(PLAIN, "GET", READS[n])',
 };
 
-function luaProgram(seconds: number): string {
-  const plugin = join(GATEWAY_DIR, 'plugins', 'animal-store-access');
-  const scenarios = Object.entries(SCENARIOS)
-    .map(([name, body]) => `  { name = "${name}", run = function() ${body} end },`)
-    .join('\n');
-  return `
-package.path = "${join(DATA_PLANE_DIR, 'lua')}/?.lua;" .. package.path
-table.insert(package.loaders, 2, function(name)
-  local module = name:match("^kong%.plugins%.animal%-store%-access%.([%w_]+)$")
-  if module then return assert(loadfile("${plugin}/" .. module .. ".lua")) end
-end)
+const SETUP = `
 local scopes = require "kong.plugins.animal-store-access.scopes"
 local normalize = require("kong.tools.uri").normalize
 local scopes_of, required, ALL = scopes.of, scopes.required, scopes.ALL
@@ -59,47 +47,14 @@ local function check(credential, method, path)
   return not needed or allowed[needed] == true
 end
 assert(check(SCOPED, "GET", "/v1/pets") and not check(SCOPED, "POST", "/v1/store/orders") and check(PLAIN, "POST", "/v1/pets"))
-local clock = os.clock
-local function least_us(run)
-  for _ = 1, 20000 do run() end
-  local best = math.huge
-  for _ = 1, 5 do
-    local started, count = clock(), 0
-    local deadline = started + ${seconds} / 5
-    local now = started
-    while now < deadline do
-      for _ = 1, 1000 do run() end
-      count = count + 1000
-      now = clock()
-    end
-    best = math.min(best, (now - started) * 1e6 / count)
-  end
-  return best
-end
-local out = {}
-for _, s in ipairs({
-${scenarios}
-}) do
-  out[#out + 1] = string.format('"%s": %.4f', s.name, least_us(s.run))
-end
-io.stdout:write("{" .. table.concat(out, ", ") .. "}\\n")
-io.stdout:flush()
-os.exit(0)
 `;
-}
 
 export async function measureScopeCheck(seconds = 2): Promise<ScopeCheckFigures> {
-  return JSON.parse(await runLuaInNginx(luaProgram(seconds), seconds * 1000 * 10 + 30_000)) as ScopeCheckFigures;
+  return leastCpuPerCall('animal-store-access', SETUP, SCENARIOS, seconds);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const secondsFlag = process.argv.indexOf('--seconds');
-  const seconds = secondsFlag > 0 ? Number(process.argv[secondsFlag + 1]) : 2;
-  if (!(seconds > 0)) {
-    console.error('error: --seconds takes a positive number');
-    process.exit(2);
-  }
-  const figures = await measureScopeCheck(seconds);
+  const figures = await measureScopeCheck(secondsArgument());
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(figures));
   } else {

@@ -1,5 +1,4 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import test from 'ava';
 import { startDataPlaneNode } from '../../gateway/local/index.ts';
 import { startTestNode } from '../helpers/data-plane.ts';
@@ -7,17 +6,10 @@ import { httpGet } from '../helpers/http-request.ts';
 import { pollUntil } from '../helpers/poll.ts';
 import { buildSnapshot } from '../helpers/snapshot-builder.ts';
 import { echoRequest, startUpstream } from '../helpers/upstream.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 // A node as cmd/ runs it (kong start for a data plane): the status API, routes that do not
 // buffer (Kong's @unbuffered locations), reload, and the errors starting can meet.
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 test('the status API: /status/ready once a configuration runs, /status with its hash', async (t) => {
   const statusPort = await freePort();

@@ -1,7 +1,7 @@
 import anyTest, { type TestFn } from 'ava';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
@@ -10,6 +10,7 @@ import { httpGet } from '../helpers/http-request.ts';
 import { pollUntil } from '../helpers/poll.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 // compose's balancer (deploy/nginx/kong-lb.conf) run with Debian's nginx in front of the local
 // gateway as compose runs Kong: gateway/kong.yml with DECK_ANIMAL_STORE_HTTPS_ONLY=true, the
@@ -20,16 +21,6 @@ import { startStack, type TestStack } from '../helpers/stack.ts';
 const test = anyTest.serial as TestFn<{ dir: string; stack: TestStack; nginx: ChildProcess; http: number; https: number; tls: Agent }>;
 const CONF = readFileSync(join(REPO_ROOT, 'deploy/nginx/kong-lb.conf'), 'utf8');
 const HSTS = 'max-age=63072000; includeSubDomains';
-
-function freePort(): Promise<number> {
-  const server = createServer();
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    }),
-  );
-}
 
 function replaceOnce(text: string, from: string | RegExp, to: string): string {
   const replaced = text.replace(from, to);

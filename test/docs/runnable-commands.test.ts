@@ -3,12 +3,12 @@
 // blocks of a file in one bash, in order, from the repository root, the files side by side. A
 // command that fails names its file and line.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import { deckBinary } from '../helpers/deck.ts';
 import { REPO_ROOT, runToEnd, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 const test = anyTest as TestFn<{ stack: SpawnedProcess; dir: string; env: NodeJS.ProcessEnv }>;
 
@@ -48,16 +48,6 @@ function scriptOf(markdown: string): string {
   }
   lines[0] = `set -Eeuo pipefail; trap 'echo "doc-test: failed at line $LINENO" >&2' ERR; ${lines[0]}`;
   return lines.join('\n');
-}
-
-function freePort(): Promise<number> {
-  const server = createServer();
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    }),
-  );
 }
 
 test.before(async (t) => {

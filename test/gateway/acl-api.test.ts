@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import { request, type JsonResponse } from '../helpers/backend.ts';
-import { startTestGateway, writeConfig, type TestGateway } from '../helpers/gateway.ts';
+import { startEmptyGateway, type TestGateway } from '../helpers/gateway.ts';
 
 // The `acls` entity on the Admin API, transcribed from Kong 3.9.3's
 // spec/03-plugins/18-acl/01-api_spec.lua (file:line in each test's name), plus Kong's unique
@@ -15,8 +12,7 @@ const test = anyTest as TestFn<{ gateway: TestGateway; admin: AdminCall; bob: { 
 const SPEC = '01-api_spec.lua';
 
 test.before(async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'acl-api-'));
-  const gateway = await startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir });
+  const gateway = await startEmptyGateway();
   t.context.gateway = gateway;
   t.context.admin = (path, init = {}) => request(`${gateway.adminUrl}${path}`, init);
   const bob = await t.context.admin('/consumers', { method: 'POST', json: { username: 'bob' } });
@@ -24,7 +20,6 @@ test.before(async (t) => {
 });
 test.after.always(async (t) => {
   await t.context.gateway?.dispose();
-  if (t.context.gateway) rmSync(t.context.gateway.dir, { recursive: true, force: true });
 });
 
 /** db:truncate("acls") */

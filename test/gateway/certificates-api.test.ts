@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import { request, type JsonResponse } from '../helpers/backend.ts';
-import { startTestGateway, writeConfig, type TestGateway } from '../helpers/gateway.ts';
+import { startEmptyGateway, type TestGateway } from '../helpers/gateway.ts';
 import { makeCertificate, type PemPair } from '../helpers/tls-certificates.ts';
 
 // certificates, snis and ca_certificates on the Admin API, transcribed from Kong 3.9.3's
@@ -26,20 +23,18 @@ let counter = 0;
 const name = () => `sni-${String(++counter).padStart(3, '0')}.test`;
 
 test.before(async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'certificates-api-'));
   t.context.pem = {
     rsa: makeCertificate({ name: 'ssl-example.com' }),
     rsaOther: makeCertificate({ name: 'ssl-alt.com' }),
     ecdsa: makeCertificate({ name: 'ssl-example.com', type: 'ecdsa' }),
     ca: makeCertificate({ name: 'Test CA', ca: true }),
   };
-  const gateway = await startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir });
+  const gateway = await startEmptyGateway();
   t.context.gateway = gateway;
   t.context.admin = (path, init = {}) => request(`${gateway.adminUrl}${path}`, init);
 });
 test.after.always(async (t) => {
   await t.context.gateway?.dispose();
-  if (t.context.gateway) rmSync(t.context.gateway.dir, { recursive: true, force: true });
 });
 
 /** The spec's add_certificate: an RSA certificate with two new SNIs. */

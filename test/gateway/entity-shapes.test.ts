@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import { request } from '../helpers/backend.ts';
 import { kongAdminProblems } from '../helpers/kong-admin-contract.ts';
-import { startEchoUpstream, startTestGateway, writeConfig, type TestGateway } from '../helpers/gateway.ts';
+import { startEchoUpstream, startEmptyGateway, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 // Entities come back as Kong 3.9 returns them: every field of the entity's schema, unset ones as
 // null (kong/api/endpoints.lua passes nulls = true), and conform to Kong's Admin API OpenAPI.
@@ -24,14 +24,12 @@ type AdminCall = (path: string, init?: RequestInit & { json?: unknown }) => Retu
 const test = anyTest as TestFn<{ gateway: TestGateway; admin: AdminCall }>;
 
 test.before(async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'shapes-'));
-  const gateway = await startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir });
+  const gateway = await startEmptyGateway();
   t.context.gateway = gateway;
   t.context.admin = (path, init = {}) => request(`${gateway.adminUrl}${path}`, init);
 });
 test.after.always(async (t) => {
   await t.context.gateway?.dispose();
-  if (t.context.gateway) rmSync(t.context.gateway.dir, { recursive: true, force: true });
 });
 
 test.serial('services, routes, consumers, plugins and key-auths carry every Kong field, unset ones null', async (t) => {

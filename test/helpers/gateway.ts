@@ -83,6 +83,21 @@ export async function startTestGateway(
   });
 }
 
+/**
+ * A gateway whose declarative file is empty, for tests whose entities come through the Admin API;
+ * dispose() removes its directory too.
+ */
+export async function startEmptyGateway(): Promise<TestGateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-'));
+  const gateway = await startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir });
+  const dispose = gateway.dispose.bind(gateway);
+  gateway.dispose = async () => {
+    await dispose();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return gateway;
+}
+
 /** Writes a declarative file into `dir` and returns its path. */
 export function writeConfig(dir: string, yaml: string, name = 'kong.yml'): string {
   const file = join(dir, name);

@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPortal, type PortalConfig, type RunningPortal } from '../../portal/src/index.ts';
+import { startStack, type TestStack } from './stack.ts';
+import { freePort } from './free-port.ts';
 
 export interface TestPortal extends RunningPortal {
   config: PortalConfig;
@@ -47,6 +49,43 @@ export async function startTestPortal(options: {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+export interface PortalBehindGateway {
+  stack: TestStack;
+  portal: TestPortal;
+  dispose(): Promise<void>;
+}
+
+/**
+ * The stack (backend + gateway on gateway/kong.yml) with an open-sign-up portal behind it: the
+ * gateway routes to the portal's address, so the port is chosen first and the portal started on it.
+ * `stackClock`: the portal reads the stack's manual clock (default: the real one).
+ */
+export async function startPortalBehindGateway(options: { stackClock?: boolean } = {}): Promise<PortalBehindGateway> {
+  const port = await freePort();
+  const stack = await startStack({ env: { DECK_ANIMAL_STORE_PORTAL_URL: `http://127.0.0.1:${port}` }, node: { statusListen: '127.0.0.1:0' } });
+  try {
+    const portal = await startTestPortal({
+      adminUrl: stack.gateway.adminUrl,
+      apiUrl: `${stack.gateway.proxyUrl}/v1`,
+      signUp: 'open',
+      port,
+      clock: options.stackClock ? stack.clock.now : undefined,
+      statusUrls: [new URL(stack.gateway.statusUrl!)],
+    });
+    return {
+      stack,
+      portal,
+      async dispose() {
+        await portal.dispose();
+        await stack.dispose();
+      },
+    };
+  } catch (error) {
+    await stack.dispose();
+    throw error;
+  }
 }
 
 export interface PageResponse {

@@ -1,11 +1,12 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
+import { startLoopbackServer } from './loopback-server.ts';
 import { pollUntil } from './poll.ts';
 
 // A real Prometheus for the tests (Debian's /usr/bin/prometheus, 2.42), and a fake Kong node that
@@ -13,14 +14,6 @@ import { pollUntil } from './poll.ts';
 
 const PROMETHEUS_BIN = '/usr/bin/prometheus';
 export const PROMTOOL_BIN = '/usr/bin/promtool';
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 export interface PromSample {
   metric: Record<string, string>;
@@ -62,47 +55,19 @@ function scrapeConfig(targets: string[], scrapeIntervalSeconds = 1): Record<stri
  * /-/ready, and stops it (SIGTERM, then waits for the exit) on dispose.
  */
 export async function startPrometheus(options: PrometheusOptions = {}): Promise<RunningPrometheus> {
-  const dir = mkdtempSync(join(tmpdir(), 'prometheus-'));
   const config = options.config ?? scrapeConfig(options.targets ?? [], options.scrapeIntervalSeconds);
-  writeFileSync(join(dir, 'prometheus.yml'), stringify(config));
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(
-    PROMETHEUS_BIN,
-    [
+  const { url, output, dispose } = await startLoopbackServer({
+    name: 'Prometheus',
+    bin: PROMETHEUS_BIN,
+    files: { 'prometheus.yml': stringify(config) },
+    args: (dir, port) => [
       `--config.file=${join(dir, 'prometheus.yml')}`,
       `--storage.tsdb.path=${options.storageDir ?? join(dir, 'data')}`,
       // Backfilled history is older than the default 15 days: keep it.
       '--storage.tsdb.retention.time=100y',
       `--web.listen-address=127.0.0.1:${port}`,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let log = '';
-  child.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  let gone = false;
-  void exited.then(() => (gone = true));
-  const dispose = async () => {
-    if (!gone) {
-      child.kill('SIGTERM');
-      await exited;
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await pollUntil(`Prometheus ready at ${url}`, async () => {
-      if (gone) throw new Error(`Prometheus exited:\n${log}`);
-      return fetch(`${url}/-/ready`).then(
-        (r) => r.ok,
-        () => false,
-      );
-    });
-  } catch (error) {
-    await dispose();
-    throw error;
-  }
+  });
   const api = async (path: string, params: Record<string, string>) => {
     const response = await fetch(`${url}${path}?${new URLSearchParams(params).toString()}`);
     const body = (await response.json()) as { status: string; error?: string; data: any };
@@ -134,7 +99,7 @@ export async function startPrometheus(options: PrometheusOptions = {}): Promise<
       if (!sample) throw new Error(`no sample of ${selector}`);
       return new Date(Math.round(sample.value * 1000));
     },
-    output: () => log,
+    output,
     dispose,
   };
 }

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from './free-port.ts';
 
 /** A RESP2 reply: simple strings and bulk strings as strings, integers as numbers, arrays. */
 export type RespValue = string | number | null | RespError | RespValue[];
@@ -40,17 +41,6 @@ export interface RedisServer {
   kill(): Promise<void>;
   restart(): Promise<void>;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function encode(args: (string | number)[]): string {

@@ -5,13 +5,12 @@
 // a screenshot of each is kept in test-artifacts/portal/.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { REPO_ROOT } from '../helpers/process.ts';
-import { startTestPortal, type TestPortal } from '../helpers/portal.ts';
-import { startStack, type TestStack } from '../helpers/stack.ts';
+import { startPortalBehindGateway, type TestPortal } from '../helpers/portal.ts';
+import type { TestStack } from '../helpers/stack.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts', 'portal');
@@ -21,25 +20,8 @@ let stack: TestStack;
 let portal: TestPortal;
 let browser: Browser;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 test.before(async () => {
-  const port = await freePort();
-  stack = await startStack({ env: { DECK_ANIMAL_STORE_PORTAL_URL: `http://127.0.0.1:${port}` }, node: { statusListen: '127.0.0.1:0' } });
-  portal = await startTestPortal({
-    adminUrl: stack.gateway.adminUrl,
-    apiUrl: `${stack.gateway.proxyUrl}/v1`,
-    signUp: 'open',
-    port,
-    statusUrls: [new URL(stack.gateway.statusUrl!)],
-  });
+  ({ stack, portal } = await startPortalBehindGateway());
   // --no-sandbox: the tests run as root on our machines and CI, where chromium's sandbox refuses to start
   browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
   mkdirSync(ARTIFACTS, { recursive: true });

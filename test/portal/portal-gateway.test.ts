@@ -1,35 +1,15 @@
 // The developer portal behind the gateway (gateway/kong.yml's animal-store-portal service): its
 // pages under /portal/ without a key, a sign-up whose key then calls the API, and the per-IP
 // limit of the sign-up and sign-in POSTs (429 from the gateway, before the portal).
-import { createServer } from 'node:net';
 import test from 'ava';
-import { PortalBrowser, shownKey, startTestPortal, type TestPortal } from '../helpers/portal.ts';
-import { startStack, type TestStack } from '../helpers/stack.ts';
+import { PortalBrowser, shownKey, startPortalBehindGateway, type TestPortal } from '../helpers/portal.ts';
+import type { TestStack } from '../helpers/stack.ts';
 
 let stack: TestStack;
 let portal: TestPortal;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 test.before(async () => {
-  // the gateway routes to the portal's address, so the port is chosen first
-  const port = await freePort();
-  stack = await startStack({ env: { DECK_ANIMAL_STORE_PORTAL_URL: `http://127.0.0.1:${port}` }, node: { statusListen: '127.0.0.1:0' } });
-  portal = await startTestPortal({
-    adminUrl: stack.gateway.adminUrl,
-    apiUrl: `${stack.gateway.proxyUrl}/v1`,
-    signUp: 'open',
-    port,
-    clock: stack.clock.now,
-    statusUrls: [new URL(stack.gateway.statusUrl!)],
-  });
+  ({ stack, portal } = await startPortalBehindGateway({ stackClock: true }));
 });
 
 test.after.always(async () => {

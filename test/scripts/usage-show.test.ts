@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
@@ -9,6 +8,7 @@ import { counterKey, EMPTY_UUID } from '../../scripts/cli/usage/rate-limit-windo
 import { runCliInProcess } from '../helpers/cli.ts';
 import { startFakeKongAdmin, type FakeKongAdmin } from '../helpers/fake-kong-admin.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 // `consumers show` adds the consumer's current minute and day when they can be read: from Redis,
 // in Kong's rate-limiting key layout, when its plan plugin has policy redis. A real redis-server;
@@ -16,14 +16,6 @@ import { pollUntil } from '../helpers/poll.ts';
 const test = anyTest as TestFn<{ admin: FakeKongAdmin; redisPort: number; stopRedis: () => Promise<void> }>;
 
 const PASSWORD = 'redis-s3cret';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 test.before(async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'redis-'));

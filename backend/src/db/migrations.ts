@@ -1,15 +1,11 @@
 import type { Knex } from 'knex';
-
-interface Migration {
-  up(db: Knex): Promise<void>;
-  down(db: Knex): Promise<void>;
-}
+import { inCodeMigrations } from '../../../packages/node-runtime/migrations.js';
 
 /**
  * Migrations live in code (not a directory scan) so they run the same under tsx, in tests and in
  * a built image. Append only; never edit one that has shipped.
  */
-const all: Record<string, Migration> = {
+const all: Record<string, Knex.Migration> = {
   '001_pets_and_orders': {
     async up(db) {
       await db.schema.createTable('pets', (table) => {
@@ -55,14 +51,4 @@ const all: Record<string, Migration> = {
   },
 };
 
-export const migrations: Knex.MigrationSource<string> = {
-  getMigrations() {
-    return Promise.resolve(Object.keys(all).sort());
-  },
-  getMigrationName(name) {
-    return name;
-  },
-  getMigration(name) {
-    return Promise.resolve(all[name]!);
-  },
-};
+export const migrations = inCodeMigrations(all);

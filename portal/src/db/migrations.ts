@@ -1,12 +1,8 @@
 import type { Knex } from 'knex';
-
-interface Migration {
-  up(db: Knex): Promise<void>;
-  down(db: Knex): Promise<void>;
-}
+import { inCodeMigrations } from '../../../packages/node-runtime/migrations.js';
 
 /** As the backend's (backend/src/db/migrations.ts): in code, append only. */
-const all: Record<string, Migration> = {
+const all: Record<string, Knex.Migration> = {
   '001_accounts_sessions_invites': {
     async up(db) {
       await db.schema.createTable('accounts', (table) => {
@@ -40,14 +36,4 @@ const all: Record<string, Migration> = {
   },
 };
 
-export const migrations: Knex.MigrationSource<string> = {
-  getMigrations() {
-    return Promise.resolve(Object.keys(all).sort());
-  },
-  getMigrationName(name) {
-    return name;
-  },
-  getMigration(name) {
-    return Promise.resolve(all[name]!);
-  },
-};
+export const migrations = inCodeMigrations(all);

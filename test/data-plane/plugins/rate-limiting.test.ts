@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
@@ -12,6 +11,7 @@ import { startRedis, type RedisServer } from '../../helpers/redis.ts';
 import type { SnapshotInput } from '../../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../../helpers/upstream.ts';
 import { BUNDLED_PLUGINS, PLUGIN_FIXTURES_DIR, logged, mockUpstream, plugin, setClock } from './kit.ts';
+import { freePort } from '../../helpers/free-port.ts';
 
 // Kong 3.9.3's spec/03-plugins/23-rate-limiting/04-access_spec.lua (ACCESS:<line>) and
 // 02-policies_spec.lua (POLICIES:<line>), transcribed, on data-plane nodes with the test clock
@@ -229,16 +229,6 @@ function defineCases(variant: Variant): void {
 }
 
 // --- nodes and servers ---------------------------------------------------------------------------
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function selfSignedCertificate(dir: string): { cert: string; key: string } {
   const cert = join(dir, 'redis.crt');

@@ -14,6 +14,7 @@ import {
   type TUnion,
   type TUnsafe,
 } from '@sinclair/typebox';
+import { certificateError, keyError } from './pem.ts';
 
 /**
  * Kong's schema DSL (kong/db/schema/init.lua, typedefs.lua) on TypeBox: each builder takes Kong's
@@ -227,6 +228,10 @@ export const uuid = () => {
 export const autoTimestamp = () => integer({ auto: true });
 /** typedefs.tags: tag strings of printable ASCII but ',' and '/'. */
 export const tags = () => set(string({ match: /^[\x21-\x2b\x2d-\x2e\x30-\x7e]+$/ }));
+/** typedefs.certificate (kong/db/schema/typedefs.lua:435, 3.9.3): a PEM certificate, parsed on write. */
+export const certificate = <const A extends { required: boolean }>(a: A) => string({ ...a, custom: certificateError });
+/** typedefs.key (typedefs.lua:442): a PEM private key, parsed on write. */
+export const key = <const A extends { required: boolean }>(a: A) => string({ ...a, custom: keyError });
 /** A unique name of letters, digits and . - _ ~ (services, routes). */
 export const name = () => string({ unique: true, match: /^[A-Za-z0-9._~-]+$/ });
 /** typedefs.protocols (routes, plugins). */

@@ -1,5 +1,5 @@
 import { defineEntity } from '../entity.ts';
-import { certificateDigest, certificateError, parseCertificate } from '../pem.ts';
+import { certificateDigest, parseCertificate } from '../pem.ts';
 import * as T from '../typedefs.ts';
 
 const CERT_TAG = '-----BEGIN CERTIFICATE-----';
@@ -16,7 +16,7 @@ export const caCertificates = defineEntity({
     id: T.uuid(),
     created_at: T.autoTimestamp(),
     updated_at: T.autoTimestamp(),
-    cert: T.string({ required: true, custom: certificateError }),
+    cert: T.certificate({ required: true }),
     cert_digest: T.string({ unique: true }),
     tags: T.tags(),
   }),

@@ -1,6 +1,6 @@
 import { defineEntity } from '../entity.ts';
 import { wildcardSniError } from '../hosts.ts';
-import { certificateError, certificateKeyType, keyError, keyMatchesCertificate } from '../pem.ts';
+import { certificateKeyType, keyMatchesCertificate } from '../pem.ts';
 import * as T from '../typedefs.ts';
 
 /**
@@ -15,10 +15,10 @@ export const certificates = defineEntity({
     id: T.uuid(),
     created_at: T.autoTimestamp(),
     updated_at: T.autoTimestamp(),
-    cert: T.string({ required: true, custom: certificateError }),
-    key: T.string({ required: true, custom: keyError }),
-    cert_alt: T.string({ required: false, custom: certificateError }),
-    key_alt: T.string({ required: false, custom: keyError }),
+    cert: T.certificate({ required: true }),
+    key: T.key({ required: true }),
+    cert_alt: T.certificate({ required: false }),
+    key_alt: T.key({ required: false }),
     tags: T.tags(),
     snis: T.array(T.string({ custom: wildcardSniError }), { required: false, transient: true }),
   }),
