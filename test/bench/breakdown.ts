@@ -108,7 +108,11 @@ export async function measureBreakdown(options: BreakdownOptions): Promise<Break
       without: 'key-auth + animal-store-access',
       apply: async () => {
         for (const p of [...instances('key-auth'), ...instances('animal-store-access')]) await setEnabled(p.id, false);
-        for (const p of fallbackLimits) await adminRequest('PATCH', `${admin}/plugins/${p.id}`, { config: { ...p.config, minute: 1e9, day: 1e10 } });
+        // each period's limit at least the shorter one's (rate-limiting's schema): hour too where set
+        for (const p of fallbackLimits) {
+          const hour = (p.config as { hour?: number | null }).hour == null ? {} : { hour: 1e9 };
+          await adminRequest('PATCH', `${admin}/plugins/${p.id}`, { config: { ...p.config, minute: 1e9, ...hour, day: 1e10 } });
+        }
       },
       restore: async () => {
         for (const p of fallbackLimits) await adminRequest('PATCH', `${admin}/plugins/${p.id}`, { config: p.config });

@@ -9,7 +9,7 @@ import { measureBreakdown, type BreakdownResult } from './breakdown.ts';
 import { profileChain } from './lua-profile.ts';
 import { benchLargeBodies, type LargeBodiesResult } from './large-bodies.ts';
 import { formatSpread, progress, spread, type Spread } from './load.ts';
-import { nginxAvailable, startNginxProxy, type NginxProxy } from './nginx-proxy.ts';
+import { nginxAvailable, nodeTlsDirectives, startNginxProxy, type NginxProxy } from './nginx-proxy.ts';
 import { startGatewayProcess } from './gateway-process.ts';
 import { childrenOf, gatewayProcesses, memoryOf, processTree, type Memory } from './processes.ts';
 import { seedPets } from './seed.ts';
@@ -37,6 +37,8 @@ export interface GatewayBenchResult {
   luaProfile?: string;
 }
 
+type Scenario = 'direct' | 'nginx' | 'nginxLua' | 'bare' | 'chain' | 'chainTls';
+
 const NO_PLUGINS = (backendUrl: string) => `_format_version: "3.0"
 services:
   - name: animal-store-backend
@@ -60,6 +62,7 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
   const processes: SpawnedProcess[] = [];
   let nginx: NginxProxy | undefined;
   let nginxLua: NginxProxy | undefined;
+  let nginxTls: NginxProxy | undefined;
   try {
     progress('seeding 10000 pets');
     const db = await openDatabase({ dataDir: join(dir, 'backend') });
@@ -72,7 +75,7 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
     progress('starting the gateways');
     // as `npm start` runs it: the platform's file (prometheus, global) and ours
     const fullConfig = ['gateway/platform/kong.yml', 'gateway/kong.yml'].map((file) => join(process.cwd(), file)).join(',');
-    const full = await startGatewayProcess(dir, 'full', fullConfig, backendUrl!);
+    const full = await startGatewayProcess(dir, 'full', fullConfig, backendUrl!, { ssl: true });
     processes.push(full.proc);
     const bareConfig = join(dir, 'no-plugins.yml');
     writeFileSync(bareConfig, NO_PLUGINS(backendUrl!));
@@ -96,12 +99,13 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
     const auth = { authorization: `Bearer ${key}` };
     const path = '/v1/pets?limit=20';
 
-    const scenarios: Record<'direct' | 'nginx' | 'nginxLua' | 'bare' | 'chain', WrkOptions> = {
+    const scenarios: Record<Scenario, WrkOptions> = {
       direct: { name: 'backend direct, GET /pets?limit=20', url: `${backendUrl}/pets?limit=20`, durationSeconds, cpuOf: [backend.child.pid!] },
       nginx: { name: `nginx plain proxy (${workers} workers)`, url: `${nginx.url}${path}`, durationSeconds, cpuOf: [nginx.pid] },
       nginxLua: { name: 'nginx + the node\'s 6 *_by_lua hooks, empty', url: `${nginxLua.url}${path}`, durationSeconds, cpuOf: [nginxLua.pid] },
       bare: { name: 'gateway, route without plugins', url: `${bare.proxy}${path}`, durationSeconds, cpuOf: [bare.nginxPid] },
       chain: { name: 'gateway, full chain (kong.yml, a key)', url: `${full.proxy}${path}`, headers: auth, durationSeconds, cpuOf: [full.nginxPid] },
+      chainTls: { name: 'gateway, full chain over https (keep-alive)', url: `${full.proxySsl!}${path}`, headers: auth, durationSeconds, cpuOf: [full.nginxPid] },
     };
     // Steady state only: JIT traces, connection pools and caches warm before anything counts.
     // A path refused (403, 429) is not the path measured: said after the warm-up, not minutes later.
@@ -109,13 +113,39 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
       const warm = await wrk({ ...scenario, name: `${scenario.name} (warm-up)`, durationSeconds: 2 });
       if (warm.non2xx > 0 || warm.errors > 0) throw new Error(`${warm.name}: ${warm.non2xx} answers other than 2xx, ${warm.errors} errors: not the path measured`);
     }
-    const alternating = await wrkAlternating(
-      [scenarios.direct, scenarios.nginx, scenarios.nginxLua, scenarios.bare, scenarios.chain],
-      rounds,
-    );
-    const [direct, proxied, luaFloor, noPlugins, chain] = alternating.merged as [WrkResult, WrkResult, WrkResult, WrkResult, WrkResult];
+    const order: Scenario[] = ['direct', 'nginx', 'nginxLua', 'bare', 'chain', 'chainTls'];
+    const alternating = await wrkAlternating(order.map((name) => scenarios[name]), rounds);
+    const [direct, proxied, luaFloor, noPlugins, chain, chainTls] = alternating.merged as [
+      WrkResult, WrkResult, WrkResult, WrkResult, WrkResult, WrkResult,
+    ];
     const wide = await wrk({ ...scenarios.chain, name: 'gateway, full chain, 64 connections', connections: 64 });
-    const runs = [direct, proxied, luaFloor, noPlugins, chain, wide];
+
+    // New TLS connections per second, one nginx worker each: every request on a connection of its
+    // own (wrk reconnects after `Connection: close`, a full handshake each, no session resumption),
+    // the gateway's route without plugins beside plain nginx serving its certificates with its TLS
+    // settings (Kong's intermediate suite), so that the gap is the node's, not the path's.
+    progress('new TLS connections: a one-worker gateway and a one-worker nginx');
+    const tlsOne = await startGatewayProcess(dir, 'tls-one', bareConfig, backendUrl!, { ssl: true, workers: 1 });
+    processes.push(tlsOne.proc);
+    nginxTls = await startNginxProxy(join(dir, 'nginx-tls'), backendUrl!, 1, { tlsDirectives: nodeTlsDirectives(tlsOne.nodePrefix) });
+    const close = { connection: 'close' };
+    const handshakes = {
+      gateway: {
+        name: 'new TLS conn/s: gateway, 1 worker, no plugins',
+        url: `${tlsOne.proxySsl!}${path}`,
+        headers: close,
+        durationSeconds,
+        cpuOf: [tlsOne.nginxPid],
+      },
+      nginx: { name: 'new TLS conn/s: nginx plain proxy, 1 worker', url: `${nginxTls.url}${path}`, headers: close, durationSeconds, cpuOf: [nginxTls.pid] },
+    } satisfies Record<string, WrkOptions>;
+    for (const scenario of Object.values(handshakes)) await wrk({ ...scenario, name: `${scenario.name} (warm-up)`, durationSeconds: 2 });
+    const handshakeRounds = await wrkAlternating([handshakes.gateway, handshakes.nginx], rounds);
+    const [gatewayHandshakes, nginxHandshakes] = handshakeRounds.merged as [WrkResult, WrkResult];
+    await nginxTls.stop();
+    nginxTls = undefined;
+
+    const runs = [direct, proxied, luaFloor, noPlugins, chain, chainTls, wide, gatewayHandshakes, nginxHandshakes];
     for (const run of runs) {
       if (run.non2xx > 0 || run.errors > 0) throw new Error(`${run.name}: ${run.non2xx} answers other than 2xx, ${run.errors} errors: not the path measured`);
     }
@@ -161,8 +191,6 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
     const chunkedRefused = largeBodies.bodies.filter((b) => b.chunked && b.status === 413).length;
     // Each ratio is taken within a round (its loads seconds apart), then the median of the rounds
     // is the figure and the only thing a target judges; the spread says how far a round strayed.
-    type Scenario = 'direct' | 'nginx' | 'nginxLua' | 'bare' | 'chain';
-    const order: Scenario[] = ['direct', 'nginx', 'nginxLua', 'bare', 'chain'];
     const named = (results: WrkResult[]) => Object.fromEntries(order.map((name, i) => [name, results[i]!])) as Record<Scenario, WrkResult>;
     const byRound = (pick: (round: Record<Scenario, WrkResult>) => number) =>
       spread(alternating.rounds.map((results) => pick(named(results))));
@@ -170,6 +198,11 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
     const ratios: Record<string, Spread> = {
       chainOverBareCpu: byRound((r) => cpu(r.chain) / cpu(r.bare)),
       chainOverBare: byRound((r) => r.chain.rps / r.bare.rps),
+      httpsOverHttp: byRound((r) => r.chainTls.rps / r.chain.rps),
+      chainTlsCpu: byRound((r) => cpu(r.chainTls)),
+      gatewayHandshakes: spread(handshakeRounds.rounds.map(([gateway]) => gateway!.rps)),
+      nginxHandshakes: spread(handshakeRounds.rounds.map(([, nginx]) => nginx!.rps)),
+      handshakesOverNginx: spread(handshakeRounds.rounds.map(([gateway, nginx]) => gateway!.rps / nginx!.rps)),
       chainOverDirect: byRound((r) => r.chain.rps / r.direct.rps),
       chainOverNginx: byRound((r) => r.chain.rps / r.nginx.rps),
       bareOverNginx: byRound((r) => r.bare.rps / r.nginx.rps),
@@ -187,6 +220,13 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
       { name: `full chain / route without plugins, CPU per request, median (${rounds} rounds)`, value: shown('chainOverBareCpu'), target: '<= 1.25', ok: median('chainOverBareCpu') <= 1.25 },
       { name: '  CPU µs per request: full chain; route without plugins; plain nginx', value: `${cpuShown('chainCpu')}; ${cpuShown('bareCpu')}; ${cpuShown('nginxCpu')}` },
       { name: 'full chain / route without plugins, req/s', value: shown('chainOverBare'), target: '>= 0.8', ok: median('chainOverBare') >= 0.8 },
+      { name: 'full chain over https / over http (keep-alive), req/s', value: shown('httpsOverHttp'), target: '>= 0.8', ok: median('httpsOverHttp') >= 0.8 },
+      { name: '  CPU µs per request: full chain over https; over http', value: `${cpuShown('chainTlsCpu')}; ${cpuShown('chainCpu')}` },
+      {
+        name: 'new TLS connections/s, 1 worker: gateway (no plugins); plain nginx',
+        value: `${median('gatewayHandshakes').toFixed(0)}; ${median('nginxHandshakes').toFixed(0)}`,
+      },
+      { name: '  gateway / plain nginx, new TLS connections/s', value: shown('handshakesOverNginx') },
       { name: 'full chain / backend direct, req/s', value: shown('chainOverDirect'), target: '>= 0.5', ok: median('chainOverDirect') >= 0.5 },
       { name: `full chain / nginx plain proxy, ${workers} workers each, req/s`, value: shown('chainOverNginx'), target: '>= 0.65', ok: median('chainOverNginx') >= 0.65 },
       { name: '  route without plugins / nginx plain proxy, req/s', value: shown('bareOverNginx') },
@@ -209,6 +249,7 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
   } finally {
     await nginx?.stop();
     await nginxLua?.stop();
+    await nginxTls?.stop();
     for (const proc of processes) proc.child.kill('SIGTERM');
     await Promise.all(processes.map((proc) => proc.exited));
     rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { freePort } from '../helpers/free-port.ts';
 
@@ -10,6 +11,16 @@ export interface NginxProxy {
   url: string;
   pid: number;
   stop(): Promise<void>;
+}
+
+/**
+ * The TLS directives of a node's rendered nginx.conf (<prefix>/nginx.conf): its certificates, its
+ * suite's ciphers, protocols and DH group, session tickets, timeout and cache; not its
+ * ssl_certificate_by_lua_block (Kong's, which plain nginx has not). An https listener as the node's.
+ */
+export function nodeTlsDirectives(nodePrefix: string): string[] {
+  const conf = readFileSync(join(nodePrefix, 'nginx.conf'), 'utf8');
+  return conf.split('\n').map((line) => line.trim()).filter((line) => /^ssl_\w+\s.*;$/.test(line));
 }
 
 export function nginxAvailable(): boolean {
@@ -27,7 +38,7 @@ export async function startNginxProxy(
   dir: string,
   backendUrl: string,
   workers: number,
-  options: { emptyLuaPhases?: boolean } = {},
+  options: { emptyLuaPhases?: boolean; tlsDirectives?: string[] } = {},
 ): Promise<NginxProxy> {
   const port = await freePort();
   const upstream = new URL(backendUrl);
@@ -36,6 +47,7 @@ export async function startNginxProxy(
   // emptyLuaPhases: ngx_lua's own floor under Kong's runloop. The node's six *_by_lua hooks, each
   // doing nothing (the balancer only sets the peer): what entering Lua costs before any of Kong's code.
   const lua = options.emptyLuaPhases === true;
+  const tls = options.tlsDirectives !== undefined;
   const modules = lua ? 'load_module /usr/lib/nginx/modules/ndk_http_module.so;\nload_module /usr/lib/nginx/modules/ngx_http_lua_module.so;\n' : '';
   const balancer = lua
     ? `server 0.0.0.1;
@@ -65,7 +77,8 @@ http {
     keepalive 64;
   }
   server {
-    listen 127.0.0.1:${port};
+    listen 127.0.0.1:${port}${tls ? ' ssl' : ''};
+${(options.tlsDirectives ?? []).map((line) => `    ${line}`).join('\n')}
 ${phases}
     location /v1/ {
       proxy_pass http://backend/;
@@ -79,10 +92,12 @@ ${phases}
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   for (let attempt = 0; ; attempt++) {
     try {
-      await fetch(`${url}/v1/pets?limit=1`);
+      // https: up when it accepts a connection (fetch refuses the self-signed certificate)
+      if (tls) await new Promise<void>((resolve, reject) => connect(port, '127.0.0.1', function (this: Socket) { this.destroy(); resolve(); }).once('error', reject));
+      else await fetch(`${url}/v1/pets?limit=1`);
       break;
     } catch {
       if (child.exitCode !== null || attempt > 100) throw new Error(`nginx did not start: ${stderr}`);
