@@ -88,7 +88,16 @@ export function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.on('exit', (code) => {
+      // 'exit' can come before the pipes are drained (decK's lint output was lost so); 'close'
+      // comes once they are, unless a process the child left behind still holds them.
+      const done = () => resolve({ code, stdout, stderr });
+      const drained = setTimeout(done, 2000);
+      child.once('close', () => {
+        clearTimeout(drained);
+        done();
+      });
+    });
   });
 }
 
