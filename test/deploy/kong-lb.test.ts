@@ -38,6 +38,7 @@ function localConf(dir: string, ports: { http: number; https: number }, upstream
   conf = replaceOnce(conf, 'listen 443 ssl ', `listen 127.0.0.1:${ports.https} ssl http2 `);
   conf = replaceOnce(conf, /^\s*http2 on;\n/m, '');
   conf = conf.replaceAll('/etc/nginx/tls/', `${dir}/tls/`);
+  conf = replaceOnce(conf, '/etc/nginx/ffdhe2048.pem', join(REPO_ROOT, 'deploy/nginx/ffdhe2048.pem'));
   conf = replaceOnce(conf, 'http {\n', `http {\n    client_body_temp_path ${dir}/body;\n    proxy_temp_path ${dir}/proxy;\n`);
   return conf;
 }
@@ -124,4 +125,12 @@ test('TLS 1.1 is refused by the balancer, TLS 1.2 served (Kong\'s ssl_protocols)
   const tls12 = client('-tls1_2');
   t.is(tls12.status, 0, tls12.stderr);
   t.regex(tls12.stdout, /Protocol\s*: TLSv1\.2/);
+});
+
+test('a TLS 1.2 client offering only DHE suites is served with the ffdhe2048 group (Kong\'s ssl_dhparam)', (t) => {
+  const dhe = spawnSync('openssl', ['s_client', '-connect', `127.0.0.1:${t.context.https}`, '-servername', 'localhost',
+    '-tls1_2', '-cipher', 'DHE-RSA-AES128-GCM-SHA256'], { input: '', encoding: 'utf8', timeout: 10_000 });
+  t.is(dhe.status, 0, dhe.stdout + dhe.stderr);
+  t.regex(dhe.stdout, /Cipher\s*: DHE-RSA-AES128-GCM-SHA256/);
+  t.regex(dhe.stdout, /Server Temp Key: DH, 2048 bits/);
 });
