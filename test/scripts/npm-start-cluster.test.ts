@@ -110,9 +110,9 @@ test('a missing redis-server is one line and exit 1', async (t) => {
   t.deepEqual(lines, ['[cluster] the cluster needs redis-server, which is missing: apt-get install redis-server']);
 });
 
-test('a taken balancer port is one line naming the variable', async (t) => {
+test('a taken balancer port is one line naming the variable and the taken listener, here the TLS one', async (t) => {
   const port = await busyPort(t);
-  const { stack } = startCluster(t, { KONG_PROXY_LISTEN: `127.0.0.1:${port}` });
+  const { stack } = startCluster(t, { KONG_PROXY_LISTEN: `127.0.0.1:0, 127.0.0.1:${port} http2 ssl` });
   const exit = await stack.exited;
   t.is(exit.code, 1);
   const lines = stack.output().trim().split('\n').filter((line) => line.startsWith('[cluster]'));

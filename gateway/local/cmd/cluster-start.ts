@@ -53,7 +53,9 @@ function describeStartupError(error: unknown, s: ClusterSettings): string {
   if (error instanceof ServerStartError) {
     const busy = /Address already in use/.test(error.message);
     if (busy && error.message.includes('redis-server')) return `cannot listen on ${s.redis.host}:${s.redis.port} (CLUSTER_REDIS_LISTEN): address already in use`;
-    if (busy) return `cannot listen on ${s.balancer.host}:${s.balancer.port} (KONG_PROXY_LISTEN, the balancer): address already in use`;
+    // nginx names the listener it could not bind: the plain one or the TLS one
+    const bound = /bind\(\) to (\S+) failed/.exec(error.message)?.[1] ?? `${s.balancer.host}:${s.balancer.port}`;
+    if (busy) return `cannot listen on ${bound} (KONG_PROXY_LISTEN, the balancer): address already in use`;
     return error.message;
   }
   if (error instanceof DataPlaneStartError) {
