@@ -73,7 +73,7 @@ export async function addKey(context: ProvisioningContext, username: string, opt
   const consumer = await requireConsumer(context, username);
   const taken = (await context.admin.keys(consumer.id)).some((credential) => keyNameOf(credential) === spec.name);
   if (taken) {
-    throw new ProvisioningError('key-exists', `consumer ${username} already has a key named ${spec.name} (rotate-key --name ${spec.name} replaces it)`);
+    throw new ProvisioningError('key-exists', `consumer ${username} already has a key named ${spec.name} (rotating it replaces it)`);
   }
   const { newKey } = await issueKey(context.admin, consumer.id, spec, context.now(), `creating the key ${spec.name}`);
   return { username, consumerId: consumer.id, ...newKey };
@@ -92,7 +92,7 @@ function keysNamed(
   }
   const names = [...new Set(credentials.map(keyNameOf))].sort();
   if (names.length > 1) {
-    throw new ProvisioningError('key-ambiguous', `consumer ${username} has keys named ${names.join(', ')}: say which with --name`);
+    throw new ProvisioningError('key-ambiguous', `consumer ${username} has keys named ${names.join(', ')}: name the one to use`);
   }
   return { name: names[0], keys: credentials };
 }

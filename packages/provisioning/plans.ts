@@ -43,15 +43,15 @@ export function limitsFor(catalogue: Catalogue, plan: PlanName, custom?: Partial
   const entry = catalogue.plans[plan];
   if ('custom' in entry) {
     if (custom?.minute === undefined || custom.day === undefined) {
-      throw new ProvisioningError('plan-limits', `plan ${plan} has custom limits: give --minute N and --day N`);
+      throw new ProvisioningError('plan-limits', `plan ${plan} has custom limits: give it a minute and a day limit`);
     }
     if (custom.minute < 1 || custom.day < custom.minute) {
-      throw new ProvisioningError('plan-limits', `plan ${plan} needs --minute >= 1 and --day >= --minute, got ${custom.minute}/minute and ${custom.day}/day`);
+      throw new ProvisioningError('plan-limits', `plan ${plan} needs a minute limit of at least 1 and a day limit of at least the minute's, got ${custom.minute}/minute and ${custom.day}/day`);
     }
     return limits(custom, `${plan} limits`, 'plan-limits');
   }
   if (custom?.minute !== undefined || custom?.day !== undefined) {
-    throw new ProvisioningError('plan-limits', `plan ${plan} has fixed limits (${entry.minute}/minute, ${entry.day}/day); --minute and --day are for enterprise`);
+    throw new ProvisioningError('plan-limits', `plan ${plan} has fixed limits (${entry.minute}/minute, ${entry.day}/day); custom limits are for enterprise`);
   }
   return entry;
 }

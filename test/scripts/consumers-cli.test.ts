@@ -60,7 +60,7 @@ test('create prints one JSON object with the key; the key works at once with the
 test('enterprise needs its limits; other plans refuse them', async (t) => {
   const missing = await t.context.cli(['create', '--username', 'cli-ent', '--plan', 'enterprise']);
   t.is(missing.code, 2);
-  t.is(missing.stderr, 'error: plan enterprise has custom limits: give --minute N and --day N (see create --help)\n');
+  t.is(missing.stderr, 'error: plan enterprise has custom limits: give it a minute and a day limit (see create --help)\n');
   t.is((await t.context.stack.admin('/consumers/cli-ent')).status, 404, 'nothing created');
   const issued = await create(t, 'cli-ent', '--plan', 'enterprise', '--minute', '5000', '--day', '900000');
   const response = await t.context.stack.call('/v1/pets', { key: issued.key });
@@ -260,15 +260,15 @@ const USAGE_ERRORS: Array<[string[], RegExp]> = [
   [['create', '--username', 'u', '--plan', 'free', 'extra'], /^error: too many arguments for 'create'\. .* \(see create --help\)$/],
   [
     ['create', '--username', 'u', '--plan', 'enterprise'],
-    /^error: plan enterprise has custom limits: give --minute N and --day N \(see create --help\)$/,
+    /^error: plan enterprise has custom limits: give it a minute and a day limit \(see create --help\)$/,
   ],
   [
     ['create', '--username', 'u', '--plan', 'enterprise', '--minute', '100', '--day', '10'],
-    /^error: plan enterprise needs --minute >= 1 and --day >= --minute, got 100\/minute and 10\/day \(see create --help\)$/,
+    /^error: plan enterprise needs a minute limit of at least 1 and a day limit of at least the minute's, got 100\/minute and 10\/day \(see create --help\)$/,
   ],
   [
     ['create', '--username', 'u', '--plan', 'free', '--minute', '5'],
-    /^error: plan free has fixed limits \(60\/minute, 1000\/day\); --minute and --day are for enterprise \(see create --help\)$/,
+    /^error: plan free has fixed limits \(60\/minute, 1000\/day\); custom limits are for enterprise \(see create --help\)$/,
   ],
   [
     ['create', '--username', 'u', '--plan', 'enterprise', '--minute', '-5', '--day', '10'],

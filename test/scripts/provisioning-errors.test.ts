@@ -44,7 +44,7 @@ test('a consumer that does not exist, is not ours, or is taken: its code, and no
 
 test('limits that do not fit the plan are plan-limits, before any call', async (t) => {
   const { admin, provisioning } = await kongShaped(t);
-  await rejects(t, provisioning.create({ username: 'big', plan: 'enterprise' }), 'plan-limits', 'plan enterprise has custom limits: give --minute N and --day N');
+  await rejects(t, provisioning.create({ username: 'big', plan: 'enterprise' }), 'plan-limits', 'plan enterprise has custom limits: give it a minute and a day limit');
   await rejects(
     t,
     provisioning.create({ username: 'big', plan: 'enterprise', limits: { minute: 1.5, day: 10 } }),

@@ -46,7 +46,7 @@ test('add-key: several named keys, each with its scopes; show lists them; names 
 
   const again = await cli(['add-key', 'sk-named', '--name', 'ci']);
   t.is(again.code, 1);
-  t.is(again.stderr, 'error: consumer sk-named already has a key named ci (rotate-key --name ci replaces it)\n');
+  t.is(again.stderr, 'error: consumer sk-named already has a key named ci (rotating it replaces it)\n');
 });
 
 test.serial('rotate-key keeps the scopes (and can change them); the old key works during the grace period', async (t) => {
@@ -54,8 +54,8 @@ test.serial('rotate-key keeps the scopes (and can change them); the old key work
   await json<Issued>(cli, ['create', '--username', 'sk-rotate', '--plan', 'pro', '--key-name', 'ci', '--scope', 'orders:read']);
   const old = await json<Issued>(cli, ['add-key', 'sk-rotate', '--name', 'laptop', '--scope', 'pets:read']);
   const ambiguous = await cli(['rotate-key', 'sk-rotate']);
-  t.is(ambiguous.code, 1);
-  t.is(ambiguous.stderr, 'error: consumer sk-rotate has keys named ci, laptop: say which with --name\n');
+  t.is(ambiguous.code, 2);
+  t.is(ambiguous.stderr, 'error: consumer sk-rotate has keys named ci, laptop: name the one to use (see rotate-key --help)\n');
 
   const rotated = await json<Issued>(cli, ['rotate-key', 'sk-rotate', '--name', 'laptop', '--grace', '60']);
   t.like(rotated, { name: 'laptop', scopes: ['pets:read'] });

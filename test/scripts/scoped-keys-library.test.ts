@@ -41,7 +41,7 @@ test('addKey refuses a name a live key has, and bad names, scopes and expiries b
   const { admin, provisioning, writes } = await start(t);
   await provisioning.addKey('lib-keys', { name: 'ci' });
   const before = writes().length;
-  await rejects(t, provisioning.addKey('lib-keys', { name: 'ci' }), 'key-exists', 'consumer lib-keys already has a key named ci (rotate-key --name ci replaces it)');
+  await rejects(t, provisioning.addKey('lib-keys', { name: 'ci' }), 'key-exists', 'consumer lib-keys already has a key named ci (rotating it replaces it)');
   await rejects(t, provisioning.addKey('lib-keys', { name: 'Build Box' }), 'key-options', /^key name "Build Box": use 1 to 40/);
   await rejects(t, provisioning.addKey('lib-keys', { name: 'x', scopes: ['pets:delete'] }), 'key-options', /^unknown scope "pets:delete"/);
   await rejects(t, provisioning.addKey('lib-keys', { name: 'x', expiresInSeconds: 0 }), 'key-options', /at least 1 second/);
@@ -79,7 +79,7 @@ test('rotateKey without a name: the one name the keys have, else key-ambiguous',
   const rotated = await provisioning.rotateKey('lib-keys');
   t.like(rotated, { name: only.name, scopes: ['orders:read'] });
   await provisioning.addKey('lib-keys', { name: 'laptop' });
-  await rejects(t, provisioning.rotateKey('lib-keys'), 'key-ambiguous', 'consumer lib-keys has keys named ci, laptop: say which with --name');
+  await rejects(t, provisioning.rotateKey('lib-keys'), 'key-ambiguous', 'consumer lib-keys has keys named ci, laptop: name the one to use');
   await rejects(t, provisioning.rotateKey('lib-keys', { name: 'nope' }), 'key-not-found', 'consumer lib-keys has no key named nope');
   await rejects(t, provisioning.rotateKey('lib-keys', { name: 'ci', graceSeconds: -1 }), 'key-options', /^the grace period must be a whole number/);
 });
