@@ -4,7 +4,7 @@ import { leastCpuPerCall, secondsArgument } from './lua-in-nginx.ts';
 /**
  * What hashing and the checksum add to the edge plugin's access per request (issue 22; target
  * ≤ 2 µs): CPU µs per call of the plugin's own functions (gateway/plugins/animal-store-edge/
- * api_key.lua), run inside nginx as on a data-plane node, so ngx.crc32_long, ngx.base64 and
+ * api_key.lua), run inside nginx as on a data-plane node, so ngx.crc32_long and
  * resty.sha256 (libcrypto from the nginx process) are the ones requests use. Each figure is the
  * least of five rounds after a warm-up (LuaJIT has compiled the loop by then), as
  * test/bench/least-cpu.ts measures.
@@ -13,7 +13,7 @@ import { leastCpuPerCall, secondsArgument } from './lua-in-nginx.ts';
  */
 
 export interface EdgeHashFigures {
-  /** classify() of a valid ask_ key: byte checks, CRC-32, base64url. */
+  /** classify() of a valid ask_ key: byte checks, CRC-32, its base64url digits compared. */
   checksum: number;
   /** digest(): SHA-256 of the token, hex. */
   hash: number;

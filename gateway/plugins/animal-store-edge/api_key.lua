@@ -4,30 +4,34 @@
 --   ask_ <43 random> <6 checksum>   53 characters, base64url (A-Z a-z 0-9 - _) after the prefix
 --
 -- The checksum is the CRC-32 of the 47 characters before it, 4 bytes big-endian, base64url without
--- padding. ngx.crc32_long and ngx.base64's encode_base64url are in lua-resty-core 0.1.25 (ngx_lua
--- 0.10.23) and in Kong 3.9's OpenResty 1.25.3 alike; resty.sha256 and resty.string are OpenResty's
--- lua-resty-string on Kong, the data plane's own modules of the same names locally.
+-- padding. ngx.crc32_long is in lua-resty-core 0.1.25 (ngx_lua 0.10.23) and in Kong 3.9's
+-- OpenResty 1.25.3 alike; resty.sha256 and resty.string are OpenResty's lua-resty-string on Kong,
+-- the data plane's own modules of the same names locally.
 local sha256 = require "resty.sha256"
 local to_hex = require("resty.string").to_hex
-local encode_base64url = require("ngx.base64").encode_base64url
 local bit = require "bit"
 
 local ngx = ngx
 local type = type
 local byte = string.byte
-local char = string.char
 local sub = string.sub
 local band = bit.band
 local rshift = bit.rshift
+local lshift = bit.lshift
 local crc32_long = ngx.crc32_long
 
 local KEY_LENGTH = 53
 local LEGACY_LENGTH = 47 -- ask_ + 43: keys issued before the checksum
 local BODY_LENGTH = 47   -- what the checksum covers: everything before it
 
-local BASE64URL = {}
-for c in ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"):gmatch(".") do
-  BASE64URL[byte(c)] = true
+-- BASE64URL[byte]: whether it is a base64url character; DIGIT[0..63]: the character's byte
+local BASE64URL, DIGIT = {}, {}
+do
+  local alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+  for i = 1, #alphabet do
+    BASE64URL[byte(alphabet, i)] = true
+    DIGIT[i - 1] = byte(alphabet, i)
+  end
 end
 
 local A, S, K, UNDERSCORE = byte("a"), byte("s"), byte("k"), byte("_")
@@ -41,11 +45,18 @@ local api_key = {
   HASHED_TAG = "key-hash:sha256",
 }
 
+-- The CRC's 32 bits, big-endian, in base64url without padding are six characters of 6 bits each,
+-- the last one's low four bits zero: compared byte by byte, no string is made for them (this runs
+-- on every request with a key).
 local function checksum_matches(token)
   local crc = crc32_long(sub(token, 1, BODY_LENGTH))
-  local bytes = char(band(rshift(crc, 24), 0xff), band(rshift(crc, 16), 0xff),
-                     band(rshift(crc, 8), 0xff), band(crc, 0xff))
-  return encode_base64url(bytes) == sub(token, BODY_LENGTH + 1)
+  local c1, c2, c3, c4, c5, c6 = byte(token, BODY_LENGTH + 1, KEY_LENGTH)
+  return c1 == DIGIT[band(rshift(crc, 26), 63)]
+     and c2 == DIGIT[band(rshift(crc, 20), 63)]
+     and c3 == DIGIT[band(rshift(crc, 14), 63)]
+     and c4 == DIGIT[band(rshift(crc, 8), 63)]
+     and c5 == DIGIT[band(rshift(crc, 2), 63)]
+     and c6 == DIGIT[band(lshift(crc, 4), 63)]
 end
 
 --- What a bearer token is: one of the classes above. No hash and no look-up: byte checks, and

@@ -95,18 +95,74 @@ end)
 describe("kong.cache on the data plane", function()
   local cache = require("kong.cache").new()
 
+  local function counting(value, ttl)
+    local calls = 0
+    return function()
+      calls = calls + 1
+      return value, nil, ttl
+    end, function() return calls end
+  end
+
+  local function install_new_snapshot()
+    entities.install(entities.build({ config_hash = entities.config_hash(), consumers = {}, keyauth_credentials = {}, acls = {} }))
+  end
+
   it("get() runs the callback with its arguments: its value, hit level 3", function()
-    local value, err, hit_level = cache:get("k", nil, function(a, b) return a + b end, 1, 2)
+    local value, err, hit_level = cache:get("sum", nil, function(a, b) return a + b end, 1, 2)
     assert.equal(3, value)
     assert.is_nil(err)
     assert.equal(3, hit_level)
   end)
 
-  it("get() returns the callback's error, or what it threw", function()
+  it("get() keeps the value until a new snapshot: hit level 1, the callback not run", function()
+    local rows = {}
+    local callback, calls = counting(rows)
+    assert.same({ rows, nil, 3 }, { cache:get("kept", nil, callback) })
+    local value, err, hit_level = cache:get("kept", nil, callback)
+    assert.equal(rows, value)
+    assert.is_nil(err)
+    assert.equal(1, hit_level)
+    assert.equal(1, calls())
+    install_new_snapshot()
+    assert.same({ rows, nil, 3 }, { cache:get("kept", nil, callback) })
+    assert.equal(2, calls())
+  end)
+
+  -- Kong caches misses too (kong/cache/init.lua neg_ttl; db_cache_neg_ttl unset: until invalidated)
+  it("get() keeps a miss until a new snapshot", function()
+    local callback, calls = counting(nil)
+    assert.same({ nil, nil, 3 }, { cache:get("miss", nil, callback) })
+    assert.same({ nil, nil, 1 }, { cache:get("miss", nil, callback) })
+    assert.equal(1, calls())
+  end)
+
+  it("get() does not keep a value its callback returned with a ttl", function()
+    local callback, calls = counting("expiring", 90)
+    assert.same({ "expiring", nil, 3 }, { cache:get("ttl", nil, callback) })
+    assert.same({ "expiring", nil, 3 }, { cache:get("ttl", nil, callback) })
+    assert.equal(2, calls())
+  end)
+
+  it("get() returns the callback's error, or what it threw, and keeps neither", function()
     assert.same({ nil, "down" }, { cache:get("k", nil, function() return nil, "down" end) })
     local value, err = cache:get("k", nil, function() error("boom", 0) end)
     assert.is_nil(value)
     assert.equal("callback threw an error: boom", err)
+    assert.same({ "up", nil, 3 }, { cache:get("k", nil, function() return "up" end) })
+  end)
+
+  it("get() keeps at most 10000 values: past them it starts over", function()
+    local fresh = require("kong.cache").new()
+    local first, first_calls = counting("first")
+    fresh:get("first", nil, first)
+    for i = 1, 9999 do
+      fresh:get("key " .. i, nil, function() return i end)
+    end
+    fresh:get("first", nil, first)
+    assert.equal(1, first_calls())
+    fresh:get("one more", nil, function() return true end)
+    fresh:get("first", nil, first)
+    assert.equal(2, first_calls())
   end)
 
   it("get() refuses a key that is not a string", function()

@@ -137,6 +137,55 @@ describe("kong.router", function()
     end)
   end)
 
+  -- kong/router/atc.lua exec: matches and misses kept by the request's routed fields
+  describe("select()'s match cache", function()
+    it("answers a repeated request from the cache: the same match, its misses too", function()
+      local r = new({ { paths = { "/a" }, hosts = { "a.com" } }, { paths = { "~/items/(?<n>\\d+)" } } })
+      local first = { r:select("GET", "/items/12", "b.com", 80, nil, "http") }
+      assert.equal(id(2), first[1].route.id)
+      assert.equal("12", first[3].n)
+      local again = { r:select("GET", "/items/12", "b.com", 80, nil, "http") }
+      assert.same(first, again)
+      assert.equal(first[1], again[1])
+      assert.is_nil(r:select("GET", "/b", "a.com", 80, nil, "http"))
+      assert.is_nil(r:select("GET", "/b", "a.com", 80, nil, "http"))
+      assert.equal(2, r.cached)
+    end)
+
+    it("keys by method, host, port, scheme, server name and path", function()
+      local r = new({
+        { paths = { "/a" }, hosts = { "a.com" }, methods = { "GET" } },
+        { paths = { "/a" }, snis = { "s.com" } },
+      })
+      assert.equal(id(1), r:select("GET", "/a", "a.com", 80, nil, "http").route.id)
+      assert.equal(id(2), r:select("POST", "/a", "a.com", 80, nil, "http").route.id)
+      assert.equal(id(1), r:select("GET", "/a", "a.com", 80, nil, "https", "x.com").route.id)
+      assert.is_nil(r:select("GET", "/a", "b.com", 80, nil, "https", "x.com"))
+      assert.equal(id(2), r:select("GET", "/a", "b.com", 80, nil, "https", "s.com").route.id)
+      assert.equal(id(2), r:select("GET", "/a", "b.com", 80, nil, "http").route.id)
+      assert.is_nil(r:select("GET", "/b", "b.com", 80, nil, "http"))
+      assert.equal(7, r.cached)
+    end)
+
+    it("stays bounded: past 5000 entries it starts over", function()
+      local r = new({ { paths = { "/" } } })
+      for i = 1, 5000 do
+        r:select("GET", "/p" .. i, nil, 80, nil, "http")
+      end
+      assert.equal(5000, r.cached)
+      r:select("GET", "/one-more", nil, 80, nil, "http")
+      assert.equal(1, r.cached)
+      assert.is_nil(r.cache["GET||80|http||/p1"])
+    end)
+
+    it("is not used when a route has header conditions", function()
+      local r = new({ { paths = { "/a" }, headers = { version = { "v1" } } } })
+      assert.equal(id(1), select(r, "GET", "/a", nil, { version = "v1" }).id)
+      assert.is_nil(select(r, "GET", "/a", nil, { version = "v2" }))
+      assert.equal(0, r.cached)
+    end)
+  end)
+
   describe("request_path()", function()
     it("strips the query and normalizes with merged slashes", function()
       assert.equal("/a/c", router.request_path("/a//b/../c?x=1"))

@@ -328,7 +328,13 @@ function router.new(routes_and_services)
 
   sort(matchers, by_priority)
 
-  return setmetatable({ matchers = matchers, n = #matchers, uses_headers = uses_headers }, { __index = router })
+  return setmetatable({
+    matchers = matchers,
+    n = #matchers,
+    uses_headers = uses_headers,
+    cache = {},
+    cached = 0,
+  }, { __index = router })
 end
 
 local function host_matches(m, host, port)
@@ -415,7 +421,7 @@ end
 -- (called only when a route has header conditions), the request's scheme and the TLS server
 -- name the client sent (nil without one). Returns the matcher, the part of the path it matched,
 -- and the regex captures (nil for a prefix or no path).
-function router:select(method, path, host_header, local_port, get_headers, scheme, sni)
+local function find_match(self, method, path, host_header, local_port, get_headers, scheme, sni)
   local host, host_port = nil, nil
   if host_header then
     host, host_port = split_host_port(host_header)
@@ -465,6 +471,44 @@ function router:select(method, path, host_header, local_port, get_headers, schem
   end
 
   return nil
+end
+
+-- Kong's router keeps its matches, and its misses, in LRU caches of DEFAULT_MATCH_LRUCACHE_SIZE
+-- by what the request's routed fields are (kong/router/atc.lua exec, fields.lua
+-- get_cache_key). Here: by method, Host header, local port, scheme, server name and path, on
+-- the router, so a new snapshot (a new router) starts empty; past CACHE_SIZE entries the cache
+-- starts over, so that whatever clients send, it stays bounded. Routes with header conditions
+-- match on more than these: with any, nothing is cached.
+local CACHE_SIZE = 5000
+local MISS = {}
+
+function router:select(method, path, host_header, local_port, get_headers, scheme, sni)
+  if self.uses_headers then
+    return find_match(self, method, path, host_header, local_port, get_headers, scheme, sni)
+  end
+
+  local key = method .. "|" .. (host_header or "") .. "|" .. (local_port or "") .. "|" .. (scheme or "") .. "|"
+              .. (sni or "") .. "|" .. path
+  local cache = self.cache
+  local hit = cache[key]
+  if hit then
+    if hit == MISS then
+      return nil
+    end
+    return hit[1], hit[2], hit[3]
+  end
+
+  local m, matched_path, captures = find_match(self, method, path, host_header, local_port, get_headers,
+                                               scheme, sni)
+  local cached = self.cached
+  if cached >= CACHE_SIZE then
+    cache = {}
+    self.cache = cache
+    cached = 0
+  end
+  cache[key] = m and { m, matched_path, captures } or MISS
+  self.cached = cached + 1
+  return m, matched_path, captures
 end
 
 return router

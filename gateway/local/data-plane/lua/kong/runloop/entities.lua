@@ -16,6 +16,8 @@
 --   entities.consumer_by_username(name) -> consumer | nil
 --   entities.consumer_by_custom_id(cid) -> consumer | nil
 --   entities.config_hash()              -> the running snapshot's config_hash ("" before any)
+--   entities.generation()               -> a number that changes with each index installed
+--       (kong.cache keeps its values until it does)
 --
 -- Fields that are null in the snapshot are nil here, as Kong's DAO returns them. The tables
 -- returned belong to the runtime: callers must not modify them. Lookups never yield.
@@ -26,6 +28,9 @@ local type = type
 local ngx = ngx
 
 local EMPTY = {}
+
+-- counts the indexes installed in this worker
+local installed = 0
 
 local index = {
   hash = "",
@@ -125,8 +130,14 @@ function entities.build(snapshot)
 end
 
 
+function entities.generation()
+  return installed
+end
+
+
 function entities.install(new_index)
   index = new_index
+  installed = installed + 1
 end
 
 

@@ -2,17 +2,17 @@
 -- made once per request on first use and kept in ngx.ctx.request_id, where Kong's
 -- kong/observability/tracing/request_id.lua looks first. nginx's own $request_id would cost an
 -- OpenSSL RAND_bytes and a getpid() system call on every request; the worker's PRNG (seeded per
--- worker in init_worker) is what lua-kong-nginx-module's ngx_random() amounts to.
+-- worker in init_worker) is what lua-kong-nginx-module's ngx_random() amounts to. One
+-- string.format makes the one string (bit.tohex would make four more and three concatenations).
 local random = math.random
-local tohex = require("bit").tohex
+local fmt = string.format
 
 local request_id = {}
 
 local WORD = 0xffffffff
 
 function request_id.new()
-  return tohex(random(0, WORD), 8) .. tohex(random(0, WORD), 8) ..
-         tohex(random(0, WORD), 8) .. tohex(random(0, WORD), 8)
+  return fmt("%08x%08x%08x%08x", random(0, WORD), random(0, WORD), random(0, WORD), random(0, WORD))
 end
 
 --- The id of the request whose ngx.ctx is `ctx`.

@@ -10,9 +10,10 @@
 --   groups.group_in_groups(groups_to_check, groups) -> true | nil
 --   groups.warmup_groups_cache(consumer_id)    -> nil, or nil, err
 --
--- A consumer's rows come from the snapshot this worker runs (kong.db.acls:each_for_consumer), so
--- a new snapshot is seen on the next call: there is no cache to invalidate. The derived tables are
--- memoised by the identity of what they derive from (weak keys), as Kong's are.
+-- A consumer's rows come from the snapshot this worker runs (kong.db.acls:each_for_consumer),
+-- kept by kong.cache until the worker installs a new one, as Kong keeps them until a change of
+-- the configuration; the derived tables are memoised by the identity of the kept rows (weak keys),
+-- as Kong's are, so a request of a known consumer builds nothing.
 local kong = kong
 local ngx = ngx
 local type = type
