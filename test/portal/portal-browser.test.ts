@@ -158,18 +158,37 @@ test('the API reference: the key page hands the new key to it in this tab, "try 
   t.is(new URL(page.url()).pathname, '/portal/reference');
   await page.waitForSelector('#operations-pets-listPets');
   await page.waitForSelector('#handed-key:not([hidden])');
+  await page.screenshot({ path: join(ARTIFACTS, 'reference.png') });
   const operation = '#operations-pets-listPets';
+  /** Swagger UI's "Execute" on GET /pets: the status it shows once the response is in. */
+  const execute = async () => {
+    if (await page.$(`${operation} .btn-clear`)) {
+      await page.click(`${operation} .btn-clear`);
+      await page.waitForFunction((selector) => !document.querySelector(`${selector} .live-responses-table`), {}, operation);
+    }
+    await page.click(`${operation} .execute`);
+    const shown = await page.waitForFunction(
+      (selector) => document.querySelector(`${selector} .live-responses-table .response .response-col_status`)?.textContent?.trim(),
+      {},
+      operation,
+    );
+    return shown.jsonValue();
+  };
   await page.click(`${operation} .opblock-summary-control`);
   await page.click(`${operation} .try-out__btn`);
-  await page.click(`${operation} .execute`);
-  const status = await page.waitForFunction(
-    (selector) => document.querySelector(`${selector} .live-responses-table .response .response-col_status`)?.textContent?.trim(),
-    {},
-    operation,
-  );
-  t.is(await status.jsonValue(), '200', '"try it" with the handed key, through the gateway');
-  await page.screenshot({ path: join(ARTIFACTS, 'reference.png'), fullPage: true });
+  t.is(await execute(), '200', '"try it" with the handed key, through the gateway');
+  await (await page.$(operation))!.screenshot({ path: join(ARTIFACTS, 'reference-try-it.png') });
   t.deepEqual(await accessibilityProblemsOutside(page, '#swagger-ui'), [], 'axe on the reference, our own chrome');
+
+  // forgotten: "try it" goes without a key; pasted in Authorize: with it again
+  await page.click('[data-forget-key]');
+  t.is(await page.evaluate(() => sessionStorage.getItem('portal.reference.key')), null);
+  t.is(await execute(), '401', 'no key once forgotten');
+  await page.click('.auth-wrapper .authorize');
+  await page.type('.auth-container input[type=text]', key);
+  await page.click('.auth-btn-wrapper .authorize');
+  await page.click('.auth-btn-wrapper .btn-done');
+  t.is(await execute(), '200', 'the key pasted in Authorize');
 
   t.false(requested.some((url) => url.includes(key)), 'the key is never in a URL');
   t.is(await page.evaluate(() => localStorage.length), 0, 'nothing in localStorage');
