@@ -121,16 +121,19 @@ test('sign up, copy the key, call the API with it, see it in the usage, rotate, 
   await context.close();
 });
 
-/** axe-core's serious and critical violations in the page's own chrome: Swagger UI's #swagger-ui is left out (docs/portal.md says why). */
-async function accessibilityProblemsOutside(page: Page, exclude: string): Promise<string[]> {
+/** axe-core's serious and critical violations within part of the page (axe's context: include, exclude), as "rule: target" lines. */
+async function accessibilityProblemsIn(page: Page, context: { include?: string[][]; exclude?: string[][] }): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async (selector) => {
-    const axe = (globalThis as unknown as { axe: { run(context: unknown): ReturnType<AxeRun['run']> } }).axe;
-    const result = await axe.run({ exclude: [[selector]] });
+  const violations = await page.evaluate(async (scope) => {
+    const axe = (globalThis as unknown as { axe: { run(scope: unknown): ReturnType<AxeRun['run']> } }).axe;
+    const result = await axe.run(scope);
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }));
-  }, exclude);
+  }, context);
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(', ')}`);
 }
+
+/** Swagger UI's own serious violations, which we cannot fix from outside (docs/portal.md lists them): any other is a finding. */
+const SWAGGER_UI_KNOWN_VIOLATIONS = new Set(['color-contrast', 'select-name']);
 
 test('the API reference: the key page hands the new key to it in this tab, "try it" on GET /v1/pets gets 200 through the gateway', async (t) => {
   const origin = stack.gateway.proxyUrl;
@@ -178,7 +181,9 @@ test('the API reference: the key page hands the new key to it in this tab, "try 
   await page.click(`${operation} .try-out__btn`);
   t.is(await execute(), '200', '"try it" with the handed key, through the gateway');
   await (await page.$(operation))!.screenshot({ path: join(ARTIFACTS, 'reference-try-it.png') });
-  t.deepEqual(await accessibilityProblemsOutside(page, '#swagger-ui'), [], 'axe on the reference, our own chrome');
+  t.deepEqual(await accessibilityProblemsIn(page, { exclude: [['#swagger-ui']] }), [], 'axe on the reference, our own chrome');
+  const renderer = await accessibilityProblemsIn(page, { include: [['#swagger-ui']] });
+  t.deepEqual(renderer.filter((line) => !SWAGGER_UI_KNOWN_VIOLATIONS.has(line.split(':')[0]!)), [], "no violation in Swagger UI's markup beyond the known ones");
 
   // forgotten: "try it" goes without a key; pasted in Authorize: with it again
   await page.click('[data-forget-key]');
