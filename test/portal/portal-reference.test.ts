@@ -62,6 +62,13 @@ test('the description is gateway/openapi.yaml with servers set to the API base U
   t.deepEqual(spec.servers, [{ url: API_URL, description: 'The Animal Store API, through the gateway' }]);
   t.is(spec.openapi, '3.1.0');
   t.truthy(spec.paths['/pets'], 'the API\'s paths');
+  t.is(json.headers.get('cache-control'), 'no-cache');
+  const etag = json.headers.get('etag')!;
+  t.regex(etag, /^"[\w-]+"$/);
+  // (not through fetch: with If-None-Match set by hand it adds Cache-Control: no-cache, which asks for the body)
+  const again = await rawGet('/portal/reference/openapi.json', { 'if-none-match': etag });
+  t.is(again.status, 304, 'revalidated, not sent again');
+  t.is(again.body.length, 0);
   const yaml = await fetch(new URL('/portal/reference/openapi.yaml', portal.url));
   t.is(yaml.status, 200);
   t.deepEqual(parse(await yaml.text()), spec, 'the same document in YAML');

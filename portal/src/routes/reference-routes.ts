@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
 import { pageContext, sendPage } from '../http/state.ts';
 import { contentSecurityPolicy } from '../http/security-headers.ts';
@@ -18,14 +19,22 @@ export function referenceRoutes(router: Router, apiUrl: string): void {
     sendPage(ctx, 200, referencePage(pageContext(ctx), apiUrl, spec.bearerScheme));
     ctx.set('Content-Security-Policy', csp);
   });
-  router.get('/reference/openapi.json', (ctx) => {
-    ctx.type = 'application/json';
+  describe(router, '/reference/openapi.json', 'application/json', spec.json);
+  describe(router, '/reference/openapi.yaml', 'application/yaml; charset=utf-8', spec.yaml);
+}
+
+/** The description at `path`: revalidated on each use (no-cache), a 304 while its ETag holds. */
+function describe(router: Router, path: string, type: string, body: string): void {
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  router.get(path, (ctx) => {
     ctx.set('Cache-Control', 'no-cache');
-    ctx.body = spec.json;
-  });
-  router.get('/reference/openapi.yaml', (ctx) => {
-    ctx.type = 'application/yaml; charset=utf-8';
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.body = spec.yaml;
+    ctx.set('ETag', etag);
+    ctx.status = 200; // Koa's `fresh` compares validators on a 2xx only
+    if (ctx.fresh) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = type;
+    ctx.body = body;
   });
 }
