@@ -7,6 +7,7 @@ import { consoleAudit, type AuditLog } from './audit.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { PortalConfig } from './config.ts';
 import { assetRoutes } from './http/assets.ts';
+import { vendorAssetRoutes } from './http/vendor-assets.ts';
 import { clearSessionCookie, readSignedCookie, SESSION_COOKIE } from './http/cookies.ts';
 import { csrfProtection } from './http/csrf.ts';
 import { securityHeaders } from './http/security-headers.ts';
@@ -17,6 +18,7 @@ import { errorPage } from './pages/account-pages.ts';
 import { BASE } from './paths.ts';
 import { accountRoutes } from './routes/account-routes.ts';
 import { keyRoutes } from './routes/key-routes.ts';
+import { referenceRoutes } from './routes/reference-routes.ts';
 import type { PortalServices } from './routes/services.ts';
 import { SessionStore } from './sessions.ts';
 import { FailureThrottle, PER_ACCOUNT, PER_IP } from './throttle.ts';
@@ -98,6 +100,8 @@ export function createPortalApp(options: PortalAppOptions): Koa {
   assetRoutes(router);
   accountRoutes(router, services);
   keyRoutes(router, services);
+  vendorAssetRoutes(router);
+  referenceRoutes(router, config.apiUrl);
 
   app.use(securityHeaders);
   app.use(errorPages(logError));

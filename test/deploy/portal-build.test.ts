@@ -93,6 +93,13 @@ test('the bundle `npm run build:portal` makes, laid out as in the image, serves 
   t.is(css.status, 200);
   t.is(await css.text(), readFileSync(join(REPO_ROOT, 'portal/src/assets/portal.css'), 'utf8'));
   t.is((await fetch(`${url}/portal/assets/copy.js`)).status, 200);
+  // the API reference: the description from dist/gateway/, Swagger UI from node_modules
+  const reference = await b.get('/portal/reference');
+  t.is(reference.status, 200);
+  const spec = (await (await fetch(`${url}/portal/reference/openapi.json`)).json()) as { servers: Array<{ url: string }> };
+  t.deepEqual(spec.servers.map((server) => server.url), ['http://127.0.0.1:8000/v1']);
+  const bundle = /<script src="([^"]*swagger-ui-bundle\.js)"/.exec(reference.text)![1]!;
+  t.is((await fetch(`${url}${bundle}`)).status, 200);
 
   // an invitation from the bundled CLI, as `docker compose exec portal node portal/server/consumers.mjs
   // invite …` prints it into the same store; then the dashboard reads the plan catalogue

@@ -1,5 +1,5 @@
-/* global document, Element, navigator */
-// The copy button of the key page: a file of its own, as the Content-Security-Policy allows no inline script.
+/* global document, Element, navigator, sessionStorage */
+// The key page's buttons, on every page: a file of its own, as the Content-Security-Policy allows no inline script.
 document.addEventListener('click', async (event) => {
   const button = event.target instanceof Element ? event.target.closest('[data-copy]') : null;
   if (!button) return;
@@ -15,3 +15,16 @@ document.addEventListener('click', async (event) => {
     if (status) status.textContent = 'Selected: press Ctrl-C (Cmd-C) to copy.';
   }
 });
+
+// "Use it in the API reference": the key goes to the reference in this tab's sessionStorage only
+// (never a URL, never localStorage), and leaves it on sign-out or on any page seen signed out.
+const HANDED_KEY = 'portal.reference.key';
+document.addEventListener('click', (event) => {
+  const link = event.target instanceof Element ? event.target.closest('[data-hand-key]') : null;
+  const field = link && document.getElementById(link.getAttribute('data-hand-key'));
+  if (field) sessionStorage.setItem(HANDED_KEY, field.value);
+});
+document.addEventListener('submit', (event) => {
+  if (event.target instanceof Element && event.target.matches('form[action$="/signout"]')) sessionStorage.removeItem(HANDED_KEY);
+});
+if (!document.querySelector('form[action$="/signout"]')) sessionStorage.removeItem(HANDED_KEY);

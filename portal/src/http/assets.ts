@@ -5,6 +5,7 @@ import type Router from '@koa/router';
 const ASSETS: Record<string, { type: string; body: Buffer }> = {
   'portal.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../assets/portal.css', import.meta.url)) },
   'copy.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../assets/copy.js', import.meta.url)) },
+  'reference.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../assets/reference.js', import.meta.url)) },
 };
 
 export function assetRoutes(router: Router): void {

@@ -5,16 +5,25 @@ import type { Middleware } from 'koa';
  * forms only to the portal, no framing, no referrer (an invitation link holds its token), no
  * caching of pages (a key page must not outlive its response).
  */
-const CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
+const DIRECTIVES: Record<string, string> = {
+  'default-src': "'none'",
+  'script-src': "'self'",
+  'style-src': "'self'",
+  'img-src': "'self'",
+  'connect-src': "'self'",
+  'form-action': "'self'",
+  'frame-ancestors': "'none'",
+  'base-uri': "'none'",
+};
+
+/** The policy, with some directives replaced for one page (the API reference's: pages/reference-page.ts). */
+export function contentSecurityPolicy(replaced: Record<string, string> = {}): string {
+  return Object.entries({ ...DIRECTIVES, ...replaced })
+    .map(([name, value]) => `${name} ${value}`)
+    .join('; ');
+}
+
+const CSP = contentSecurityPolicy();
 
 export const securityHeaders: Middleware = async (ctx, next) => {
   ctx.set({

@@ -24,6 +24,7 @@ export function keyShownPage(page: PageContext, shown: ShownKey, what: string, a
 </div>
 <p>Try it:</p>
 <pre tabindex="0"><code>curl -si ${apiUrl}/pets -H 'Authorization: Bearer ${shown.key}'</code></pre>
+<p><a href="${BASE}/reference" data-hand-key="api-key">Use it in the API reference</a>: "try it" there with this key, in this tab only, until you sign out.</p>
 <p><a href="${BASE}/">Go to your dashboard</a></p>`,
   );
 }

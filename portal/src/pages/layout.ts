@@ -27,7 +27,7 @@ export function layout(title: string, page: PageContext, body: SafeHtml): SafeHt
 <script src="${BASE}/assets/copy.js" defer></script>
 </head>
 <body>
-<header><a class="brand" href="${BASE}/">Animal Store API · developers</a>${nav}</header>
+<header><a class="brand" href="${BASE}/">Animal Store API · developers</a><a href="${BASE}/reference">API reference</a>${nav}</header>
 <main id="main">
 <h1>${title}</h1>
 ${body}
