@@ -145,8 +145,8 @@ test('from Prometheus scraping the real gateway: an account sees its own request
   await live.nextScrape();
   await send(bob.key, '/v1/pets', 12, 200);
   await send(ada.key, '/v1/no-such-thing', 3, 404);
-  await live.nextScrape();
-  await live.nextScrape();
+  // a few more scrapes: increase() extrapolates by up to half an interval at each edge of what it saw
+  for (let i = 0; i < 3; i++) await live.nextScrape();
 
   const adaCharts = await charts(ada.browser);
   t.is(adaCharts.status, 200);
@@ -163,9 +163,9 @@ test('from Prometheus scraping the real gateway: an account sees its own request
     const mine = totals(adaCharts.json.ranges[range]!);
     const theirs = totals(bobCharts.json.ranges[range]!);
     // increase() extrapolates to the bucket's edges: about 3 and 12, never the other's
-    t.true(mine['4xx']! >= 2 && mine['4xx']! <= 5, `ada's 404s: ${mine['4xx']}`);
+    t.true(mine['4xx']! >= 2 && mine['4xx']! <= 6, `ada's 404s: ${mine['4xx']}`);
     t.true(mine['2xx']! <= 2, `ada's 2xx holds none of bob's 12: ${mine['2xx']}`);
-    t.true(theirs['2xx']! >= 10 && theirs['2xx']! <= 16, `bob's 200s: ${theirs['2xx']}`);
+    t.true(theirs['2xx']! >= 10 && theirs['2xx']! <= 20, `bob's 200s: ${theirs['2xx']}`);
     t.is(theirs['4xx'], 0, "bob's holds none of ada's 404s");
   }
   t.false(adaCharts.text.includes(bob.consumer), "ada's answer never names bob's consumer");
