@@ -5,9 +5,10 @@ import tseslint from 'typescript-eslint';
 
 /** Everything of the local gateway but its public entry (gateway/local/index.ts). */
 const GATEWAY_INTERNALS = { from: './gateway/local', except: ['./index.ts', './snapshot.schema.json', './package.json'] };
-/** The same for the backend (backend/src/index.ts), the provisioning library and the consumers CLI. */
+/** The same for the backend (backend/src/index.ts), the provisioning and usage libraries and the consumers CLI. */
 const BACKEND_INTERNALS = { from: './backend/src', except: ['./index.ts'] };
 const PROVISIONING_INTERNALS = { from: './packages/provisioning', except: ['./index.ts'] };
+const USAGE_INTERNALS = { from: './packages/usage', except: ['./index.ts'] };
 const CLI_INTERNALS = { from: './scripts/cli', except: ['./index.ts'] };
 const PORTAL_INTERNALS = { from: './portal/src', except: ['./index.ts'] };
 
@@ -18,8 +19,6 @@ const UNIT_TESTS_OF_INTERNALS = [
   'test/backend/contract.test.ts', // the servers the backend reads from the contract
   'test/backend/pagination.test.ts', // cursors forged to test their checks
   'test/bench/backend-bench.ts', // a deep page's cursor, without paging there first
-  'test/scripts/usage-prometheus.test.ts', // the PromQL usage sends, checked against Prometheus
-  'test/scripts/usage-show.test.ts', // the Redis key of Kong's counters
 ];
 
 /** Layers that hold everywhere. */
@@ -36,6 +35,12 @@ const LAYERS = [
   { target: './test', ...PORTAL_INTERNALS, message: "tests use the portal's public entry (portal/src/index.ts) or its HTTP pages" },
   { target: './scripts', ...PORTAL_INTERNALS, message: "scripts use the portal's public entry (portal/src/index.ts)" },
   { target: './portal', ...PROVISIONING_INTERNALS, message: "the portal uses the provisioning library's public entry (packages/provisioning/index.ts)" },
+  { target: './scripts', ...USAGE_INTERNALS, message: "scripts use the usage library's public entry (packages/usage/index.ts)" },
+  { target: './portal', ...USAGE_INTERNALS, message: "the portal uses the usage library's public entry (packages/usage/index.ts)" },
+  { target: './test', ...USAGE_INTERNALS, message: "tests use the usage library's public entry (packages/usage/index.ts)" },
+  { target: './portal', from: './scripts', message: 'the portal shares code with the CLI through packages/, never scripts/' },
+  { target: './packages', from: './scripts', message: 'the libraries do not depend on the scripts that use them' },
+  { target: './packages', from: './portal', message: 'the libraries do not depend on the portal' },
 ];
 
 /** Public entries that UNIT_TESTS_OF_INTERNALS may reach past. */

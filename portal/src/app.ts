@@ -13,21 +13,25 @@ import { csrfProtection } from './http/csrf.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { pageContext, sendPage } from './http/state.ts';
 import { InviteStore } from './invites.ts';
-import { PortalKeys } from './keys.ts';
+import { isPortalConsumer, PortalKeys } from './keys.ts';
 import { errorPage } from './pages/account-pages.ts';
 import { BASE } from './paths.ts';
 import { accountRoutes } from './routes/account-routes.ts';
 import { keyRoutes } from './routes/key-routes.ts';
 import { referenceRoutes } from './routes/reference-routes.ts';
+import { usageChartRoutes } from './routes/usage-chart-routes.ts';
 import type { PortalServices } from './routes/services.ts';
 import { SessionStore } from './sessions.ts';
 import { FailureThrottle, PER_ACCOUNT, PER_IP } from './throttle.ts';
 import { PortalUsage } from './usage.ts';
+import { usageCharts, type UsageCharts } from './usage-charts.ts';
 import { ProvisioningError } from '../../packages/provisioning/index.ts';
 
 export interface PortalAppOptions {
   db: Knex;
-  config: Pick<PortalConfig, 'signUp' | 'apiUrl' | 'adminUrl' | 'statusUrls' | 'cookieSecret' | 'supportEmail'>;
+  config: Pick<PortalConfig, 'signUp' | 'apiUrl' | 'adminUrl' | 'statusUrls' | 'cookieSecret' | 'supportEmail' | 'prometheusUrl' | 'usageSampleSeconds'>;
+  /** The usage charts' source (startPortal starts its sampling); default: the one the config chooses, sampled on read only. */
+  charts?: UsageCharts;
   clock?: Clock;
   audit?: AuditLog;
   logError?: (error: unknown, where: string) => void;
@@ -88,6 +92,7 @@ export function createPortalApp(options: PortalAppOptions): Koa {
     invites: new InviteStore(db),
     keys: new PortalKeys(admin),
     usage: new PortalUsage(admin, config.statusUrls, process.env),
+    charts: options.charts ?? usageCharts(config, clock, isPortalConsumer),
     throttle: { account: new FailureThrottle(PER_ACCOUNT, clock), ip: new FailureThrottle(PER_IP, clock) },
     clock,
     audit,
@@ -102,6 +107,7 @@ export function createPortalApp(options: PortalAppOptions): Koa {
   keyRoutes(router, services);
   vendorAssetRoutes(router);
   referenceRoutes(router, config.apiUrl);
+  usageChartRoutes(router, services);
 
   app.use(securityHeaders);
   app.use(errorPages(logError));

@@ -17,6 +17,10 @@ export interface PortalConfig {
   adminUrl: string;
   /** The data plane's Status API(s) for request totals; empty: none. */
   statusUrls: URL[];
+  /** PORTAL_PROMETHEUS_URL: the usage charts' source (compose); unset, the portal samples statusUrls itself. */
+  prometheusUrl?: URL;
+  /** PORTAL_USAGE_SAMPLE_SECONDS (default 60): how often it samples them, without Prometheus. */
+  usageSampleSeconds?: number;
   /** Signs the cookies; PORTAL_COOKIE_SECRET or, unset, a file in dataDir made once. */
   cookieSecret: string;
   /** Where accounts ask for another plan (PORTAL_SUPPORT_EMAIL); unset: "your Animal Store contact". */
@@ -69,6 +73,16 @@ export function readStoreSettings(env: NodeJS.ProcessEnv): Pick<PortalConfig, 'd
   };
 }
 
+/** PORTAL_PROMETHEUS_URL and PORTAL_USAGE_SAMPLE_SECONDS: where the usage charts come from. */
+function chartSettings(env: NodeJS.ProcessEnv): Pick<PortalConfig, 'prometheusUrl' | 'usageSampleSeconds'> {
+  const seconds = Number(env.PORTAL_USAGE_SAMPLE_SECONDS || 60);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 3600) {
+    throw new Error(`PORTAL_USAGE_SAMPLE_SECONDS must be a whole number of seconds from 1 to 3600, got ${JSON.stringify(env.PORTAL_USAGE_SAMPLE_SECONDS)}`);
+  }
+  const prometheus = env.PORTAL_PROMETHEUS_URL;
+  return { usageSampleSeconds: seconds, ...(prometheus ? { prometheusUrl: new URL(url(prometheus, 'PORTAL_PROMETHEUS_URL')) } : {}) };
+}
+
 /** PORTAL_HOST and PORTAL_PORT (default 127.0.0.1:3001), where the portal listens. */
 export function readPortalListen(env: NodeJS.ProcessEnv): { host: string; port: number } {
   const port = Number(env.PORTAL_PORT ?? 3001);
@@ -91,6 +105,7 @@ export function readPortalConfig(env: NodeJS.ProcessEnv = process.env): PortalCo
     apiUrl: url(env.PORTAL_API_URL ?? `${publicUrl}/v1`, 'PORTAL_API_URL'),
     adminUrl: url(env.KONG_ADMIN_URL ?? 'http://127.0.0.1:8001', 'KONG_ADMIN_URL'),
     statusUrls: statusUrl === '' ? [] : [new URL(url(statusUrl, 'KONG_STATUS_URL'))],
+    ...chartSettings(env),
     cookieSecret: cookieSecret(env, dataDir),
     ...supportEmail(env.PORTAL_SUPPORT_EMAIL),
   };

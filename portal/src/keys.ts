@@ -37,7 +37,10 @@ const SIGN_UP_PLAN: PlanName = 'free';
 export const ROTATION_GRACE_SECONDS = 24 * 3600;
 
 /** The Kong consumer's username of an account: stable, unique, and telling an admin where it came from. */
-const consumerName = (accountId: string) => `portal-${accountId}`;
+const CONSUMER_PREFIX = 'portal-';
+const consumerName = (accountId: string) => `${CONSUMER_PREFIX}${accountId}`;
+/** Whether a consumer's username is an account's: what the portal's usage samples keep. */
+export const isPortalConsumer = (username: string) => username.startsWith(CONSUMER_PREFIX);
 
 export class PortalKeys {
   private catalogue: Catalogue | undefined;

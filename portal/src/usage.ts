@@ -2,9 +2,7 @@
 // the consumer's current minute and day from its plan's counters where they are readable (policy
 // redis), and otherwise the data plane's Status API totals (/metrics) since each node started.
 import { AdminApi, type AdminConnection } from '../../packages/provisioning/index.ts';
-import { rounded, type UsageCounts } from '../../scripts/cli/usage/counts.ts';
-import { scrapeNodes } from '../../scripts/cli/usage/node-scrape.ts';
-import { currentWindows, type CurrentWindows } from '../../scripts/cli/usage/rate-limit-windows.ts';
+import { currentWindows, rounded, scrapeNodes, type CurrentWindows, type UsageCounts } from '../../packages/usage/index.ts';
 
 export interface AccountUsage {
   windows: CurrentWindows;

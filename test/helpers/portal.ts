@@ -18,6 +18,8 @@ export async function startTestPortal(options: {
   signUp: 'open' | 'invite';
   clock?: () => number;
   statusUrls?: URL[];
+  /** The usage charts' source (PORTAL_PROMETHEUS_URL); unset, the portal samples statusUrls. */
+  prometheusUrl?: URL;
   /** A port reserved for it (a gateway routing to it started first); default any free one. */
   port?: number;
   supportEmail?: string;
@@ -32,6 +34,7 @@ export async function startTestPortal(options: {
     apiUrl: options.apiUrl,
     adminUrl: options.adminUrl,
     statusUrls: options.statusUrls ?? [],
+    ...(options.prometheusUrl ? { prometheusUrl: options.prometheusUrl } : {}),
     cookieSecret: 'a test secret of at least thirty-two characters',
     ...(options.supportEmail ? { supportEmail: options.supportEmail } : {}),
   };

@@ -170,7 +170,7 @@ const FAMILIES: Record<string, Family> = {
     type: 'gauge',
     labels: ['node_id', 'shared_dict', 'kong_subsystem'],
   },
-  // The edge plugin's counters (the names issue 24 fixes; see scripts/cli/usage/series.ts).
+  // The edge plugin's counters (the names issue 24 fixes; see packages/usage/series.ts).
   kong_animal_store_edge_bans_total: { help: 'Bans started by the animal-store-edge plugin', type: 'counter', labels: ['consumer'] },
   kong_animal_store_edge_banned_requests_total: {
     help: 'Requests refused while banned by the animal-store-edge plugin',

@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { startPortalBehindGateway, type TestPortal } from '../helpers/portal.ts';
@@ -48,6 +48,17 @@ async function accessibilityProblems(page: Page): Promise<string[]> {
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(', ')}`);
 }
 
+/**
+ * The dashboard's usage charts (issue 32): uPlot, served by the portal, has drawn both from the
+ * portal's JSON; each says in text what it shows. The page's own checks (axe, CSP) then cover them.
+ */
+async function usageChartsDrawn(t: ExecutionContext, page: Page, oneRequest: string): Promise<void> {
+  await page.waitForSelector('[data-usage-charts][data-charts=drawn]');
+  t.is(await page.$$eval('[data-usage-charts] .chart canvas', (canvases) => canvases.length), 2, 'both charts drawn');
+  const totals = await page.$$eval('[data-chart-totals]', (lines) => lines.map((line) => line.textContent));
+  t.deepEqual(totals, [oneRequest, oneRequest], 'the request shows in the 24 h and the 7 day chart');
+}
+
 test('sign up, copy the key, call the API with it, see it in the usage, rotate, revoke, create a named key: every page accessible, no CSP violation', async (t) => {
   const origin = stack.gateway.proxyUrl;
   const context = await browser.createBrowserContext();
@@ -86,6 +97,7 @@ test('sign up, copy the key, call the API with it, see it in the usage, rotate, 
     captions.filter((c) => c.textContent === 'Requests since the gateway started').map((c) => [...c.closest('table')!.querySelectorAll('td')].map((td) => td.textContent)),
   );
   t.deepEqual(totals, [['1', '1', '0', '0', '0']], 'the request shows in the usage');
+  await usageChartsDrawn(t, page, 'In all: 1 request (2xx 1, 4xx (not 429) 0, 429 (plan limit) 0).');
   await check('3-dashboard');
 
   await Promise.all([page.waitForNavigation(), page.click('form[action="/portal/keys/rotate"] button')]);

@@ -1,4 +1,4 @@
-// The portal's settings from the environment (docs/portal.md, "Settings"): PORTAL_SUPPORT_EMAIL.
+// The portal's settings from the environment (docs/portal.md, "Settings"): PORTAL_SUPPORT_EMAIL, the usage charts' source.
 import test from 'ava';
 import { readPortalConfig } from '../../portal/src/index.ts';
 
@@ -10,5 +10,16 @@ test('PORTAL_SUPPORT_EMAIL: unset or empty is none; an address is kept; anything
   t.is(readPortalConfig({ ...base, PORTAL_SUPPORT_EMAIL: 'plans@animal.store' }).supportEmail, 'plans@animal.store');
   for (const bad of ['plans', 'plans@animal', 'a b@animal.store', 'plans@animal.store?cc=x@evil.example', '"x"@animal.store']) {
     t.throws(() => readPortalConfig({ ...base, PORTAL_SUPPORT_EMAIL: bad }), { message: /^PORTAL_SUPPORT_EMAIL must be an email address, got / }, bad);
+  }
+});
+
+test('PORTAL_PROMETHEUS_URL chooses the charts’ source; PORTAL_USAGE_SAMPLE_SECONDS is 1 to 3600 seconds (default 60)', (t) => {
+  t.is(readPortalConfig(base).prometheusUrl, undefined);
+  t.is(readPortalConfig(base).usageSampleSeconds, 60);
+  t.is(readPortalConfig({ ...base, PORTAL_PROMETHEUS_URL: 'http://prometheus:9090/' }).prometheusUrl?.href, 'http://prometheus:9090/');
+  t.is(readPortalConfig({ ...base, PORTAL_USAGE_SAMPLE_SECONDS: '15' }).usageSampleSeconds, 15);
+  t.throws(() => readPortalConfig({ ...base, PORTAL_PROMETHEUS_URL: 'prometheus:9090' }), { message: /^PORTAL_PROMETHEUS_URL must be an http\(s\) URL, got / });
+  for (const bad of ['0', '1.5', 'soon', '3601']) {
+    t.throws(() => readPortalConfig({ ...base, PORTAL_USAGE_SAMPLE_SECONDS: bad }), { message: /^PORTAL_USAGE_SAMPLE_SECONDS must be a whole number/ }, bad);
   }
 });

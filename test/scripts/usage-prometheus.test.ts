@@ -3,7 +3,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
-import { usageQueries } from '../../scripts/cli/usage/prometheus-usage.ts';
+import { usageQueries } from '../../packages/usage/index.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { startFakeKongAdmin, type FakeKongAdmin } from '../helpers/fake-kong-admin.ts';

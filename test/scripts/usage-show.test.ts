@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import { createClient } from 'redis';
-import { counterKey, EMPTY_UUID } from '../../scripts/cli/usage/rate-limit-windows.ts';
+import { counterKey, EMPTY_UUID } from '../../packages/usage/index.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { startFakeKongAdmin, type FakeKongAdmin } from '../helpers/fake-kong-admin.ts';
 import { pollUntil } from '../helpers/poll.ts';

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type Router from '@koa/router';
 
 /** The portal's static files, read once at start: every asset is the portal's own (no CDN). */
@@ -6,6 +7,10 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = {
   'portal.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../assets/portal.css', import.meta.url)) },
   'copy.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../assets/copy.js', import.meta.url)) },
   'reference.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../assets/reference.js', import.meta.url)) },
+  'usage-chart.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../assets/usage-chart.js', import.meta.url)) },
+  // uPlot, the charts' library, from its npm package (a dependency of the portal, not of the browser's network)
+  'uPlot.iife.min.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js')) },
+  'uPlot.min.css': { type: 'text/css; charset=utf-8', body: readFileSync(createRequire(import.meta.url).resolve('uplot/dist/uPlot.min.css')) },
 };
 
 export function assetRoutes(router: Router): void {

@@ -6,6 +6,7 @@ import { BASE } from '../paths.ts';
 import type { AccountUsage } from '../usage.ts';
 import { csrfField, layout, notice, type PageContext } from './layout.ts';
 import { plansSection } from './plans-section.ts';
+import { usageChartSection } from './usage-chart-section.ts';
 
 const when = (seconds: number) => new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 
@@ -122,7 +123,7 @@ export function dashboardPage(page: PageContext, account: Account, view: Dashboa
 <section aria-labelledby="plan-h"><h2 id="plan-h">Plan</h2>
 <p>Plan <strong>${overview.plan ?? 'none'}</strong>: ${limits}. Other plans and how to ask for one are below.</p>
 <p>API base URL: <code>${apiUrl}</code></p></section>
-<section aria-labelledby="usage-h"><h2 id="usage-h">Usage</h2>${usageSection(usage)}</section>
+<section aria-labelledby="usage-h"><h2 id="usage-h">Usage</h2>${usageSection(usage)}${usageChartSection()}</section>
 <section aria-labelledby="keys-h"><h2 id="keys-h">Keys</h2>
 <table><thead><tr><th scope="col">Name</th><th scope="col">Fingerprint</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead><tbody>
 ${overview.keys.map(

@@ -7,6 +7,7 @@ import type { PortalKeys } from '../keys.ts';
 import type { SessionStore } from '../sessions.ts';
 import type { FailureThrottle } from '../throttle.ts';
 import type { PortalUsage } from '../usage.ts';
+import type { UsageCharts } from '../usage-charts.ts';
 
 /** What the routes work with, made once by createPortalApp. */
 export interface PortalServices {
@@ -15,6 +16,7 @@ export interface PortalServices {
   invites: InviteStore;
   keys: PortalKeys;
   usage: PortalUsage;
+  charts: UsageCharts;
   throttle: { account: FailureThrottle; ip: FailureThrottle };
   clock: Clock;
   audit: AuditLog;

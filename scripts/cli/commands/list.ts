@@ -5,7 +5,7 @@ import type { CommandModule } from '../common/context.ts';
 import { UsageError } from '../common/errors.ts';
 import { describeExpiry, describeScopes, isoTime, renderTable } from '../common/output.ts';
 import type { PlanName } from '../../../packages/provisioning/index.ts';
-import { parseDuration } from '../usage/time-windows.ts';
+import { parseDuration } from '../../../packages/usage/index.ts';
 
 type Options = ConnectionOptions & { plan?: PlanName; tag?: string; expiring?: number };
 

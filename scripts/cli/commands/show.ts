@@ -2,7 +2,7 @@ import { consumerCommand } from '../common/arguments.ts';
 import { adminApi, withConnectionOptions, type ConnectionOptions } from '../common/admin-connection.ts';
 import type { CommandModule } from '../common/context.ts';
 import { describeExpiry, describeLimits, describeScopes, isoTime } from '../common/output.ts';
-import { currentWindows, describeWindows } from '../usage/rate-limit-windows.ts';
+import { currentWindows, describeWindows } from '../../../packages/usage/index.ts';
 
 /** `show`: one consumer's plan, limits, current windows and key ids; never a key itself. */
 export const showCommand: CommandModule = (parent, cli) =>

@@ -3,11 +3,10 @@ import { nonEmpty } from '../common/arguments.ts';
 import { adminApi, withConnectionOptions, type ConnectionOptions } from '../common/admin-connection.ts';
 import type { CommandModule } from '../common/context.ts';
 import { UsageError } from '../common/errors.ts';
-import { DEFAULT_STATUS_URL } from '../usage/node-scrape.ts';
+import { dayCount, DEFAULT_STATUS_URL, MAX_DAYS, parseDuration, parseInstant } from '../../../packages/usage/index.ts';
 import { FORMATS, renderCsv, renderJson, renderUsageTable, type Format } from '../usage/report.ts';
 import { usageReport } from '../usage/run-usage.ts';
 import { usageSource } from '../usage/sources.ts';
-import { dayCount, MAX_DAYS, parseDuration, parseInstant } from '../usage/time-windows.ts';
 
 type Options = ConnectionOptions & {
   since?: string;

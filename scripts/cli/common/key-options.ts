@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { MAX_KEY_TTL_SECONDS, SCOPES, isScope, type KeyExpiry } from '../../../packages/provisioning/index.ts';
-import { parseDuration, parseInstant } from '../usage/time-windows.ts';
+import { parseDuration, parseInstant } from '../../../packages/usage/index.ts';
 import { UsageError } from './errors.ts';
 
 /** --scope, --expires-in and --expires-at as parsed: what create, add-key and rotate-key take. */

@@ -1,6 +1,5 @@
 import { renderTable } from '../common/output.ts';
-import { COUNT_COLUMNS, type UsageCounts } from './counts.ts';
-import type { PlanInfo } from './consumer-plans.ts';
+import { COUNT_COLUMNS, isoSeconds, type PlanInfo, type UsageCounts } from '../../../packages/usage/index.ts';
 
 /** One row of `consumers usage`: the same fields in json and csv. */
 export type UsageRow = {
@@ -20,9 +19,6 @@ export type UsageRow = {
 
 export const FORMATS = ['table', 'csv', 'json'] as const;
 export type Format = (typeof FORMATS)[number];
-
-/** 2030-01-01T00:00:00Z: ISO 8601 without milliseconds when there are none. */
-export const isoSeconds = (time: Date) => time.toISOString().replace('.000Z', 'Z');
 
 export function usageRow(
   username: string,

@@ -1,13 +1,19 @@
 import type { AdminApi } from '../../../packages/provisioning/index.ts';
-import { isEmpty, rounded, type CountsByConsumer } from './counts.ts';
-import { plansOf } from './consumer-plans.ts';
-import { displayUrl } from './http.ts';
-import { metricsUrl, scrapeNodes } from './node-scrape.ts';
-import { PrometheusApi } from './prometheus-api.ts';
-import { prometheusUsage } from './prometheus-usage.ts';
-import { isoSeconds, usageRow, type UsageRow } from './report.ts';
-import { SERIES } from './series.ts';
-import { usageWindows } from './time-windows.ts';
+import {
+  displayUrl,
+  isEmpty,
+  isoSeconds,
+  metricsUrl,
+  plansOf,
+  PrometheusApi,
+  prometheusUsage,
+  rounded,
+  scrapeNodes,
+  SERIES,
+  usageWindows,
+  type CountsByConsumer,
+} from '../../../packages/usage/index.ts';
+import { usageRow, type UsageRow } from './report.ts';
 import type { UsageSource } from './sources.ts';
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -1,6 +1,6 @@
 import { UsageError } from '../common/errors.ts';
 import { httpUrl } from '../common/http-url.ts';
-import { DEFAULT_STATUS_URL } from './node-scrape.ts';
+import { DEFAULT_STATUS_URL } from '../../../packages/usage/index.ts';
 
 /** Where usage reads its numbers: Prometheus (windows), or each node's /metrics (totals since start). */
 export type UsageSource = { kind: 'prometheus'; url: URL } | { kind: 'nodes'; statusUrls: URL[] };

@@ -1,5 +1,8 @@
 const UNIT_MS: Record<string, number> = { w: 604_800_000, d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 };
 const DAY_MS = UNIT_MS.d!;
+/** 2030-01-01T00:00:00Z: ISO 8601 without milliseconds when there are none. */
+export const isoSeconds = (time: Date) => time.toISOString().replace('.000Z', 'Z');
+
 /** The most days `--by day` asks about in one run (two instant queries each). */
 export const MAX_DAYS = 400;
 

@@ -1,6 +1,6 @@
 import { createClient } from 'redis';
-import { planPluginOf, type AdminApi } from '../../../packages/provisioning/index.ts';
-import { isoSeconds } from './report.ts';
+import { planPluginOf, type AdminApi } from '../provisioning/index.ts';
+import { isoSeconds } from './time-windows.ts';
 
 /** What rate-limiting puts for a route or service a plugin is not scoped to (policies/init.lua, get_service_and_route_ids). */
 export const EMPTY_UUID = '00000000-0000-0000-0000-000000000000';

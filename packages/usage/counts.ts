@@ -14,13 +14,13 @@ export interface UsageCounts {
   banned: number;
 }
 
-type StatusClass = Exclude<keyof UsageCounts, 'requests' | 'banned'>;
+export type StatusClass = Exclude<keyof UsageCounts, 'requests' | 'banned'>;
 export const COUNT_COLUMNS = ['requests', '2xx', '4xx', '429', '5xx', 'other', 'banned'] as const satisfies ReadonlyArray<keyof UsageCounts>;
 
-const emptyCounts = (): UsageCounts => ({ requests: 0, '2xx': 0, '4xx': 0, '429': 0, '5xx': 0, other: 0, banned: 0 });
+export const emptyCounts = (): UsageCounts => ({ requests: 0, '2xx': 0, '4xx': 0, '429': 0, '5xx': 0, other: 0, banned: 0 });
 
 /** The class of a status code as Kong's `code` label writes it ("200", "429"…). */
-function statusClass(code: string): StatusClass {
+export function statusClass(code: string): StatusClass {
   if (code === '429') return '429';
   switch (code[0]) {
     case '2':

@@ -1,4 +1,4 @@
-import { CONSUMER_TAG, planOf, planPluginOf, type AdminApi, type Plugin } from '../../../packages/provisioning/index.ts';
+import { CONSUMER_TAG, planOf, planPluginOf, type AdminApi, type Plugin } from '../provisioning/index.ts';
 
 /** What usage prints beside a consumer's counts. */
 export interface PlanInfo {
