@@ -25,7 +25,7 @@ import { ProvisioningError } from '../../packages/provisioning/index.ts';
 
 export interface PortalAppOptions {
   db: Knex;
-  config: Pick<PortalConfig, 'signUp' | 'apiUrl' | 'adminUrl' | 'statusUrls' | 'cookieSecret' | 'supportEmail'>;
+  config: Pick<PortalConfig, 'signUp' | 'apiUrl' | 'adminUrl' | 'statusUrls' | 'supportEmail'> & { cookieSecret: string };
   clock?: Clock;
   audit?: AuditLog;
   logError?: (error: unknown, where: string) => void;
@@ -86,7 +86,7 @@ export function createPortalApp(options: PortalAppOptions): Koa {
     invites: new InviteStore(db),
     keys: new PortalKeys(admin),
     usage: new PortalUsage(admin, config.statusUrls, process.env),
-    throttle: { account: new FailureThrottle(PER_ACCOUNT, clock), ip: new FailureThrottle(PER_IP, clock) },
+    throttle: { account: new FailureThrottle(db, 'account', PER_ACCOUNT, clock), ip: new FailureThrottle(db, 'ip', PER_IP, clock) },
     clock,
     audit,
     signUp: config.signUp,
