@@ -1,4 +1,5 @@
-// The portal's settings from the environment (docs/portal.md, "Settings"): PORTAL_SUPPORT_EMAIL.
+// The portal's settings from the environment (docs/portal.md, "Settings"): PORTAL_SUPPORT_EMAIL,
+// PORTAL_DATABASE_URL.
 import test from 'ava';
 import { readPortalConfig } from '../../portal/src/index.ts';
 
@@ -11,4 +12,18 @@ test('PORTAL_SUPPORT_EMAIL: unset or empty is none; an address is kept; anything
   for (const bad of ['plans', 'plans@animal', 'a b@animal.store', 'plans@animal.store?cc=x@evil.example', '"x"@animal.store']) {
     t.throws(() => readPortalConfig({ ...base, PORTAL_SUPPORT_EMAIL: bad }), { message: /^PORTAL_SUPPORT_EMAIL must be an email address, got / }, bad);
   }
+});
+
+test('PORTAL_DATABASE_URL: unset or empty is SQLite; postgres(ql):// is the shared store; another scheme stops the portal', (t) => {
+  t.is(readPortalConfig(base).databaseUrl, undefined);
+  t.is(readPortalConfig({ ...base, PORTAL_DATABASE_URL: '' }).databaseUrl, undefined);
+  for (const url of ['postgres://portal:pw@postgres:5432/portal', 'postgresql://portal@db/portal']) t.is(readPortalConfig({ ...base, PORTAL_DATABASE_URL: url }).databaseUrl, url);
+  t.throws(() => readPortalConfig({ ...base, PORTAL_DATABASE_URL: 'mysql://portal:pw@db/portal' }), {
+    message: 'PORTAL_DATABASE_URL must be a postgres:// or postgresql:// URL, got one starting "mysql"',
+  });
+});
+
+test('without PORTAL_COOKIE_SECRET, a PostgreSQL store keeps the secret (no file in PORTAL_DATA_DIR)', (t) => {
+  const { PORTAL_COOKIE_SECRET: _, ...noSecret } = base;
+  t.is(readPortalConfig({ ...noSecret, PORTAL_DATABASE_URL: 'postgres://portal@db/portal' }).cookieSecret, undefined);
 });
