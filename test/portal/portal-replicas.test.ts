@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import knex, { type Knex } from 'knex';
-import { inviteByEmail, purgeExpired } from '../../portal/src/index.ts';
+import { inviteByEmail, purgeExpired, startPortal } from '../../portal/src/index.ts';
+import { ManualClock } from '../helpers/clock.ts';
 import { PortalBrowser } from '../helpers/portal.ts';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';
@@ -97,10 +98,11 @@ test('a session made on replica A opens the dashboard on B; signing out on B end
 test('failed sign-ins on replica A slow the account on replica B, even with the right password', async (t) => {
   t.is((await signUp(browser(a), 'slowed@example.com')).status, 201);
   const onA = browser(a);
+  const onB = browser(b);
+  // B's form first: the first wait is 1 s of real time, and only B's POST should fall inside it
+  await onB.get('/portal/signin');
   await onA.get('/portal/signin');
   for (let i = 0; i < 6; i++) t.is((await onA.post('/portal/signin', { email: 'slowed@example.com', password: `wrong password ${i}` })).status, 401);
-  const onB = browser(b);
-  await onB.get('/portal/signin');
   const blocked = await onB.post('/portal/signin', { email: 'slowed@example.com', password: PASSWORD });
   t.is(blocked.status, 429);
   t.is(blocked.headers.get('retry-after'), '1');
@@ -162,4 +164,42 @@ test('the purge deletes expired sessions and invitations and forgotten counters,
   t.deepEqual((await db('sessions').whereIn('id_hash', ['e'.repeat(64), 'l'.repeat(64)]).pluck('id_hash')), ['l'.repeat(64)]);
   t.deepEqual((await db('invites').whereIn('token_hash', ['e'.repeat(64), 'l'.repeat(64)]).pluck('token_hash')), ['l'.repeat(64)]);
   t.deepEqual((await db('signin_failures').whereIn('subject', ['forgotten', 'still-blocked', 'recent']).pluck('subject')).sort(), ['recent', 'still-blocked']);
+});
+
+test('on PostgreSQL the counter doubles the wait from one failure to the next and starts again once forgotten (a manual clock)', async (t) => {
+  // a third replica, in process, so that its clock can be moved; the counters' arithmetic is the UPSERT's
+  const clock = new ManualClock(Date.UTC(2031, 0, 1));
+  const replica = await startPortal(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      databaseUrl,
+      signUp: 'open',
+      publicUrl: 'http://portal.test',
+      apiUrl: 'http://portal.test/v1',
+      adminUrl: stack.gateway.adminUrl,
+      statusUrls: [],
+    },
+    { clock: clock.now, audit: () => undefined },
+  );
+  try {
+    const page = browser({ process: a.process, url: replica.url });
+    await page.get('/portal/signin');
+    const attempt = async () => {
+      const answer = await page.post('/portal/signin', { email: 'doubling@example.com', password: 'not the password' });
+      return [answer.status, answer.headers.get('retry-after')];
+    };
+    for (let i = 0; i < 6; i++) t.deepEqual(await attempt(), [401, null]);
+    t.deepEqual(await attempt(), [429, '1']);
+    await clock.advance(1000);
+    t.deepEqual(await attempt(), [401, null], 'the 7th failure');
+    t.deepEqual(await attempt(), [429, '2'], 'doubles the wait');
+    await clock.advance(2000 + 3600_000);
+    t.deepEqual(await attempt(), [401, null], 'an hour without failure and no wait left: forgotten');
+    const row = await db('signin_failures').where({ scope: 'account', subject: 'doubling@example.com' }).first();
+    t.like(row, { failures: 1, blocked_until: '0' });
+  } finally {
+    await replica.close();
+  }
 });
