@@ -32,6 +32,10 @@ export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 export class EmailTaken extends Error {}
 
+/** A unique constraint refused the row: SQLite's SQLITE_CONSTRAINT (UNIQUE), PostgreSQL's 23505. */
+const isUniqueViolation = (error: unknown) =>
+  (error as { code?: string }).code === '23505' || /UNIQUE constraint failed/.test((error as Error).message);
+
 export class AccountStore {
   constructor(private readonly db: Knex) {}
 
@@ -48,7 +52,7 @@ export class AccountStore {
     try {
       await this.db<AccountRow>('accounts').insert(row);
     } catch (error) {
-      if (/UNIQUE/.test((error as Error).message)) throw new EmailTaken(row.email);
+      if (isUniqueViolation(error)) throw new EmailTaken(row.email);
       throw error;
     }
     return toAccount(row);

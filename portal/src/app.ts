@@ -29,7 +29,7 @@ import { ProvisioningError } from '../../packages/provisioning/index.ts';
 
 export interface PortalAppOptions {
   db: Knex;
-  config: Pick<PortalConfig, 'signUp' | 'apiUrl' | 'adminUrl' | 'statusUrls' | 'cookieSecret' | 'supportEmail' | 'prometheusUrl' | 'usageSampleSeconds'>;
+  config: Pick<PortalConfig, 'signUp' | 'apiUrl' | 'adminUrl' | 'statusUrls' | 'supportEmail' | 'prometheusUrl' | 'usageSampleSeconds'> & { cookieSecret: string };
   /** The usage charts' source (startPortal starts its sampling); default: the one the config chooses, sampled on read only. */
   charts?: UsageCharts;
   clock?: Clock;
@@ -93,7 +93,7 @@ export function createPortalApp(options: PortalAppOptions): Koa {
     keys: new PortalKeys(admin),
     usage: new PortalUsage(admin, config.statusUrls, process.env),
     charts: options.charts ?? usageCharts(config, clock, isPortalConsumer),
-    throttle: { account: new FailureThrottle(PER_ACCOUNT, clock), ip: new FailureThrottle(PER_IP, clock) },
+    throttle: { account: new FailureThrottle(db, 'account', PER_ACCOUNT, clock), ip: new FailureThrottle(db, 'ip', PER_IP, clock) },
     clock,
     audit,
     signUp: config.signUp,

@@ -9,6 +9,8 @@ export interface PortalConfig {
   host: string;
   port: number;
   dataDir: string;
+  /** PORTAL_DATABASE_URL: the store on PostgreSQL, shared by every replica; unset: SQLite in dataDir. */
+  databaseUrl?: string;
   signUp: SignUpMode;
   /** Where browsers reach the portal's origin (the gateway's proxy): invitation links start here. */
   publicUrl: string;
@@ -21,8 +23,12 @@ export interface PortalConfig {
   prometheusUrl?: URL;
   /** PORTAL_USAGE_SAMPLE_SECONDS (default 60): how often it samples them, without Prometheus. */
   usageSampleSeconds?: number;
-  /** Signs the cookies; PORTAL_COOKIE_SECRET or, unset, a file in dataDir made once. */
-  cookieSecret: string;
+  /**
+   * Signs the cookies: PORTAL_COOKIE_SECRET or, unset, one made once and kept in the store (a
+   * file in dataDir for SQLite; undefined here on PostgreSQL, where startPortal reads it from the
+   * database every replica shares).
+   */
+  cookieSecret?: string;
   /** Where accounts ask for another plan (PORTAL_SUPPORT_EMAIL); unset: "your Animal Store contact". */
   supportEmail?: string;
 }
@@ -47,13 +53,17 @@ function url(value: string, name: string): string {
   return value.replace(/\/+$/, '');
 }
 
-/** PORTAL_COOKIE_SECRET, or the secret kept in `<dataDir>/portal-cookie-secret` (0600), made on first start. */
-function cookieSecret(env: NodeJS.ProcessEnv, dataDir: string): string {
+/**
+ * PORTAL_COOKIE_SECRET; unset, on SQLite the secret kept in `<dataDir>/portal-cookie-secret`
+ * (0600), made on first start, and on PostgreSQL undefined: the store's (db/settings.ts).
+ */
+function cookieSecret(env: NodeJS.ProcessEnv, dataDir: string, onPostgres: boolean): string | undefined {
   const given = env.PORTAL_COOKIE_SECRET;
   if (given !== undefined && given !== '') {
     if (given.length < 32) throw new Error('PORTAL_COOKIE_SECRET must have at least 32 characters');
     return given;
   }
+  if (onPostgres) return undefined;
   const file = join(dataDir, 'portal-cookie-secret');
   try {
     return readFileSync(file, 'utf8').trim();
@@ -65,10 +75,20 @@ function cookieSecret(env: NodeJS.ProcessEnv, dataDir: string): string {
   }
 }
 
+/** PORTAL_DATABASE_URL: unset or empty is SQLite; anything but postgres(ql):// would split the replicas across files. */
+function databaseUrl(value: string | undefined): Pick<PortalConfig, 'databaseUrl'> {
+  if (value === undefined || value === '') return {};
+  if (!/^postgres(ql)?:\/\//.test(value)) {
+    throw new Error(`PORTAL_DATABASE_URL must be a postgres:// or postgresql:// URL, got one starting ${JSON.stringify(value.split(':')[0])}`);
+  }
+  return { databaseUrl: value };
+}
+
 /** Where the portal's store is and where browsers reach it: all an invitation needs (invitations.ts). */
-export function readStoreSettings(env: NodeJS.ProcessEnv): Pick<PortalConfig, 'dataDir' | 'publicUrl'> {
+export function readStoreSettings(env: NodeJS.ProcessEnv): Pick<PortalConfig, 'dataDir' | 'databaseUrl' | 'publicUrl'> {
   return {
     dataDir: env.PORTAL_DATA_DIR ?? env.DATA_DIR ?? './data',
+    ...databaseUrl(env.PORTAL_DATABASE_URL),
     publicUrl: url(env.PORTAL_PUBLIC_URL ?? 'http://127.0.0.1:8000', 'PORTAL_PUBLIC_URL'),
   };
 }
@@ -94,19 +114,19 @@ export function readPortalConfig(env: NodeJS.ProcessEnv = process.env): PortalCo
   const { host, port } = readPortalListen(env);
   const signUp = env.PORTAL_SIGNUP ?? 'invite';
   if (signUp !== 'open' && signUp !== 'invite') throw new Error(`PORTAL_SIGNUP must be open or invite, got ${JSON.stringify(signUp)}`);
-  const { dataDir, publicUrl } = readStoreSettings(env);
+  const store = readStoreSettings(env);
+  const { dataDir, publicUrl } = store;
   const statusUrl = env.KONG_STATUS_URL ?? 'http://127.0.0.1:8100';
   return {
     host,
     port,
-    dataDir,
+    ...store,
     signUp,
-    publicUrl,
     apiUrl: url(env.PORTAL_API_URL ?? `${publicUrl}/v1`, 'PORTAL_API_URL'),
     adminUrl: url(env.KONG_ADMIN_URL ?? 'http://127.0.0.1:8001', 'KONG_ADMIN_URL'),
     statusUrls: statusUrl === '' ? [] : [new URL(url(statusUrl, 'KONG_STATUS_URL'))],
     ...chartSettings(env),
-    cookieSecret: cookieSecret(env, dataDir),
+    cookieSecret: cookieSecret(env, dataDir, store.databaseUrl !== undefined),
     ...supportEmail(env.PORTAL_SUPPORT_EMAIL),
   };
 }

@@ -3,4 +3,4 @@
 export { createPortalApp, type PortalAppOptions } from './app.ts';
 export { readPortalConfig, readPortalListen, type PortalConfig } from './config.ts';
 export { inviteByEmail } from './invitations.ts';
-export { startPortal, type RunningPortal } from './server.ts';
+export { purgeExpired, startPortal, type RunningPortal } from './server.ts';

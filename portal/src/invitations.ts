@@ -13,7 +13,7 @@ export async function inviteByEmail(
   now = Date.now(),
 ): Promise<{ link: string; email: string; expiresAt: Date }> {
   const config = readStoreSettings(env);
-  const db = await openPortalDatabase(config.dataDir);
+  const db = await openPortalDatabase(config);
   try {
     const invite = await new InviteStore(db).create(email, now);
     return { link: `${config.publicUrl}${BASE}/signup?invite=${invite.token}`, email: invite.email, expiresAt: new Date(invite.expiresAt) };

@@ -39,6 +39,11 @@ export class InviteStore {
     return updated === 1;
   }
 
+  /** Deletes the invitations past their expiry, used or not: they open nothing any more. */
+  async purgeExpired(now: number): Promise<number> {
+    return this.db<InviteRow>('invites').where('expires_at', '<=', now).delete();
+  }
+
   /** Makes a used token usable again: the sign-up it was spent on failed after the fact. */
   async release(token: string): Promise<void> {
     await this.db<InviteRow>('invites').where({ token_hash: tokenHash(token) }).update({ used_at: null });

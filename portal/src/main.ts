@@ -18,7 +18,9 @@ try {
 } catch (error) {
   const where = isListenError(error)
     ? `cannot listen on ${listenAddress(error, config.host, config.port)} (PORTAL_HOST, PORTAL_PORT)`
-    : `cannot open the database (PORTAL_DATA_DIR=${config.dataDir})`;
+    : config.databaseUrl !== undefined
+      ? 'cannot open the database (PORTAL_DATABASE_URL)' // never the URL: it carries the password
+      : `cannot open the database (PORTAL_DATA_DIR=${config.dataDir})`;
   console.error(`[portal] ${where}: ${systemReason(error)}`);
   process.exit(1);
 }

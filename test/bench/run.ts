@@ -2,9 +2,10 @@ import { benchBackend } from './backend-bench.ts';
 import { runExtras } from './extras.ts';
 import { benchGateway, type Figure, type GatewayBenchResult } from './gateway-bench.ts';
 import type { LoadResult } from './load.ts';
+import { benchPortal } from './portal-bench.ts';
 
 /**
- * `npm run bench [-- --quick] [--json] [--only backend|gateway|extras] [--profile]`
+ * `npm run bench [-- --quick] [--json] [--only backend|gateway|extras|portal] [--profile]`
  *
  * Every figure of the run side by side, then a table of them against their targets. `backend`:
  * the backend's own figures (autocannon, in process). `gateway`: issue 20's gateway figures and
@@ -17,8 +18,8 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const onlyAt = args.indexOf('--only');
 const only = onlyAt === -1 ? undefined : args[onlyAt + 1];
-if (only !== undefined && !['backend', 'gateway', 'extras'].includes(only)) {
-  console.error('--only takes backend, gateway or extras');
+if (only !== undefined && !['backend', 'gateway', 'extras', 'portal'].includes(only)) {
+  console.error('--only takes backend, gateway, extras or portal');
   process.exit(2);
 }
 // five short rounds: the gateway's ratios are medians of them (issue 33)
@@ -50,6 +51,12 @@ if (!only || only === 'gateway') {
     target: '<= 1',
     ok: gateway.breakdown.scopedKeyMicros <= 1,
   });
+}
+if (!only || only === 'portal') {
+  // issue 32: the portal's pages under 20 signed-in sessions beside the API, its RSS (test/bench/portal-bench.ts)
+  const portal = await benchPortal({ durationSeconds, rounds: quick ? 1 : 3 });
+  runs.push(...portal.runs);
+  figures.push(...portal.figures);
 }
 if (!only || only === 'extras') {
   figures.push(...(await runExtras({ quick })));

@@ -54,7 +54,7 @@ const customPlugins = readdirSync(PLUGINS_DIR).filter((name) => existsSync(join(
 test('the stack has every service the deployment needs, on Kong 3.9.3 OSS', (t) => {
   t.deepEqual(Object.keys(services).sort(), [
     'alertmanager', 'backend', 'deck-sync', 'grafana', 'kong', 'kong-certs', 'kong-cp', 'kong-lb', 'kong-lb-certs', 'kong-migrations', 'plan-limits',
-    'portal', 'postgres', 'prometheus', 'redis',
+    'portal', 'portal-database', 'postgres', 'prometheus', 'redis',
   ]);
   for (const name of ['kong', 'kong-cp', 'kong-certs', 'kong-lb-certs', 'kong-migrations']) t.is(services[name]!.image, 'kong:3.9.3', name);
   // The version `npm run deck` builds and the decK tests run (scripts/tools/deck-build.ts).
@@ -165,6 +165,20 @@ test('hybrid mode: a control plane and at least two data planes sharing the clus
   const certs = services['kong-certs']!;
   t.is(certsMount(certs), '/certs');
   t.regex(certs.command!.join(' '), /kong hybrid gen_cert \/certs\/cluster\.crt \/certs\/cluster\.key/);
+});
+
+test('the portal keeps its store in its own database on the stack\'s PostgreSQL, made by a one-shot before it starts', (t) => {
+  const portal = services.portal!;
+  const init = services['portal-database']!;
+  t.regex(portal.environment!.PORTAL_DATABASE_URL!, /^postgres:\/\/portal:\$\{PORTAL_PG_PASSWORD:-portal\}@postgres:5432\/portal$/);
+  t.is(init.environment!.PORTAL_PG_PASSWORD, '${PORTAL_PG_PASSWORD:-portal}', 'the password the URL carries');
+  t.is(portal.depends_on!['portal-database']!.condition, 'service_completed_successfully');
+  t.is(init.depends_on!.postgres!.condition, 'service_healthy');
+  t.is(init.image, services.postgres!.image, 'psql of the server\'s own version');
+  t.is(init.environment!.PGHOST, 'postgres');
+  t.is(init.environment!.PGUSER, services.postgres!.environment!.POSTGRES_USER);
+  t.deepEqual(init.volumes, ['./deploy/postgres/portal-database.sh:/init/portal-database.sh:ro']);
+  t.is(portal.volumes, undefined, 'no SQLite volume: nothing of the store is per replica');
 });
 
 test('Redis is back, with a health check, and kong.yml counts there through the DECK_ variables', (t) => {

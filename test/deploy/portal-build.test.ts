@@ -43,7 +43,7 @@ test('the image builds with the npm script, pins Node 24 and starts plain node a
   t.regex(dockerfile, /^#\s+docker compose exec portal node portal\/server\/consumers\.mjs invite \S+$/m, 'the invitation command it documents');
 });
 
-test("compose runs it where deck-sync's route points, on kong-cp's Admin API as plan-limits does, with its data on a volume", (t) => {
+test("compose runs it where deck-sync's route points, on kong-cp's Admin API as plan-limits does, with its data in PostgreSQL", (t) => {
   t.deepEqual(portal.build, { context: '.', dockerfile: 'deploy/portal/Dockerfile' });
   const env = portal.environment!;
   const upstream = new URL(compose.services['deck-sync']!.environment!.DECK_ANIMAL_STORE_PORTAL_URL!);
@@ -53,10 +53,11 @@ test("compose runs it where deck-sync's route points, on kong-cp's Admin API as 
   t.is(portal.ports, undefined, 'reached through the gateway only');
   t.is(env.KONG_ADMIN_URL, compose.services['plan-limits']!.environment!.KONG_ADMIN_URL);
   t.is(env.PORTAL_SIGNUP, '${PORTAL_SIGNUP:-invite}');
-  t.is(env.PORTAL_COOKIE_SECRET, '${PORTAL_COOKIE_SECRET:-}', "from compose's environment, else a file made once in the volume");
-  t.is(env.PORTAL_DATA_DIR, '/data');
-  t.deepEqual(portal.volumes, ['portal-data:/data']);
-  t.true('portal-data' in compose.volumes);
+  t.is(env.PORTAL_COOKIE_SECRET, '${PORTAL_COOKIE_SECRET:-}', "from compose's environment, else one made once in the portal's database");
+  // its store is the stack's PostgreSQL (compose.test.ts checks the database's one-shot): no volume of its own
+  t.regex(env.PORTAL_DATABASE_URL!, /^postgres:\/\/portal:\S+@postgres:5432\/portal$/);
+  t.is(portal.volumes, undefined);
+  t.false('portal-data' in compose.volumes);
 });
 
 test('the bundle `npm run build:portal` makes, laid out as in the image, serves the portal on plain node', async (t) => {

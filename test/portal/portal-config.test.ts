@@ -1,4 +1,5 @@
-// The portal's settings from the environment (docs/portal.md, "Settings"): PORTAL_SUPPORT_EMAIL, the usage charts' source.
+// The portal's settings from the environment (docs/portal.md, "Settings"): PORTAL_SUPPORT_EMAIL,
+// PORTAL_DATABASE_URL, the usage charts' source.
 import test from 'ava';
 import { readPortalConfig } from '../../portal/src/index.ts';
 
@@ -22,4 +23,18 @@ test('PORTAL_PROMETHEUS_URL chooses the charts’ source; PORTAL_USAGE_SAMPLE_SE
   for (const bad of ['0', '1.5', 'soon', '3601']) {
     t.throws(() => readPortalConfig({ ...base, PORTAL_USAGE_SAMPLE_SECONDS: bad }), { message: /^PORTAL_USAGE_SAMPLE_SECONDS must be a whole number/ }, bad);
   }
+});
+
+test('PORTAL_DATABASE_URL: unset or empty is SQLite; postgres(ql):// is the shared store; another scheme stops the portal', (t) => {
+  t.is(readPortalConfig(base).databaseUrl, undefined);
+  t.is(readPortalConfig({ ...base, PORTAL_DATABASE_URL: '' }).databaseUrl, undefined);
+  for (const url of ['postgres://portal:pw@postgres:5432/portal', 'postgresql://portal@db/portal']) t.is(readPortalConfig({ ...base, PORTAL_DATABASE_URL: url }).databaseUrl, url);
+  t.throws(() => readPortalConfig({ ...base, PORTAL_DATABASE_URL: 'mysql://portal:pw@db/portal' }), {
+    message: 'PORTAL_DATABASE_URL must be a postgres:// or postgresql:// URL, got one starting "mysql"',
+  });
+});
+
+test('without PORTAL_COOKIE_SECRET, a PostgreSQL store keeps the secret (no file in PORTAL_DATA_DIR)', (t) => {
+  const { PORTAL_COOKIE_SECRET: _, ...noSecret } = base;
+  t.is(readPortalConfig({ ...noSecret, PORTAL_DATABASE_URL: 'postgres://portal@db/portal' }).cookieSecret, undefined);
 });

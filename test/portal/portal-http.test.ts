@@ -339,3 +339,23 @@ test("revoking one key stops it at once, and only the account's own: a forged fo
   t.is((await stack.call('/v1/pets', { key: aliceOnly })).status, 200);
   t.true(open.audit.some((line) => line.includes('"action":"revoke-key"')));
 });
+
+test('open sign-up with a taken email: 409, counted as a failed sign-in of the address (not of the account), so probing is slowed', async (t) => {
+  t.is((await signUp(browser(open), 'taken@example.com')).status, 201);
+  const prober = browser(open);
+  const taken = await signUp(prober, 'TAKEN@example.com');
+  t.is(taken.status, 409);
+  t.regex(taken.text, /exists already: sign in instead/);
+  const counters = await open.db('signin_failures').whereIn('subject', [prober.ip, 'taken@example.com']).select('scope', 'subject', 'failures');
+  t.deepEqual(counters, [{ scope: 'ip', subject: prober.ip, failures: 1 }], 'no lockout of the account through sign-up');
+  t.true(open.audit.some((line) => line.includes('"action":"sign-up-email-taken"') && line.includes(prober.ip)));
+
+  // an address blocked for its failures gets 429 before any password is hashed, taken email or not
+  await open.db('signin_failures').where({ scope: 'ip', subject: prober.ip }).update({ failures: 21, delay_ms: 1000, blocked_until: stack.clock.now() + 1000 });
+  for (const email of ['taken@example.com', 'fresh-while-blocked@example.com']) {
+    const blocked = await prober.post('/portal/signup', { email, name: 'P', password: PASSWORD });
+    t.is(blocked.status, 429, email);
+    t.is(blocked.headers.get('retry-after'), '1');
+  }
+  t.is(await open.db('accounts').where({ email: 'fresh-while-blocked@example.com' }).first(), undefined);
+});

@@ -34,6 +34,35 @@ const all: Record<string, Knex.Migration> = {
       await db.schema.dropTable('accounts');
     },
   },
+  // Several replicas share one store (PostgreSQL): the failed sign-in counters and the cookie
+  // secret move into it; the expiry columns get indexes for the purge that keeps them bounded.
+  '002_signin_failures_settings': {
+    async up(db) {
+      await db.schema.createTable('signin_failures', (table) => {
+        table.string('scope', 16).notNullable(); // 'account' (by email) or 'ip'
+        table.string('subject', 254).notNullable();
+        table.integer('failures').notNullable();
+        /** The last wait given (ms): the next failure over the free ones doubles it. */
+        table.bigInteger('delay_ms').notNullable();
+        table.bigInteger('blocked_until').notNullable();
+        table.bigInteger('last_failure').notNullable();
+        table.primary(['scope', 'subject']);
+        table.index(['last_failure'], 'signin_failures_last_failure');
+      });
+      await db.schema.createTable('settings', (table) => {
+        table.string('name', 64).primary();
+        table.string('value', 200).notNullable();
+      });
+      await db.schema.alterTable('sessions', (table) => table.index(['expires_at'], 'sessions_expires_at'));
+      await db.schema.alterTable('invites', (table) => table.index(['expires_at'], 'invites_expires_at'));
+    },
+    async down(db) {
+      await db.schema.alterTable('invites', (table) => table.dropIndex(['expires_at'], 'invites_expires_at'));
+      await db.schema.alterTable('sessions', (table) => table.dropIndex(['expires_at'], 'sessions_expires_at'));
+      await db.schema.dropTable('settings');
+      await db.schema.dropTable('signin_failures');
+    },
+  },
 };
 
 export const migrations = inCodeMigrations(all);

@@ -8,11 +8,20 @@ import { pageContext, sendPage } from '../http/state.ts';
 import { invitationOnlyPage, signInPage, signUpPage, type SignUpForm } from '../pages/account-pages.ts';
 import { keyShownPage } from '../pages/key-pages.ts';
 import { hashPassword, passwordProblem, PASSWORD_MAX, unknownAccountHash, verifyPassword } from '../passwords.ts';
+import type { SafeHtml } from '../html.ts';
 import { BASE } from '../paths.ts';
 import type { PortalServices } from './services.ts';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const NAME_MAX = 100;
+
+const tooMany = (waitMs: number) => `Too many failed attempts. Try again in ${Math.ceil(waitMs / 1000)} seconds.`;
+
+/** 429 with Retry-After: the form is refused before any password is hashed or checked. */
+function throttled(ctx: Context, waitMs: number, page: () => SafeHtml): void {
+  ctx.set('Retry-After', String(Math.ceil(waitMs / 1000)));
+  sendPage(ctx, 429, page());
+}
 
 async function startSession(ctx: Context, services: PortalServices, accountId: string): Promise<void> {
   const session = await services.sessions.create(accountId, services.clock());
@@ -48,6 +57,12 @@ export function accountRoutes(router: Router, services: PortalServices): void {
     const form: SignUpForm = { email: invited ?? formField(ctx, 'email', 254).trim(), name: formField(ctx, 'name', NAME_MAX).trim(), invite: token || undefined };
     const password = formField(ctx, 'password', PASSWORD_MAX * 4);
     const again = (status: number, error: string) => sendPage(ctx, status, signUpPage(pageContext(ctx), { ...form, error }));
+    // An address blocked for failed sign-ins cannot probe emails here either (below).
+    const waitMs = await throttle.ip.waitMs(ctx.ip);
+    if (waitMs > 0) {
+      audit({ account: '-', action: 'sign-up-throttled', ip: ctx.ip });
+      return throttled(ctx, waitMs, () => signUpPage(pageContext(ctx), { ...form, error: tooMany(waitMs) }));
+    }
     if (!EMAIL.test(form.email!) || form.email!.length > 254) return again(400, 'Enter an email address such as you@example.com.');
     if (form.name === '' || form.name!.length > NAME_MAX) return again(400, `Enter a name of 1 to ${NAME_MAX} characters.`);
     const problem = passwordProblem(password, form.email!);
@@ -58,7 +73,14 @@ export function accountRoutes(router: Router, services: PortalServices): void {
     try {
       account = await accounts.create({ email: form.email!, name: form.name!, passwordHash, now: clock() });
     } catch (error) {
-      if (error instanceof EmailTaken) return again(409, 'An account with this email exists already: sign in instead.');
+      if (error instanceof EmailTaken) {
+        // Open sign-up answers this, as any sign-up that shows the key at once must (docs/portal.md,
+        // "Sign-up and email enumeration"): each such answer counts as a failed sign-in of the
+        // address, so probing emails here is slowed as guessing passwords is.
+        await throttle.ip.fail(ctx.ip);
+        audit({ account: '-', action: 'sign-up-email-taken', ip: ctx.ip });
+        return again(409, 'An account with this email exists already: sign in instead.');
+      }
       throw error;
     }
     // The invitation is spent only once the account exists; a race for it loses here.
@@ -90,23 +112,20 @@ export function accountRoutes(router: Router, services: PortalServices): void {
   router.post('/signin', async (ctx) => {
     const email = normalizeEmail(formField(ctx, 'email', 254));
     const password = formField(ctx, 'password', PASSWORD_MAX * 4);
-    const keysOf = { account: `email:${email}`, ip: `ip:${ctx.ip}` };
-    const waitMs = Math.max(throttle.account.waitMs(keysOf.account), throttle.ip.waitMs(keysOf.ip));
+    const waitMs = Math.max(await throttle.account.waitMs(email), await throttle.ip.waitMs(ctx.ip));
     if (waitMs > 0) {
-      const seconds = Math.ceil(waitMs / 1000);
-      ctx.set('Retry-After', String(seconds));
       audit({ account: '-', action: 'sign-in-throttled', ip: ctx.ip });
-      return sendPage(ctx, 429, signInPage(pageContext(ctx), { email, error: `Too many failed sign-ins. Try again in ${seconds} seconds.` }));
+      return throttled(ctx, waitMs, () => signInPage(pageContext(ctx), { email, error: tooMany(waitMs) }));
     }
     const found = await accounts.findForSignIn(email);
     const valid = await verifyPassword(password, found?.passwordHash ?? (await unknownAccountHash()));
     if (!found || !valid) {
-      throttle.account.fail(keysOf.account);
-      throttle.ip.fail(keysOf.ip);
+      await throttle.account.fail(email);
+      await throttle.ip.fail(ctx.ip);
       audit({ account: found?.account.id ?? '-', action: 'sign-in-failed', ip: ctx.ip });
       return sendPage(ctx, 401, signInPage(pageContext(ctx), { email, error: 'The email or the password is wrong.' }));
     }
-    throttle.account.succeed(keysOf.account);
+    await throttle.account.succeed(email);
     await startSession(ctx, services, found.account.id);
     audit({ account: found.account.id, action: 'sign-in', ip: ctx.ip });
     ctx.status = 303;
