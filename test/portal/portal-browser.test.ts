@@ -3,7 +3,7 @@
 // what the clipboard holds, see the request in the usage, rotate, revoke, 401. Every page is checked with
 // axe-core (no serious or critical violation) and by the browser's CSP (no violation reported);
 // a screenshot of each is kept in test-artifacts/portal/.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
@@ -24,6 +24,8 @@ test.before(async () => {
   ({ stack, portal } = await startPortalBehindGateway());
   // --no-sandbox: the tests run as root on our machines and CI, where chromium's sandbox refuses to start
   browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  // this run's screenshots only: a page renamed or dropped leaves no stale picture behind
+  rmSync(ARTIFACTS, { recursive: true, force: true });
   mkdirSync(ARTIFACTS, { recursive: true });
 });
 
