@@ -7,7 +7,7 @@ import anyTest, { type TestFn } from 'ava';
 import { AdminApi } from '../../packages/provisioning/index.ts';
 import { startPlanLimitsExporter, type PlanLimitsExporter } from '../../scripts/plan-limits/server.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
-import { REPO_ROOT, spawnNode } from '../helpers/process.ts';
+import { REPO_ROOT, spawnNode, spawnTs } from '../helpers/process.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';
 
 // The plan-limits exporter against the local gateway's Admin API, with consumers the CLI made:
@@ -87,7 +87,7 @@ test('an unreachable Admin API is a 503 (Prometheus: up 0), not an empty page', 
 });
 
 test('`npm run plan-limits` serves the same page on PLAN_LIMITS_LISTEN, and refuses a bad address in one line', async (t) => {
-  const exporter = spawnNode(['--import', 'tsx', 'scripts/plan-limits/main.ts'], {
+  const exporter = spawnTs('scripts/plan-limits/main.ts', [], {
     KONG_ADMIN_URL: t.context.stack.gateway.adminUrl,
     PLAN_LIMITS_LISTEN: '127.0.0.1:0',
   });
@@ -97,7 +97,7 @@ test('`npm run plan-limits` serves the same page on PLAN_LIMITS_LISTEN, and refu
   exporter.child.kill('SIGTERM');
   t.is((await exporter.exited).code, 0);
 
-  const bad = spawnNode(['--import', 'tsx', 'scripts/plan-limits/main.ts'], { PLAN_LIMITS_LISTEN: '9464' });
+  const bad = spawnTs('scripts/plan-limits/main.ts', [], { PLAN_LIMITS_LISTEN: '9464' });
   const exit = await bad.exited;
   t.is(exit.code, 1);
   t.is(bad.output().trim(), 'plan-limits: PLAN_LIMITS_LISTEN must be host:port, got 9464');

@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { parse } from 'yaml';
 import { digestApiKey } from '../../packages/provisioning/index.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { deck, startDeckStack } from '../helpers/deck.ts';
 
 // What the provisioning CLI does is what decK sees: `deck gateway dump --select-tag
 // petstore-consumer` shows each consumer with its plan plugin and keys, as a platform team
-// would read them off a shared Kong.
+// would read them off a shared Kong. The CLI runs in this process (its main(), as the process
+// does: test/scripts/consumers-cli.test.ts covers the process), not a Node start per command.
 
 interface DumpedConsumer {
   username: string;
@@ -18,7 +19,7 @@ interface DumpedConsumer {
 
 test('create, set-plan, rotate-key and delete are visible in deck gateway dump with the CLI tag', async (t) => {
   const stack = await startDeckStack('kong.yml');
-  const cli = (args: string[]) => runCli(args, { KONG_ADMIN_URL: stack.gateway.adminUrl });
+  const cli = (args: string[]) => runCliInProcess(args, { KONG_ADMIN_URL: stack.gateway.adminUrl });
   const dump = async (): Promise<DumpedConsumer[]> => {
     const file = stack.file('consumers.yml');
     await deck(['gateway', 'dump', ...stack.addr, '--select-tag', 'petstore-consumer', '-o', file, '--yes'], stack.env);
@@ -58,7 +59,7 @@ test("rotate-key puts the grace ttl on the old key, which Kong's Admin API retur
   // kong/api/endpoints.lua answers with every field (nulls = true) and the PostgreSQL strategy
   // always selects ttl, so a key without one reads "ttl": null, as it does here.
   const stack = await startDeckStack('kong.yml');
-  const cli = (args: string[]) => runCli(args, { KONG_ADMIN_URL: stack.gateway.adminUrl });
+  const cli = (args: string[]) => runCliInProcess(args, { KONG_ADMIN_URL: stack.gateway.adminUrl });
   try {
     const created = await cli(['create', '--username', 'erin', '--plan', 'free', '--json']);
     const oldKey = (JSON.parse(created.stdout) as { key: string }).key;

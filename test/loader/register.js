@@ -1,4 +1,6 @@
-// ava's workers import this before their test file (ava.config.js, nodeArguments): see bundle-hooks.js.
+// ava's workers load this once ava's own modules are loaded and before their test file
+// (ava.config.js, require); processes the tests start import it first (test/helpers/process.ts,
+// TS_LOADER). See bundle-hooks.js.
 import { register } from 'node:module';
 
 register('./bundle-hooks.js', import.meta.url);

@@ -1,13 +1,13 @@
 import anyTest, { type TestFn } from 'ava';
 import { generateApiKey } from '../../packages/provisioning/index.ts';
-import { runCli, runCliInProcess } from '../helpers/cli.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';
 
 // Named, scoped and expiring keys through the consumers CLI against the local gateway's Admin
 // API, each key then used through the gateway running kong.yml (docs/api-keys.md). The stack's
 // manual clock stands in for waiting out a ttl; the tests that move it or depend on it are serial
 // (ava runs those before the others), since every test of the file shares the one clock.
-type Cli = (args: string[]) => ReturnType<typeof runCli>;
+type Cli = (args: string[]) => ReturnType<typeof runCliInProcess>;
 const test = anyTest as TestFn<{ stack: TestStack; cli: Cli }>;
 
 test.before(async (t) => {
@@ -133,8 +133,10 @@ test('bad scopes, names and durations: exit 2, one line, nothing sent', async (t
     [['list', '--expiring', 'soon'], /^error: option '--expiring <duration>' argument 'soon' is invalid/],
   ];
   const before = (await stack.admin('/consumers/sk-usage/key-auth')).body.data.length;
+  // in this process, as the other tests here: a usage error's exit 2 from the process itself is
+  // consumers-cli.test.ts's (a node start per case was ~1 CPU-s, 11 of them)
   for (const [args, message] of cases) {
-    const result = await runCli(args, { KONG_ADMIN_URL: stack.gateway.adminUrl });
+    const result = await t.context.cli(args);
     t.is(result.code, 2, args.join(' '));
     t.regex(result.stderr, message, args.join(' '));
     t.is(result.stderr.split('\n').length, 2, `${args.join(' ')}: one line`);
