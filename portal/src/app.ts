@@ -91,7 +91,7 @@ export function createPortalApp(options: PortalAppOptions): Koa {
     sessions: new SessionStore(db),
     invites: new InviteStore(db),
     keys: new PortalKeys(admin),
-    usage: new PortalUsage(admin, config.statusUrls, process.env),
+    usage: new PortalUsage(config.statusUrls, process.env),
     charts: options.charts ?? usageCharts(config, clock, isPortalConsumer),
     throttle: { account: new FailureThrottle(db, 'account', PER_ACCOUNT, clock), ip: new FailureThrottle(db, 'ip', PER_IP, clock) },
     clock,
