@@ -10,7 +10,7 @@ export interface Account {
   createdAt: number;
 }
 
-interface AccountRow {
+export interface AccountRow {
   id: string;
   email: string;
   name: string;
@@ -19,7 +19,7 @@ interface AccountRow {
   created_at: number;
 }
 
-const toAccount = (row: AccountRow): Account => ({
+export const toAccount = (row: AccountRow): Account => ({
   id: row.id,
   email: row.email,
   name: row.name,

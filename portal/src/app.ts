@@ -68,8 +68,7 @@ function sessions(services: PortalServices): Middleware {
   return async (ctx: Context, next) => {
     const id = readSignedCookie(ctx, SESSION_COOKIE);
     if (id) {
-      const accountId = await services.sessions.accountOf(id, services.clock());
-      const account = accountId === undefined ? undefined : await services.accounts.find(accountId);
+      const account = await services.sessions.accountOf(id, services.clock());
       if (account) {
         ctx.state.account = account;
         ctx.state.sessionId = id;
