@@ -58,11 +58,6 @@ export class AccountStore {
     return toAccount(row);
   }
 
-  async find(id: string): Promise<Account | undefined> {
-    const row = await this.db<AccountRow>('accounts').where({ id }).first();
-    return row && toAccount(row);
-  }
-
   /** The account and its password hash, for signing in. */
   async findForSignIn(email: string): Promise<{ account: Account; passwordHash: string } | undefined> {
     const row = await this.db<AccountRow>('accounts').where({ email: normalizeEmail(email) }).first();
