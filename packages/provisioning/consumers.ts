@@ -1,3 +1,4 @@
+import type { Plugin } from './admin-api/entities.ts';
 import type { ProvisioningContext } from './context.ts';
 import { ProvisioningError } from './errors.ts';
 import { issueKey, keySpec, summarizeKey, type KeyExpiry, type KeySummary, type NewKey } from './key-credentials.ts';
@@ -60,10 +61,16 @@ export async function createConsumer(context: ProvisioningContext, input: NewCon
   });
 }
 
-export async function summarizeConsumer({ admin, now }: ProvisioningContext, consumer: ManagedConsumer): Promise<ConsumerSummary> {
-  const plugin = await planPluginOf(admin, consumer.id);
-  const keys = await admin.keys(consumer.id);
-  return {
+/** A consumer's summary and the plan plugin it was read from: its config says where the consumer's windows are counted. */
+export interface ConsumerDetails {
+  summary: ConsumerSummary;
+  planPlugin: Plugin | undefined;
+}
+
+/** The plan plugin and the keys are independent reads: both at once, so a page or `show` waits for one round trip, not two. */
+async function detailsOf({ admin, now }: ProvisioningContext, consumer: ManagedConsumer): Promise<ConsumerDetails> {
+  const [plugin, keys] = await Promise.all([planPluginOf(admin, consumer.id), admin.keys(consumer.id)]);
+  const summary: ConsumerSummary = {
     username: consumer.username,
     id: consumer.id,
     customId: consumer.custom_id,
@@ -72,10 +79,20 @@ export async function summarizeConsumer({ admin, now }: ProvisioningContext, con
     keys: keys.map((credential) => summarizeKey(credential, now())),
     createdAt: consumer.created_at,
   };
+  return { summary, planPlugin: plugin };
+}
+
+export async function summarizeConsumer(context: ProvisioningContext, consumer: ManagedConsumer): Promise<ConsumerSummary> {
+  return (await detailsOf(context, consumer)).summary;
 }
 
 export async function showConsumer(context: ProvisioningContext, username: string): Promise<ConsumerSummary> {
-  return summarizeConsumer(context, await requireConsumer(context, username));
+  return (await inspectConsumer(context, username)).summary;
+}
+
+/** `showConsumer` with the plan plugin it read, for callers that read the usage windows too (one read of it, not two). */
+export async function inspectConsumer(context: ProvisioningContext, username: string): Promise<ConsumerDetails> {
+  return detailsOf(context, await requireConsumer(context, username));
 }
 
 /** How `listConsumers` narrows the listing: a plan, and/or one more tag the consumers carry. */

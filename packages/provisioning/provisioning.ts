@@ -3,8 +3,10 @@ import type { AdminConnection } from './admin-api/client.ts';
 import {
   createConsumer,
   deleteConsumer,
+  inspectConsumer,
   listConsumers,
   showConsumer,
+  type ConsumerDetails,
   type ConsumerFilter,
   type ConsumerSummary,
   type IssuedKey,
@@ -54,6 +56,11 @@ export class Provisioning {
 
   show(username: string): Promise<ConsumerSummary> {
     return showConsumer(this.context, username);
+  }
+
+  /** `show` with the plan plugin it read: what the usage windows are read from. */
+  inspect(username: string): Promise<ConsumerDetails> {
+    return inspectConsumer(this.context, username);
   }
 
   list(filter: ConsumerFilter = {}): AsyncGenerator<ManagedConsumer> {

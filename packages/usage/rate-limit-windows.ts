@@ -1,5 +1,5 @@
 import { createClient } from 'redis';
-import { planPluginOf, type AdminApi } from '../provisioning/index.ts';
+import type { Plugin } from '../provisioning/index.ts';
 import { isoSeconds } from './time-windows.ts';
 
 /** What rate-limiting puts for a route or service a plugin is not scoped to (policies/init.lua, get_service_and_route_ids). */
@@ -108,14 +108,14 @@ function windowCount(value: string | null | undefined, limit: number | null | un
  * A consumer's current minute and day, as its plan plugin counts them: readable from Redis with
  * the redis policy; with local (or cluster) the counters are inside each Kong node (or Kong's
  * database), out of reach from here. Never throws for an unreachable Redis: says why instead.
+ * `plugin` is the consumer's plan plugin (provisioning's `inspect` reads it with the summary).
  */
 export async function currentWindows(
-  admin: AdminApi,
+  plugin: Plugin | undefined,
   consumerId: string,
   env: NodeJS.ProcessEnv,
   now = new Date(),
 ): Promise<CurrentWindows> {
-  const plugin = await planPluginOf(admin, consumerId);
   if (!plugin) return { readable: false, policy: null, reason: 'it has no rate-limiting plugin of its own' };
   const config = plugin.config as RateLimitingConfig;
   const policy = config.policy ?? 'local';

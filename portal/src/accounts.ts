@@ -10,7 +10,7 @@ export interface Account {
   createdAt: number;
 }
 
-interface AccountRow {
+export interface AccountRow {
   id: string;
   email: string;
   name: string;
@@ -19,7 +19,7 @@ interface AccountRow {
   created_at: number;
 }
 
-const toAccount = (row: AccountRow): Account => ({
+export const toAccount = (row: AccountRow): Account => ({
   id: row.id,
   email: row.email,
   name: row.name,
@@ -56,11 +56,6 @@ export class AccountStore {
       throw error;
     }
     return toAccount(row);
-  }
-
-  async find(id: string): Promise<Account | undefined> {
-    const row = await this.db<AccountRow>('accounts').where({ id }).first();
-    return row && toAccount(row);
   }
 
   /** The account and its password hash, for signing in. */

@@ -12,6 +12,7 @@ import { clearSessionCookie, readSignedCookie, SESSION_COOKIE } from './http/coo
 import { csrfProtection } from './http/csrf.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { pageContext, sendPage } from './http/state.ts';
+import { HashSlots, type HashSlotLimits } from './hash-slots.ts';
 import { InviteStore } from './invites.ts';
 import { isPortalConsumer, PortalKeys } from './keys.ts';
 import { errorPage } from './pages/account-pages.ts';
@@ -35,6 +36,8 @@ export interface PortalAppOptions {
   clock?: Clock;
   audit?: AuditLog;
   logError?: (error: unknown, where: string) => void;
+  /** Password hashes at once and waiting (hash-slots.ts); default DEFAULT_HASH_SLOTS. */
+  hashSlots?: HashSlotLimits;
 }
 
 const defaultLogError = (error: unknown, where: string) => console.error(`[portal] unhandled error on ${where}:`, error);
@@ -65,8 +68,7 @@ function sessions(services: PortalServices): Middleware {
   return async (ctx: Context, next) => {
     const id = readSignedCookie(ctx, SESSION_COOKIE);
     if (id) {
-      const accountId = await services.sessions.accountOf(id, services.clock());
-      const account = accountId === undefined ? undefined : await services.accounts.find(accountId);
+      const account = await services.sessions.accountOf(id, services.clock());
       if (account) {
         ctx.state.account = account;
         ctx.state.sessionId = id;
@@ -91,9 +93,10 @@ export function createPortalApp(options: PortalAppOptions): Koa {
     sessions: new SessionStore(db),
     invites: new InviteStore(db),
     keys: new PortalKeys(admin),
-    usage: new PortalUsage(admin, config.statusUrls, process.env),
+    usage: new PortalUsage(config.statusUrls, process.env),
     charts: options.charts ?? usageCharts(config, clock, isPortalConsumer),
     throttle: { account: new FailureThrottle(db, 'account', PER_ACCOUNT, clock), ip: new FailureThrottle(db, 'ip', PER_IP, clock) },
+    hashSlots: new HashSlots(options.hashSlots),
     clock,
     audit,
     signUp: config.signUp,

@@ -4,3 +4,4 @@ export { createPortalApp, type PortalAppOptions } from './app.ts';
 export { readPortalConfig, readPortalListen, type PortalConfig } from './config.ts';
 export { inviteByEmail } from './invitations.ts';
 export { purgeExpired, startPortal, type RunningPortal } from './server.ts';
+export { HashSlots, HashSlotsFull, type HashSlotLimits } from './hash-slots.ts';

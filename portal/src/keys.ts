@@ -5,7 +5,7 @@
 // form can reach another account's key. The library checks names, scopes and expiries and
 // answers a ProvisioningError (key-options, key-exists, key-not-found) the routes show as a 4xx.
 import { loadCatalogue, Provisioning, type Catalogue, type KeySummary, type Limits, type PlanName } from '../../packages/provisioning/index.ts';
-import type { AdminConnection } from '../../packages/provisioning/index.ts';
+import type { AdminConnection, Plugin } from '../../packages/provisioning/index.ts';
 
 /** A key handed to its owner once: the portal shows it in one response and keeps nothing of it but the fingerprint in a log line. */
 export interface ShownKey {
@@ -26,6 +26,8 @@ export interface NewPortalKey {
 
 export interface KeyOverview {
   consumerId: string;
+  /** The consumer's plan plugin: the usage windows are read from it (read once a page). */
+  planPlugin: Plugin | undefined;
   plan: PlanName | null;
   limits: Limits | null;
   keys: KeySummary[];
@@ -64,8 +66,8 @@ export class PortalKeys {
   }
 
   async overview(consumer: string): Promise<KeyOverview> {
-    const summary = await this.provisioning().show(consumer);
-    return { consumerId: summary.id, plan: summary.plan, limits: summary.limits, keys: summary.keys };
+    const { summary, planPlugin } = await this.provisioning().inspect(consumer);
+    return { consumerId: summary.id, planPlugin, plan: summary.plan, limits: summary.limits, keys: summary.keys };
   }
 
   /** Another key beside the consumer's others, under a name none of them has. */

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { toAccount, type Account, type AccountRow } from './accounts.ts';
 import { newToken, tokenHash } from './tokens.ts';
 
 /** How long a session lasts from sign-in, whatever is done meanwhile (the cookie's Max-Age too). */
@@ -9,6 +10,8 @@ interface SessionRow {
   account_id: string;
   expires_at: number;
 }
+
+type SessionAccountRow = AccountRow & { session_expires_at: number | string };
 
 /** Server-side sessions: the cookie holds an opaque id, the table only its hash. */
 export class SessionStore {
@@ -22,15 +25,21 @@ export class SessionStore {
     return { id, expiresAt };
   }
 
-  /** The account of a live session, or undefined (unknown or expired: an expired one is deleted). */
-  async accountOf(id: string, now: number): Promise<string | undefined> {
-    const row = await this.db<SessionRow>('sessions').where({ id_hash: tokenHash(id) }).first();
+  /**
+   * The account of a live session, or undefined (unknown or expired: an expired one is deleted).
+   * One query with its account: it is every signed-in page's first read.
+   */
+  async accountOf(id: string, now: number): Promise<Account | undefined> {
+    const row: SessionAccountRow | undefined = await this.db('sessions')
+      .join('accounts', 'accounts.id', 'sessions.account_id')
+      .where('sessions.id_hash', tokenHash(id))
+      .first<SessionAccountRow | undefined>('accounts.*', 'sessions.expires_at as session_expires_at');
     if (!row) return undefined;
-    if (Number(row.expires_at) <= now) {
+    if (Number(row.session_expires_at) <= now) {
       await this.end(id);
       return undefined;
     }
-    return row.account_id;
+    return toAccount(row);
   }
 
   async end(id: string): Promise<void> {

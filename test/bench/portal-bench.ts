@@ -170,12 +170,15 @@ export async function benchPortal(options: { durationSeconds: number; rounds: nu
     ];
     for (const s of scenarios) await runWrk(`${s.name} (warm-up)`, s.url, s.script, 2, s.cpuOf, gateway.pid);
     const perScenario: PortalLoadResult[][] = scenarios.map(() => []);
+    // RSS after the warm-up and after each round: whether the heap grown under load levels off
+    const rssByRound = [memoryOf([portalPid]).rssMb];
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? [0, 1] : [1, 0];
       for (const i of order) {
         const s = scenarios[i]!;
         perScenario[i]!.push(await runWrk(`${s.name} (round ${round + 1} of ${rounds})`, s.url, s.script, durationSeconds, s.cpuOf, gateway.pid));
       }
+      rssByRound.push(memoryOf([portalPid]).rssMb);
     }
     const after = memoryOf([portalPid]);
     // latencies of the median round by p99, as the gateway bench reports its rounds
@@ -195,6 +198,7 @@ export async function benchPortal(options: { durationSeconds: number; rounds: nu
         { name: 'CPU µs per dashboard page: portal process / Admin API (control plane)', value: `${portalRun.cpuMicrosPerRequest} / ${portalRun.adminCpuMicrosPerRequest}` },
         { name: 'portal process RSS MB: idle after start / after the load', value: `${idle.rssMb} / ${after.rssMb}` },
         { name: 'portal process PSS MB after the load', value: after.pssMb },
+        { name: 'portal process RSS MB after the warm-up, then after each round', value: rssByRound.join(' / ') },
       ],
     };
   } finally {

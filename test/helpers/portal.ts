@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startPortal, type PortalConfig, type RunningPortal } from '../../portal/src/index.ts';
+import { startPortal, type HashSlotLimits, type PortalConfig, type RunningPortal } from '../../portal/src/index.ts';
 import { startStack, type TestStack } from './stack.ts';
 import { freePort } from './free-port.ts';
 
@@ -23,6 +23,7 @@ export async function startTestPortal(options: {
   /** A port reserved for it (a gateway routing to it started first); default any free one. */
   port?: number;
   supportEmail?: string;
+  hashSlots?: HashSlotLimits;
 }): Promise<TestPortal> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portal-'));
   const config: PortalConfig = {
@@ -42,6 +43,7 @@ export async function startTestPortal(options: {
   const portal = await startPortal(config, {
     clock: options.clock,
     audit: (entry) => audit.push(JSON.stringify(entry)),
+    ...(options.hashSlots ? { hashSlots: options.hashSlots } : {}),
   });
   return {
     ...portal,

@@ -7,6 +7,7 @@ import { formField } from '../http/form.ts';
 import { pageContext, sendPage } from '../http/state.ts';
 import { invitationOnlyPage, signInPage, signUpPage, type SignUpForm } from '../pages/account-pages.ts';
 import { keyShownPage } from '../pages/key-pages.ts';
+import { HashSlotsFull } from '../hash-slots.ts';
 import { hashPassword, passwordProblem, PASSWORD_MAX, unknownAccountHash, verifyPassword } from '../passwords.ts';
 import type { SafeHtml } from '../html.ts';
 import { BASE } from '../paths.ts';
@@ -16,8 +17,11 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const NAME_MAX = 100;
 
 const tooMany = (waitMs: number) => `Too many failed attempts. Try again in ${Math.ceil(waitMs / 1000)} seconds.`;
+/** When every password hash slot is taken (hash-slots.ts): the client retries after a second. */
+const BUSY_WAIT_MS = 1000;
+const BUSY = 'Too many people are signing in right now. Try again in a second.';
 
-/** 429 with Retry-After: the form is refused before any password is hashed or checked. */
+/** 429 with Retry-After: the form is refused before any password is hashed or checked (throttled, or every hash slot taken). */
 function throttled(ctx: Context, waitMs: number, page: () => SafeHtml): void {
   ctx.set('Retry-After', String(Math.ceil(waitMs / 1000)));
   sendPage(ctx, 429, page());
@@ -68,7 +72,14 @@ export function accountRoutes(router: Router, services: PortalServices): void {
     const problem = passwordProblem(password, form.email!);
     if (problem) return again(400, problem);
 
-    const passwordHash = await hashPassword(password);
+    let passwordHash;
+    try {
+      passwordHash = await services.hashSlots.run(() => hashPassword(password));
+    } catch (error) {
+      if (!(error instanceof HashSlotsFull)) throw error;
+      audit({ account: '-', action: 'sign-up-busy', ip: ctx.ip });
+      return throttled(ctx, BUSY_WAIT_MS, () => signUpPage(pageContext(ctx), { ...form, error: BUSY }));
+    }
     let account;
     try {
       account = await accounts.create({ email: form.email!, name: form.name!, passwordHash, now: clock() });
@@ -118,7 +129,15 @@ export function accountRoutes(router: Router, services: PortalServices): void {
       return throttled(ctx, waitMs, () => signInPage(pageContext(ctx), { email, error: tooMany(waitMs) }));
     }
     const found = await accounts.findForSignIn(email);
-    const valid = await verifyPassword(password, found?.passwordHash ?? (await unknownAccountHash()));
+    let valid;
+    try {
+      valid = await services.hashSlots.run(async () => verifyPassword(password, found?.passwordHash ?? (await unknownAccountHash())));
+    } catch (error) {
+      // not a failed sign-in: no password was checked, so nothing is counted against the account
+      if (!(error instanceof HashSlotsFull)) throw error;
+      audit({ account: '-', action: 'sign-in-busy', ip: ctx.ip });
+      return throttled(ctx, BUSY_WAIT_MS, () => signInPage(pageContext(ctx), { email, error: BUSY }));
+    }
     if (!found || !valid) {
       await throttle.account.fail(email);
       await throttle.ip.fail(ctx.ip);

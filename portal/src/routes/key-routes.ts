@@ -42,8 +42,11 @@ const DAY_SECONDS = 86400;
 export function keyRoutes(router: Router, services: PortalServices): void {
   async function sendDashboard(ctx: Context, status: number, extra: Pick<DashboardView, 'message' | 'form'> = {}) {
     const account = ctx.state.account!;
-    const overview = await services.keys.overview(account.consumer!);
-    const usage = await services.usage.of(account.consumer!, overview.consumerId).catch((error: Error) => ({ error: error.message }));
+    const [overview, totals] = await Promise.all([services.keys.overview(account.consumer!), services.usage.totals(account.consumer!)]);
+    const usage = await services.usage.windows(overview.consumerId, overview.planPlugin).then(
+      (windows) => ({ windows, totals }),
+      (error: Error) => ({ error: error.message }),
+    );
     const { apiUrl, supportEmail } = services;
     const view: DashboardView = { overview, usage, apiUrl, catalogue: services.keys.plans(), supportEmail, ...extra };
     sendPage(ctx, status, dashboardPage(pageContext(ctx), account, view));

@@ -2,6 +2,7 @@ import type { AccountStore } from '../accounts.ts';
 import type { AuditLog } from '../audit.ts';
 import type { Clock } from '../clock.ts';
 import type { SignUpMode } from '../config.ts';
+import type { HashSlots } from '../hash-slots.ts';
 import type { InviteStore } from '../invites.ts';
 import type { PortalKeys } from '../keys.ts';
 import type { SessionStore } from '../sessions.ts';
@@ -18,6 +19,8 @@ export interface PortalServices {
   usage: PortalUsage;
   charts: UsageCharts;
   throttle: { account: FailureThrottle; ip: FailureThrottle };
+  /** The password hashes running at once, bounded: sign-up and sign-in hash through it. */
+  hashSlots: HashSlots;
   clock: Clock;
   audit: AuditLog;
   signUp: SignUpMode;

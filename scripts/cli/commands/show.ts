@@ -1,5 +1,5 @@
 import { consumerCommand } from '../common/arguments.ts';
-import { adminApi, withConnectionOptions, type ConnectionOptions } from '../common/admin-connection.ts';
+import { withConnectionOptions, type ConnectionOptions } from '../common/admin-connection.ts';
 import type { CommandModule } from '../common/context.ts';
 import { describeExpiry, describeLimits, describeScopes, isoTime } from '../common/output.ts';
 import { currentWindows, describeWindows } from '../../../packages/usage/index.ts';
@@ -8,8 +8,8 @@ import { currentWindows, describeWindows } from '../../../packages/usage/index.t
 export const showCommand: CommandModule = (parent, cli) =>
   withConnectionOptions(consumerCommand(parent, 'show', 'one consumer: plan, limits, current windows, keys by name, fingerprint, scopes and time left (never a key)')).action(
     async (username: string, options: ConnectionOptions) => {
-      const summary = await cli.provisioning(options).show(username);
-      const windows = await currentWindows(adminApi(options, cli.env), summary.id, cli.env);
+      const { summary, planPlugin } = await cli.provisioning(options).inspect(username);
+      const windows = await currentWindows(planPlugin, summary.id, cli.env);
       if (options.json) {
         cli.out(JSON.stringify({ ...summary, windows }));
         return;
