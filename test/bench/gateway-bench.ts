@@ -1,9 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../backend/src/index.ts';
 import { CONSUMER_GROUP, digestApiKey, generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
-import { spawnTs, type SpawnedProcess } from '../helpers/process.ts';
+import type { SpawnedProcess } from '../helpers/process.ts';
 import { adminRequest } from './admin.ts';
 import { measureBreakdown, type BreakdownResult } from './breakdown.ts';
 import { profileChain } from './lua-profile.ts';
@@ -12,7 +11,7 @@ import { formatSpread, progress, spread, type Spread } from './load.ts';
 import { nginxAvailable, nodeTlsDirectives, startNginxProxy, type NginxProxy } from './nginx-proxy.ts';
 import { startGatewayProcess } from './gateway-process.ts';
 import { childrenOf, gatewayProcesses, memoryOf, processTree, type Memory } from './processes.ts';
-import { seedPets } from './seed.ts';
+import { startSeededBackend } from './seed.ts';
 import { wrk, wrkAlternating, type WrkOptions, type WrkResult } from './wrk.ts';
 
 /** One line of the table: a figure, its target when it has one, and whether it meets it. */
@@ -65,25 +64,21 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
   let nginxTls: NginxProxy | undefined;
   try {
     progress('seeding 10000 pets');
-    const db = await openDatabase({ dataDir: join(dir, 'backend') });
-    await seedPets(db, 10_000);
-    await db.destroy();
-    const backend = spawnTs('backend/src/main.ts', [], { BACKEND_PORT: '0', DATA_DIR: join(dir, 'backend') });
-    processes.push(backend);
-    const [, backendUrl] = await backend.waitFor(/listening on (\S+)/);
+    const backend = await startSeededBackend(dir, processes);
+    const backendUrl = backend.url;
 
     progress('starting the gateways');
     // as `npm start` runs it: the platform's file (prometheus, global) and ours
     const fullConfig = ['gateway/platform/kong.yml', 'gateway/kong.yml'].map((file) => join(process.cwd(), file)).join(',');
-    const full = await startGatewayProcess(dir, 'full', fullConfig, backendUrl!, { ssl: true });
+    const full = await startGatewayProcess(dir, 'full', fullConfig, backendUrl, { ssl: true });
     processes.push(full.proc);
     const bareConfig = join(dir, 'no-plugins.yml');
-    writeFileSync(bareConfig, NO_PLUGINS(backendUrl!));
-    const bare = await startGatewayProcess(dir, 'bare', bareConfig, backendUrl!);
+    writeFileSync(bareConfig, NO_PLUGINS(backendUrl));
+    const bare = await startGatewayProcess(dir, 'bare', bareConfig, backendUrl);
     processes.push(bare.proc);
     const workers = childrenOf(full.nginxPid).length;
-    nginx = await startNginxProxy(join(dir, 'nginx'), backendUrl!, workers);
-    nginxLua = await startNginxProxy(join(dir, 'nginx-lua'), backendUrl!, workers, { emptyLuaPhases: true });
+    nginx = await startNginxProxy(join(dir, 'nginx'), backendUrl, workers);
+    nginxLua = await startNginxProxy(join(dir, 'nginx-lua'), backendUrl, workers, { emptyLuaPhases: true });
     progress(`the node runs ${workers} nginx workers; so do the nginx references`);
 
     // A consumer as the provisioning scripts make one: in our group (animal-store-access refuses
@@ -100,7 +95,7 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
     const path = '/v1/pets?limit=20';
 
     const scenarios: Record<Scenario, WrkOptions> = {
-      direct: { name: 'backend direct, GET /pets?limit=20', url: `${backendUrl}/pets?limit=20`, durationSeconds, cpuOf: [backend.child.pid!] },
+      direct: { name: 'backend direct, GET /pets?limit=20', url: `${backendUrl}/pets?limit=20`, durationSeconds, cpuOf: [backend.pid] },
       nginx: { name: `nginx plain proxy (${workers} workers)`, url: `${nginx.url}${path}`, durationSeconds, cpuOf: [nginx.pid] },
       nginxLua: { name: 'nginx + the node\'s 6 *_by_lua hooks, empty', url: `${nginxLua.url}${path}`, durationSeconds, cpuOf: [nginxLua.pid] },
       bare: { name: 'gateway, route without plugins', url: `${bare.proxy}${path}`, durationSeconds, cpuOf: [bare.nginxPid] },
@@ -125,9 +120,9 @@ export async function benchGateway(options: { durationSeconds: number; rounds: n
     // the gateway's route without plugins beside plain nginx serving its certificates with its TLS
     // settings (Kong's intermediate suite), so that the gap is the node's, not the path's.
     progress('new TLS connections: a one-worker gateway and a one-worker nginx');
-    const tlsOne = await startGatewayProcess(dir, 'tls-one', bareConfig, backendUrl!, { ssl: true, workers: 1 });
+    const tlsOne = await startGatewayProcess(dir, 'tls-one', bareConfig, backendUrl, { ssl: true, workers: 1 });
     processes.push(tlsOne.proc);
-    nginxTls = await startNginxProxy(join(dir, 'nginx-tls'), backendUrl!, 1, { tlsDirectives: nodeTlsDirectives(tlsOne.nodePrefix) });
+    nginxTls = await startNginxProxy(join(dir, 'nginx-tls'), backendUrl, 1, { tlsDirectives: nodeTlsDirectives(tlsOne.nodePrefix) });
     const close = { connection: 'close' };
     const handshakes = {
       gateway: {

@@ -4,17 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse, stringify } from 'yaml';
-import { openDatabase } from '../../backend/src/index.ts';
 import { CONSUMER_GROUP, generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { PortalBrowser } from '../helpers/portal.ts';
-import { REPO_ROOT, spawnNode, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
+import { REPO_ROOT, spawnNode, type SpawnedProcess } from '../helpers/process.ts';
 import { adminRequest } from './admin.ts';
 import type { Figure } from './gateway-bench.ts';
 import { startGatewayProcess } from './gateway-process.ts';
 import { progress, type LoadResult } from './load.ts';
 import { memoryOf, treeCpuMicros } from './processes.ts';
-import { seedPets } from './seed.ts';
+import { startSeededBackend } from './seed.ts';
 
 /** Issue 32's figure: the portal's pages under 20 signed-in sessions, beside the API at the same concurrency. */
 const SESSIONS = 20;
@@ -123,15 +122,10 @@ export async function benchPortal(options: { durationSeconds: number; rounds: nu
   try {
     progress('building the portal bundle (npm run build:portal)');
     await promisify(execFile)('npm', ['run', 'build:portal'], { cwd: REPO_ROOT });
-    const db = await openDatabase({ dataDir: join(dir, 'backend') });
-    await seedPets(db, 10_000);
-    await db.destroy();
-    const backend = spawnTs('backend/src/main.ts', [], { BACKEND_PORT: '0', DATA_DIR: join(dir, 'backend') });
-    processes.push(backend);
-    const [, backendUrl] = await backend.waitFor(/listening on (\S+)/);
+    const { url: backendUrl } = await startSeededBackend(dir, processes);
 
     const portalPort = await freePort();
-    const gateway = await startGatewayProcess(dir, 'gateway', benchConfig(dir, `http://127.0.0.1:${portalPort}`), backendUrl!);
+    const gateway = await startGatewayProcess(dir, 'gateway', benchConfig(dir, `http://127.0.0.1:${portalPort}`), backendUrl);
     processes.push(gateway.proc);
     const portal = spawnNode(['dist/portal/server/main.mjs'], {
       NODE_ENV: 'production',

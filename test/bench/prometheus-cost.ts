@@ -4,14 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { parse, stringify } from 'yaml';
-import { openDatabase } from '../../backend/src/index.ts';
 import { findNginx } from '../../gateway/local/index.ts';
 import { DATA_PLANE_DIR } from '../../gateway/local/index.ts';
 import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
-import { REPO_ROOT, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
+import { REPO_ROOT, type SpawnedProcess } from '../helpers/process.ts';
 import { startGatewayProcess, type GatewayProcess } from './gateway-process.ts';
 import { treeCpuMicros } from './processes.ts';
-import { seedPets } from './seed.ts';
+import { startSeededBackend } from './seed.ts';
 import { freePort } from '../helpers/free-port.ts';
 
 /**
@@ -164,12 +163,7 @@ try {
     backendUrl = upstream.url;
   } else {
     log('seeding 10000 pets');
-    const db = await openDatabase({ dataDir: join(dir, 'backend') });
-    await seedPets(db, 10_000);
-    await db.destroy();
-    const backend = spawnTs('backend/src/main.ts', [], { BACKEND_PORT: '0', DATA_DIR: join(dir, 'backend') });
-    processes.push(backend);
-    backendUrl = (await backend.waitFor(/listening on (\S+)/))[1]!;
+    backendUrl = (await startSeededBackend(dir, processes)).url;
   }
   stopUpstream = () => staticUpstream?.kill('SIGTERM');
 
