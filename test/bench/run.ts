@@ -39,17 +39,16 @@ if (!only || only === 'gateway') {
   gateway = await benchGateway({ durationSeconds, rounds, profile: args.includes('--profile') });
   runs.push(...gateway.runs);
   figures.push(...gateway.figures);
+  // Differences of two full-chain measurements: their noise is of the size of what they measure
+  // (either sign), so they are shown without a target; the targets are judged by the extras'
+  // measurements of the same things (prometheus-cost.ts, scope-check.ts).
   figures.push({
-    name: 'prometheus plugin: share of the chain\'s throughput (breakdown rounds), %',
+    name: '  prometheus plugin: share of the chain\'s throughput (breakdown rounds; target judged in the extras), %',
     value: gateway.breakdown.prometheusThroughputCostPercent,
-    target: '<= 10',
-    ok: gateway.breakdown.prometheusThroughputCostPercent <= 10,
   });
   figures.push({
-    name: 'chain with a scoped key - without scopes, CPU µs per request (breakdown rounds)',
+    name: '  chain with a scoped key - without scopes, CPU µs per request (breakdown rounds; target judged in the extras)',
     value: gateway.breakdown.scopedKeyMicros,
-    target: '<= 1',
-    ok: gateway.breakdown.scopedKeyMicros <= 1,
   });
 }
 if (!only || only === 'portal') {
