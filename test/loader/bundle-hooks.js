@@ -1,11 +1,11 @@
 // Module hooks for ava's workers (register.js): a TypeScript module of the repository, the test
 // file first, is imported as one esbuild bundle of itself and every module it imports
-// (test-bundle.js). Through tsx, each module and each npm package module it pulls in would cross
+// (scripts/tools/module-bundles.js). Through tsx, each module and each npm package module it pulls in would cross
 // Node 20's loader thread and tsx's resolution one by one: a worker importing the gateway spends
 // ~1.6 CPU-s before a test runs, ~0.7 as a bundle (docs/testing.md, "What each start costs").
 import { readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { BUNDLE_DIR, bundleModule, REPO_ROOT } from './test-bundle.js';
+import { BUNDLE_DIR, bundleModule, REPO_ROOT } from '../../scripts/tools/module-bundles.js';
 
 const REPO_URL = pathToFileURL(REPO_ROOT).href;
 const NODE_MODULES_URL = pathToFileURL(`${REPO_ROOT}node_modules/`).href;

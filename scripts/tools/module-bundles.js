@@ -1,15 +1,17 @@
-// Builds, and keeps as fresh as its sources, the esbuild bundle of one module (bundle-hooks.js).
+// Builds, and keeps as fresh as its sources, the esbuild bundle of a TypeScript module of this
+// repository and every module of it that it imports: what the tests' workers import
+// (test/loader/), and what package.json's scripts run (./run-bundled.js). Plain JavaScript: it
+// runs before anything can load TypeScript. esbuild is imported only to build.
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
-import { build, stop } from 'esbuild';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const BUNDLE_DIR = join(REPO_ROOT, 'node_modules/.cache/animal-store/test-bundles');
+export const BUNDLE_DIR = join(REPO_ROOT, 'node_modules/.cache/animal-store/bundles');
 /** Part of every bundle's record: a change here rebuilds every bundle. */
-const FORMAT = 2;
+const FORMAT = 3;
 
 const bundlePathFor = (entry) => join(BUNDLE_DIR, `${relative(REPO_ROOT, entry)}.mjs`);
 
@@ -52,7 +54,8 @@ function isFresh(record) {
   } catch {
     return false;
   }
-  if (built.format !== FORMAT) return false;
+  // a copy of node_modules from another clone holds bundles of that clone's paths
+  if (built.format !== FORMAT || built.root !== REPO_ROOT) return false;
   for (const [file, [size, mtimeMs]] of Object.entries(built.inputs)) {
     try {
       const stat = statSync(join(REPO_ROOT, file));
@@ -75,7 +78,7 @@ export async function bundleModule(entry) {
     return await buildBundle(entry, bundle);
   } finally {
     // esbuild's service process would otherwise live as long as this one (a stack's supervisor).
-    if (--building === 0) await stop();
+    if (--building === 0) await (await import('esbuild')).stop();
   }
 }
 
@@ -96,6 +99,7 @@ async function buildBundle(entry, bundle) {
   mkdirSync(dirname(bundle), { recursive: true });
   const staging = `${bundle}.${process.pid}`;
   const started = Date.now();
+  const { build } = await import('esbuild');
   const { metafile } = await build({ ...BUILD_OPTIONS, entryPoints: [entry], outfile: staging });
   const [output] = Object.values(metafile.outputs);
   place(staging, bundle, output.inputs, started);
@@ -112,6 +116,7 @@ export async function bundleAll(entries) {
   if (stale.length === 0) return 0;
   const staging = `${BUNDLE_DIR}.${process.pid}`;
   const started = Date.now();
+  const { build, stop } = await import('esbuild');
   try {
     const { metafile } = await build({
       ...BUILD_OPTIONS,
@@ -145,6 +150,6 @@ function place(built, bundle, builtFrom, started) {
   renameSync(built, bundle);
   if (!settled) return;
   const record = `${bundle}.inputs.json`;
-  writeFileSync(`${record}.${process.pid}`, JSON.stringify({ format: FORMAT, inputs }));
+  writeFileSync(`${record}.${process.pid}`, JSON.stringify({ format: FORMAT, root: REPO_ROOT, inputs }));
   renameSync(`${record}.${process.pid}`, record);
 }
