@@ -122,7 +122,7 @@ if [[ $installed != "$wanted" ]]; then
 fi
 
 # The gateway's entry points as plain JavaScript (gateway/local/cmd/*.built.mjs), ~50 ms.
-node --import tsx scripts/tools/build-gateway.ts
+node scripts/tools/run-bundled.js scripts/tools/build-gateway.ts
 
 if [[ $purpose == test ]]; then
   # decK, built once into ~/.cache/animal-store (a few minutes the first time; then instant).

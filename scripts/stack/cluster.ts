@@ -1,5 +1,5 @@
 import type { ClusterReady } from '../../gateway/local/index.ts';
-import { readClusterSettings } from '../../gateway/local/index.ts';
+import { readClusterSettings } from '../../gateway/local/settings.ts';
 import { clusterBanner } from './banner.ts';
 import { runStack } from './run-stack.ts';
 

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { readBackendConfigOrExit } from '../../backend/src/config.ts';
-import { readPortalListen } from '../../portal/src/index.ts';
+import { readPortalListen } from '../../portal/src/settings.ts';
 import { buildGateway } from '../tools/build-gateway.ts';
 import { StartFailed, Supervisor, describeExit, type RunningChild } from './supervisor.ts';
 
@@ -32,19 +32,6 @@ function freePort(host: string): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-/**
- * What the TypeScript children import to load TypeScript: this process's own `--import` (tsx under
- * `npm start`; the tests' bundle loader, test/loader/, when a test starts the stack, ~0.3-0.5 CPU-s
- * less per child), tsx when there is none. Bare names resolve from here, paths from the working
- * directory, as node resolves them for this process.
- */
-function typeScriptLoader(): string {
-  const args = process.execArgv;
-  const index = args.findIndex((arg) => arg === '--import' || arg.startsWith('--import='));
-  const specifier = index === -1 ? 'tsx' : args[index] === '--import' ? args[index + 1]! : args[index]!.slice('--import='.length);
-  return /^\.{0,2}\//.test(specifier) ? pathToFileURL(specifier).href : import.meta.resolve(specifier);
 }
 
 /**
@@ -88,11 +75,13 @@ export async function runStack<Ready>(options: StackOptions<Ready>): Promise<voi
   // the bundle from the sources as they are now (~100 ms), whoever started us
   await buildGateway();
   const cwd = process.cwd();
-  const loader = typeScriptLoader();
+  // The TypeScript children as the bundles of their sources, rebuilt when stale: plain node, no
+  // TypeScript loader in them (tsx: ~0.3-0.5 CPU-s more per start, docs/testing.md)
+  const bundled = (path: string) => [entry('scripts/tools/run-bundled.js'), entry(path)];
   try {
     const backend = await supervisor.start<string>({
       name: 'backend',
-      nodeArgs: ['--import', loader, entry('backend/src/main.ts')],
+      nodeArgs: bundled('backend/src/main.ts'),
       env: process.env,
       cwd,
     });
@@ -115,7 +104,7 @@ export async function runStack<Ready>(options: StackOptions<Ready>): Promise<voi
       options.portalEnv && portalPort !== undefined
         ? await supervisor.start<string>({
             name: 'portal',
-            nodeArgs: ['--import', loader, entry('portal/src/main.ts')],
+            nodeArgs: bundled('portal/src/main.ts'),
             // open sign-up on a developer's machine (production's default is invite); this
             // stack's gateway, whatever KONG_ADMIN_URL the shell may hold for another
             env: { PORTAL_SIGNUP: 'open', ...process.env, ...options.portalEnv(gateway.ready), PORTAL_PORT: String(portalPort) },

@@ -1,5 +1,5 @@
 import type { GatewayReady } from '../../gateway/local/index.ts';
-import { readGatewaySettings } from '../../gateway/local/index.ts';
+import { readGatewaySettings } from '../../gateway/local/settings.ts';
 import { stackBanner } from './banner.ts';
 import { runStack } from './run-stack.ts';
 

@@ -1,7 +1,6 @@
 import { mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 
 const CMD_DIR = fileURLToPath(new URL('../../gateway/local/cmd/', import.meta.url));
 
@@ -17,6 +16,8 @@ const CMD_DIR = fileURLToPath(new URL('../../gateway/local/cmd/', import.meta.ur
  */
 export async function buildGateway(): Promise<void> {
   const staging = mkdtempSync(join(CMD_DIR, '.build-'));
+  // imported here: npm start's supervisor imports this module and builds once
+  const { build } = await import('esbuild');
   try {
     await build({
       entryPoints: [join(CMD_DIR, 'start.ts'), join(CMD_DIR, 'cluster-start.ts')],

@@ -1,10 +1,10 @@
-import { runToEnd, TS_LOADER, type ProcessResult } from './process.ts';
+import { RUN_BUNDLED, runToEnd, type ProcessResult } from './process.ts';
 
 export type CliResult = ProcessResult;
 
 /** Runs the real provisioning CLI (`npm run consumers -- …`) as a child process. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  return runToEnd(process.execPath, ['--import', TS_LOADER, 'scripts/cli/consumers.ts', ...args], {
+  return runToEnd(process.execPath, [RUN_BUNDLED, 'scripts/cli/consumers.ts', ...args], {
     ...process.env,
     KONG_ADMIN_URL: undefined,
     KONG_ADMIN_HEADER: undefined,

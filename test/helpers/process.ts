@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -13,14 +14,15 @@ export interface SpawnedProcess {
 }
 
 /**
- * What ava's workers import first (ava.config.js): TypeScript entry points run as one esbuild
- * bundle each, ~1 CPU-s less per start than through tsx (docs/testing.md).
+ * How package.json's scripts run a TypeScript entry point (`npm start`, `npm run consumers`…): as
+ * the esbuild bundle of its sources, built when stale (scripts/tools/run-bundled.js), ~1 CPU-s
+ * less per start than through tsx (docs/testing.md).
  */
-export const TS_LOADER = new URL('../loader/register.js', import.meta.url).href;
+export const RUN_BUNDLED = join(REPO_ROOT, 'scripts/tools/run-bundled.js');
 
-/** Runs a TypeScript entry point of this repository, the code `npm start` runs through tsx. */
+/** Runs a TypeScript entry point of this repository as `npm start` runs its own. */
 export function spawnTs(entry: string, args: string[], env: NodeJS.ProcessEnv): SpawnedProcess {
-  return spawnNode(['--import', TS_LOADER, entry, ...args], env);
+  return spawnNode([RUN_BUNDLED, entry, ...args], env);
 }
 
 /** Runs node with exactly `nodeArgs` in the repository root. */

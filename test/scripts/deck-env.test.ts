@@ -1,6 +1,6 @@
 import test from 'ava';
 import { deckEnv } from '../../scripts/tools/deck-env.ts';
-import { runToEnd, TS_LOADER } from '../helpers/process.ts';
+import { RUN_BUNDLED, runToEnd } from '../helpers/process.ts';
 
 // `npm run deck` (scripts/tools/deck.ts): kong.yml's DECK_* variables, as npm start gives them, for
 // commands that only read; a write names every unset one at once (decK names one per try).
@@ -52,7 +52,7 @@ test('a write refuses, naming every unset variable its file uses', (t) => {
 
 test('npm run deck -- gateway sync without the variables: one line, exit 2, nothing sent', async (t) => {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('DECK_')));
-  const result = await runToEnd(process.execPath, ['--import', TS_LOADER, 'scripts/tools/deck.ts', 'gateway', 'sync', '--kong-addr', 'http://127.0.0.1:9', 'gateway/kong.yml'], clean);
+  const result = await runToEnd(process.execPath, [RUN_BUNDLED, 'scripts/tools/deck.ts', 'gateway', 'sync', '--kong-addr', 'http://127.0.0.1:9', 'gateway/kong.yml'], clean);
   t.is(result.code, 2);
   t.regex(result.stderr, /^error: DECK_ANIMAL_STORE_BACKEND_URL, DECK_ANIMAL_STORE_HTTPS_ONLY, DECK_RATE_LIMIT_POLICY, DECK_RATE_LIMIT_REDIS_HOST, DECK_RATE_LIMIT_REDIS_PORT, DECK_ANIMAL_STORE_HOSTS, DECK_ANIMAL_STORE_PORTAL_URL unset: /);
   t.is(result.stderr.split('\n').length, 2);
