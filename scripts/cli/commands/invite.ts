@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import type { CommandModule } from '../common/context.ts';
-import { inviteByEmail } from '../../../portal/src/index.ts';
+import { inviteByEmail } from '../../../portal/src/invitations-entry.ts';
 
 function email(value: string): string {
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value.trim())) throw new InvalidArgumentError('It must be an email address.');
