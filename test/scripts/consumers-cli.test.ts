@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,7 @@ import {
   storedCredential,
 } from '../../packages/provisioning/index.ts';
 import { runCli, runCliInProcess } from '../helpers/cli.ts';
+import { RUN_BUNDLED } from '../helpers/process.ts';
 import { KONG_YML } from '../helpers/gateway.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';
 
@@ -171,6 +173,17 @@ test('process: an unreachable Admin API is one clear line on stderr and exit cod
   t.is(result.code, 1);
   t.is(result.stderr, `error: cannot reach the Kong Admin API at http://127.0.0.1:${port}: ECONNREFUSED\n`);
   t.is(result.stdout, '');
+});
+
+test('process: a reader that closes early (`| head`) ends the CLI quietly, exit code 0', async (t) => {
+  // the read end is closed before the CLI writes a byte: its first write meets EPIPE
+  const child = spawn(process.execPath, [RUN_BUNDLED, 'scripts/cli/consumers.ts', '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.destroy();
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  t.is(stderr, '');
+  t.is(code, 0);
 });
 
 test('--admin-header reaches an Admin API behind a token-checking proxy', async (t) => {
