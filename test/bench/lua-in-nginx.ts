@@ -9,7 +9,7 @@ import { DATA_PLANE_DIR, GATEWAY_DIR, findNginx } from '../../gateway/local/inde
  * and exits nginx), so that the ngx.* functions and LuaJIT are the ones requests use on a node.
  * Resolves with the program's stdout.
  */
-async function runLuaInNginx(program: string, timeoutMs: number): Promise<string> {
+async function runLuaInNginx(program: string, timeoutMs: number, httpDirectives: string[] = []): Promise<string> {
   const nginx = findNginx();
   const prefix = mkdtempSync(join(tmpdir(), 'lua-in-nginx-'));
   try {
@@ -21,6 +21,7 @@ async function runLuaInNginx(program: string, timeoutMs: number): Promise<string
       'events {}',
       'http {',
       '  client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp; uwsgi_temp_path tmp; scgi_temp_path tmp;',
+      ...httpDirectives.map((directive) => `  ${directive}`),
       `  init_by_lua_file ${join(prefix, 'bench.lua')};`,
       '}',
     ].join('\n');
@@ -48,24 +49,26 @@ async function runLuaInNginx(program: string, timeoutMs: number): Promise<string
  * CPU µs per call of each scenario (a Lua statement), run inside nginx as on a node: the least of
  * five rounds after a warm-up (LuaJIT has compiled the loop by then). `plugin` names a directory
  * of gateway/plugins whose modules load as kong.plugins.<plugin>.<module>, beside the data plane's
- * kong.*; `setup` runs once before the timing (requires, fixtures, asserts that the scenarios
- * compute the right thing).
+ * kong.* ('' for the data plane's alone); `setup` runs once before the timing (requires, fixtures, asserts that the scenarios
+ * compute the right thing); `httpDirectives` go into the http block (a lua_shared_dict the
+ * scenarios use, which init_by_lua may already read and write).
  */
 export async function leastCpuPerCall<Name extends string>(
   plugin: string,
   setup: string,
   scenarios: Record<Name, string>,
   seconds: number,
+  httpDirectives: string[] = [],
 ): Promise<Record<Name, number>> {
   const runs = Object.entries<string>(scenarios)
     .map(([name, body]) => `  { name = "${name}", run = function() ${body} end },`)
     .join('\n');
   const program = `
-package.path = "${join(DATA_PLANE_DIR, 'lua')}/?.lua;" .. package.path
-table.insert(package.loaders, 2, function(name)
+package.path = "${join(DATA_PLANE_DIR, 'lua')}/?.lua;${join(DATA_PLANE_DIR, 'lua')}/?/init.lua;" .. package.path
+${plugin === '' ? '' : `table.insert(package.loaders, 2, function(name)
   local module = name:match("^kong%.plugins%.${plugin.replace(/-/g, '%-')}%.([%w_]+)$")
   if module then return assert(loadfile("${join(GATEWAY_DIR, 'plugins', plugin)}/" .. module .. ".lua")) end
-end)
+end)`}
 ${setup.trim()}
 local clock = os.clock
 local function least_us(run)
@@ -94,7 +97,7 @@ io.stdout:write("{" .. table.concat(out, ", ") .. "}\\n")
 io.stdout:flush()
 os.exit(0)
 `;
-  return JSON.parse(await runLuaInNginx(program, seconds * 1000 * 10 + 30_000)) as Record<Name, number>;
+  return JSON.parse(await runLuaInNginx(program, seconds * 1000 * 10 + 30_000, httpDirectives)) as Record<Name, number>;
 }
 
 /** `--seconds N` from the command line (default 2); exits 2 with one line when N is not positive. */

@@ -16,13 +16,11 @@ local kong = kong
 local ngx = ngx
 local ceil = math.ceil
 local fmt = string.format
-local lower = string.lower
-local byte = string.byte
-local sub = string.sub
 local find = string.find
 local tostring = tostring
 local tonumber = tonumber
 local classify = api_key.classify
+local bearer_token = api_key.bearer_token
 local digest_of = api_key.digest
 local is_hashed = api_key.is_hashed
 local MALFORMED = api_key.MALFORMED
@@ -49,17 +47,9 @@ local CODES = {
 }
 
 local function int(n)
-  return fmt("%d", n)
+  local text = fmt("%d", n) -- not `return fmt(...)`: see api_key.lua's bearer_by_pattern
+  return text
 end
-
--- What the pattern classes %s and RFC 6750's b64token characters ([%w%-%._~%+/]) match, by byte:
--- bearer_token scans bytes, which LuaJIT compiles; a pattern match would leave the trace.
-local SPACE, TOKEN_CHAR = {}, {}
-for c = 0, 255 do
-  SPACE[c] = string.char(c):find("^%s$") ~= nil
-  TOKEN_CHAR[c] = string.char(c):find("^[%w%-%._~%+/]$") ~= nil
-end
-local EQUALS = string.byte("=")
 
 -- Kong's own 426 for an https-only route (kong/runloop/handler.lua:1267-1270).
 local UPGRADE_HEADERS = { ["Connection"] = "Upgrade", ["Upgrade"] = "TLS/1.2, HTTP/1.1" }
@@ -70,34 +60,6 @@ local HSTS = "max-age=63072000; includeSubDomains"
 --- that says so in X-Forwarded-Proto, believed from trusted_ips only (the PDK checks that).
 local function over_tls()
   return kong.request.get_forwarded_scheme() == "https"
-end
-
---- The token of `Authorization: Bearer <token>` (RFC 6750 2.1: scheme case-insensitive, one
---- token of b64token characters then any "="), or nil for any other form. Blanks around the
---- scheme and the token are allowed.
-local function bearer_token(authorization)
-  if not authorization then
-    return nil
-  end
-  local i = 1
-  while SPACE[byte(authorization, i)] do i = i + 1 end
-  if lower(sub(authorization, i, i + 5)) ~= "bearer" or not SPACE[byte(authorization, i + 6)] then
-    return nil
-  end
-  i = i + 7
-  while SPACE[byte(authorization, i)] do i = i + 1 end
-  local first = i
-  while TOKEN_CHAR[byte(authorization, i)] do i = i + 1 end
-  if i == first then
-    return nil
-  end
-  while byte(authorization, i) == EQUALS do i = i + 1 end
-  local last = i - 1
-  while SPACE[byte(authorization, i)] do i = i + 1 end
-  if i <= #authorization then
-    return nil
-  end
-  return sub(authorization, first, last)
 end
 
 -- key-auth's own credential loader (kong/plugins/key-auth/handler.lua load_credential) and cache

@@ -137,7 +137,9 @@ describe("rate-limiting on every combination of periods, against a looped refere
   local exits = {}
   local logged = {}
 
-  -- the counters' shared dict: a count per period, read from the key's last part
+  -- the counters' shared dict: a count per period, by the key's last part; incr as ngx.shared's
+  -- (without init a missing key is "not found"). A failing dict fails every operation, as a real
+  -- one does for a key it refuses (too long): reads and counts alike.
   local shm = {}
   function shm:get(key)
     if failing then
@@ -146,9 +148,21 @@ describe("rate-limiting on every combination of periods, against a looped refere
     return counters[key:match(":(%a+)$")]
   end
   function shm:incr(key, value, init)
+    if failing then
+      return nil, failing
+    end
     local name = key:match(":(%a+)$")
-    increments[name] = (increments[name] or init) + value
-    return increments[name]
+    local current = counters[name]
+    if current == nil then
+      if init == nil then
+        return nil, "not found"
+      end
+      current = init
+    end
+    counters[name] = current + value
+    local added = (increments[name] or 0) + value
+    increments[name] = added ~= 0 and added or nil
+    return counters[name]
   end
 
   setup(function()
@@ -290,26 +304,27 @@ describe("rate-limiting on every combination of periods, against a looped refere
     end
   end)
 
-  it("the counters cannot be read: fault_tolerant counts the request without headers, otherwise it fails (HANDLER:143-150)", function()
+  it("the counters cannot be used: fault_tolerant lets the request through without headers, otherwise it fails (HANDLER:143-150, :208-216)", function()
     for _, names in ipairs(combinations()) do
       local limits = LIMIT_SETS[1]
-      failing = "no memory"
+      failing = "key too long"
+      for k in pairs(logged) do logged[k] = nil end
       local ok, got, stopped = pcall(run, new_conf(names, limits), {})
       failing = nil
       assert.is_true(ok, got)
       assert.same({}, got)
       assert.is_false(stopped)
-      local counted = {}
-      for _, name in ipairs(names) do counted[name] = 1 end
-      assert.same(counted, increments)
-      assert.matches("failed to get usage: no memory", logged[#logged], 1, true)
+      assert.same({}, increments)
+      -- Kong's two logs: the usage not read, then its increment failing (policies/init.lua:310)
+      assert.matches("failed to get usage: key too long", logged[#logged - 1], 1, true)
+      assert.matches("could not increment counter for period '" .. names[1] .. "': key too long", logged[#logged], 1, true)
 
-      failing = "no memory"
+      failing = "key too long"
       local err
       ok, err = pcall(run, new_conf(names, limits, { fault_tolerant = false }), {})
       failing = nil
       assert.is_false(ok)
-      assert.matches("no memory", tostring(err), 1, true)
+      assert.matches("key too long", tostring(err), 1, true)
       assert.same({}, increments)
     end
   end)
@@ -317,9 +332,12 @@ describe("rate-limiting on every combination of periods, against a looped refere
   it("counts under Kong's local key: ratelimit:<route>:<service>:<identifier>:<period start>:<period> (policies/init.lua:56-62)", function()
     local keys = {}
     local incr = shm.incr
-    shm.incr = function(self, key, ...)
-      keys[#keys + 1] = key
-      return incr(self, key, ...)
+    shm.incr = function(self, key, value, init, ...)
+      -- the keys the request is counted under: made with init (the first count of a period)
+      if init ~= nil then
+        keys[#keys + 1] = key
+      end
+      return incr(self, key, value, init, ...)
     end
     run(new_conf({ "minute", "day" }, LIMIT_SETS[1]), {})
     shm.incr = incr

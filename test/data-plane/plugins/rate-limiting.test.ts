@@ -594,6 +594,7 @@ function policiesSnapshot(): SnapshotInput {
   };
   add('local-ttl', { minute: 100, hour: 100 });
   add('local-expires', { second: 100 });
+  add('local-refused', { second: 100, minute: 2 });
   for (const syncRate of [0.5, -1]) {
     for (const period of PERIODS) {
       add(`redis-${syncRate}-${period}`, { [period]: 100, policy: 'redis', sync_rate: syncRate, redis: { host: '127.0.0.1', port: redis.port, database: 0 } });
@@ -639,6 +640,32 @@ test.serial(`local: expires after due time (${POLICIES}:82)`, async (t) => {
   const start = Date.now();
   await pollUntil('the counter to expire', async () => (await shmCounter(key, true)).err === 'not found', { timeoutMs: 3000, intervalMs: 50 });
   t.true(Date.now() - start >= 800, 'not before its second is over');
+});
+
+// The local policy counts first and takes a refused request back out: what the dict holds must
+// stay what Kong's get-then-count leaves (a refused request is not counted, handler.lua:194-201
+// before the increment at :208-216; a key is made only by a counted request, with its TTL, :308).
+test.serial('local: a refused request is not counted and makes no key (handler.lua:194-216, policies/init.lua:308)', async (t) => {
+  await setClock(policiesNode, LOCAL_T * 1000);
+  const serviceId = serviceIds.get('local-refused');
+  const keyOf = (period: 'second' | 'minute', at: number) =>
+    `ratelimit:${EMPTY_UUID}:${serviceId}:127.0.0.1:${periodStart(at, period)}:${period}`;
+  const remaining: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const res = await get(policiesNode, '/local-refused');
+    remaining.push([res.status, res.headers['x-ratelimit-remaining-minute'], res.headers['x-ratelimit-remaining-second']].join(' '));
+  }
+  t.deepEqual(remaining, ['200 1 99', '200 0 98', '429 0 98']);
+  t.is((await shmCounter(keyOf('minute', LOCAL_T))).value, 2);
+  t.is((await shmCounter(keyOf('second', LOCAL_T))).value, 2);
+
+  // the next second, the minute still exhausted: refused, and no key for that second
+  await setClock(policiesNode, (LOCAL_T + 1) * 1000);
+  const refused = await get(policiesNode, '/local-refused');
+  t.is(refused.status, 429);
+  t.is(refused.headers['x-ratelimit-remaining-second'], '100');
+  t.is((await shmCounter(keyOf('second', LOCAL_T + 1))).err, 'not found');
+  t.is((await shmCounter(keyOf('minute', LOCAL_T))).value, 2);
 });
 
 for (const syncRate of [0.5, -1]) {

@@ -12,6 +12,7 @@ local ffi = require "ffi"
 local base = require "resty.core.base"
 require "resty.core.var"      -- declares ngx_http_lua_ffi_var_get
 require "resty.core.response" -- declares ngx_http_lua_ffi_get_resp_header
+require "resty.core.time"     -- declares ngx_http_lua_ffi_now, ngx_http_lua_ffi_time
 
 local C = ffi.C
 local ffi_str = ffi.string
@@ -109,11 +110,32 @@ end
 -- by the same getter, and every other key goes the way it went.
 local get_ctx_table = require("resty.core.ctx").get_ctx_table
 
+-- ngx.now and ngx.time: lua-resty-core's end in `return tonumber(...)`, the same tail call to a
+-- fast function ("leaving loop in root trace at tonumber" in jit.v): they never compile as traces
+-- of their own, and each call from interpreted code takes the FFI's slow path. Same C functions,
+-- the value read into a local first. (kong.tools.clock keeps these as the real clock; the test
+-- clock, when installed, replaces ngx.now and ngx.time after them.)
+local ffi_now = C.ngx_http_lua_ffi_now
+local ffi_time = C.ngx_http_lua_ffi_time
+local tonumber = tonumber
+
+local function now()
+  local seconds = tonumber(ffi_now())
+  return seconds
+end
+
+local function time()
+  local seconds = tonumber(ffi_time())
+  return seconds
+end
+
 local globalpatches = {}
 
 function globalpatches.install()
   getmetatable(ngx.var).__index = var_get
   getmetatable(ngx.header).__index = resp_header_get
+  ngx.now = now
+  ngx.time = time
 
   local ngx_mt = getmetatable(ngx)
   local magic_get = ngx_mt.__index

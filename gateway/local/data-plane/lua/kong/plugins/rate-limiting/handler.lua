@@ -1,7 +1,8 @@
 -- rate-limiting with Kong 3.9's behaviour (kong/plugins/rate-limiting/handler.lua and
 -- kong/pdk/private/rate_limiting.lua): the usage of every limited period is read first, the
 -- X-RateLimit-*-<Period>, RateLimit-* and Retry-After headers follow from it, an exhausted period
--- ends the request, and only then is the request counted.
+-- ends the request, and only then is the request counted (the local policy counts first and takes
+-- a refused request back out: the same counts, one shared-dict operation per period).
 local policies = require "kong.plugins.rate-limiting.policies"
 local timestamp = require "kong.tools.timestamp"
 local kong_meta = require "kong.meta"
@@ -235,8 +236,17 @@ function RateLimitingHandler:access(conf)
 
   each_until(n, fill_key, periods, derived.key_prefix .. identifier .. ":", keys, starts)
 
+  -- The local policy counts first and takes a refused request back out (policies/init.lua, "Counting
+  -- first"); Redis, and a local count that failed, read the usage first and count after, as Kong.
   local policy = derived.policy
-  local ok, err = policy.usage(conf, derived, keys, starts, counts)
+  local counted = false
+  if policy.count then
+    counted = policy.count(conf, derived, keys, starts, counts) == true
+  end
+  local ok, err = true, nil
+  if not counted then
+    ok, err = policy.usage(conf, derived, keys, starts, counts)
+  end
   if not ok then
     if not conf.fault_tolerant then
       return error(err)
@@ -252,8 +262,16 @@ function RateLimitingHandler:access(conf)
     end
 
     if stop ~= 0 then
+      if counted then
+        policy.uncount(conf, derived, keys)
+      end
       return kong.response.error(conf.error_code, conf.error_message)
     end
+  end
+
+  if counted then
+    policy.complete(conf, derived, keys)
+    return
   end
 
   -- Kong counts from a zero-delay timer (local) or inline (batched Redis) once the check is done;

@@ -92,7 +92,82 @@ local function count_request(i, periods, keys, value)
 end
 
 
+-- Counting first (count, then uncount or complete): the request's incr of each period returns
+-- the count before it, so the path that lets the request through makes one shared-dict operation
+-- per period where Kong's makes two (get in usage, incr in increment: policies/init.lua:322,
+-- :308). What Kong observes stays: the counts the headers and the refusal follow from are those
+-- before the request; a refused request is taken back out (Kong never counts it: handler.lua:194-
+-- 201, before the increment at :208-216); and a period's key is made only by a request that is
+-- counted, with Kong's init 0 and TTL (:308), so that its expiry starts where Kong's does. Only
+-- another worker reading in the instant between a refused request's incr and its taking back
+-- sees one more. The shared dict does not yield: no other request runs between count and
+-- uncount or complete, and MISSING can be this worker's.
+local MISSING = {}
+local failed_at
+
+
+-- incr without init: an existing key is counted, a missing one is left for complete()
+local function count_existing(i, keys, counts)
+  local newval, err = shm:incr(keys[i], 1)
+  if newval then
+    counts[i] = newval - 1
+    MISSING[i] = false
+    return nil
+  end
+  if err == "not found" then
+    counts[i] = 0
+    MISSING[i] = true
+    return nil
+  end
+  failed_at = i
+  return err
+end
+
+
+local function uncount_existing(i, keys)
+  if not MISSING[i] then
+    -- the key may have expired since: nothing to take back then
+    shm:incr(keys[i], -1)
+  end
+end
+
+
+local function create_missing(i, periods, keys)
+  if MISSING[i] then
+    return count_request(i, periods, keys, 1)
+  end
+end
+
+
 _M["local"] = {
+  --- Counts the request in every period and fills counts[i] with the count before it: true; or
+  --- nil and an error, the request then not counted at all (usage and increment are Kong's way).
+  count = function(conf, derived, keys, starts, counts)
+    local n = derived.n
+    local err = each_until(n, count_existing, keys, counts)
+    if err then
+      for i = 1, failed_at - 1 do
+        uncount_existing(i, keys)
+      end
+      return nil, err
+    end
+    return true
+  end,
+
+  --- Takes back what count() counted: the request is refused.
+  uncount = function(conf, derived, keys)
+    each_until(derived.n, uncount_existing, keys)
+  end,
+
+  --- Makes the keys count() found missing, counting the request in them: it is let through.
+  complete = function(conf, derived, keys)
+    local err = each_until(derived.n, create_missing, derived.periods, keys)
+    if err then
+      return nil, err
+    end
+    return true
+  end,
+
   usage = function(conf, derived, keys, starts, counts)
     local err = each_until(derived.n, read_count, keys, counts)
     if err then
