@@ -7,10 +7,14 @@ import { provisionBenchConsumer } from './admin.ts';
 import { startGatewayProcess } from './gateway-process.ts';
 import type { Figure } from './gateway-bench.ts';
 import { formatSpread, progress, spread, type Spread } from './load.ts';
-import { childrenOf, processTree } from './processes.ts';
+import { childrenOf, processTree, reloadNginx } from './processes.ts';
 import { startSeededBackend } from './seed.ts';
 import { startStaticUpstream } from './static-upstream.ts';
 import { wrk, type WrkOptions } from './wrk.ts';
+
+/** Rounds a pair of workers runs before nginx replaces both; the warm-up each pair gets first, s. */
+const ROUNDS_PER_WORKER = 3;
+const WARM_UP_SECONDS = 3;
 
 /** A gateway config of one route without plugins to `backendUrl`: the chain's baseline. */
 export const NO_PLUGINS = (backendUrl: string) => `_format_version: "3.0"
@@ -56,7 +60,8 @@ function taskset(cpus: string, pids: number[]): void {
  * seconds apart, the two moved independently and the ratio by ±0.2 from round to round. The
  * upstream is one nginx worker answering the backend's own `/pets?limit=20` body from memory,
  * the same for both and steady. CPU is the scheduler's count for the workers and their master.
- * The figure is the median of `rounds` rounds of `durationSeconds`.
+ * The figure is the median of `rounds` rounds of `durationSeconds`, nginx replacing both workers
+ * every ROUNDS_PER_WORKER rounds.
  */
 export async function measureChainRatio(options: {
   dir: string;
@@ -66,7 +71,7 @@ export async function measureChainRatio(options: {
   durationSeconds: number;
   connections?: number;
 }): Promise<ChainRatioResult> {
-  const { dir, backendUrl, processes, rounds, durationSeconds, connections = 16 } = options;
+  const { dir, backendUrl, processes, rounds, durationSeconds, connections = 64 } = options;
   const path = '/v1/pets?limit=20';
   const body = await (await fetch(`${backendUrl}/pets?limit=20`)).text();
   const upstream = await startStaticUpstream(join(dir, 'ratio-upstream'), body);
@@ -83,8 +88,9 @@ export async function measureChainRatio(options: {
     const cpuCount = availableParallelism();
     const pinned = cpuCount >= 2 && spawnSync('taskset', ['-V']).status === 0;
     const others = cpuCount === 2 ? '0' : `0-${cpuCount - 2}`;
+    const pinWorkers = () => taskset(String(cpuCount - 1), [...childrenOf(full.nginxPid), ...childrenOf(bare.nginxPid)]);
     if (pinned) {
-      taskset(String(cpuCount - 1), [...childrenOf(full.nginxPid), ...childrenOf(bare.nginxPid)]);
+      pinWorkers();
       taskset(others, [full.nginxPid, bare.nginxPid, full.pid, bare.pid, ...processTree(upstream.pid)]);
     }
     progress(pinned
@@ -108,17 +114,26 @@ export async function measureChainRatio(options: {
       cpuOf: [bare.nginxPid],
       cpus,
     };
-    const both = () => Promise.all([wrk(chain), wrk(bareLoad)]);
-    // JIT traces and connection pools warm first; an answer other than 2xx is not the path measured
-    for (const warm of await Promise.all([wrk({ ...chain, durationSeconds: 3 }), wrk({ ...bareLoad, durationSeconds: 3 })])) {
-      if (warm.non2xx > 0 || warm.errors > 0) throw new Error(`${warm.name}: ${warm.non2xx} answers other than 2xx, ${warm.errors} errors: not the path measured`);
-    }
+    const both = async (seconds: number) => {
+      const runs = await Promise.all([wrk({ ...chain, durationSeconds: seconds }), wrk({ ...bareLoad, durationSeconds: seconds })]);
+      for (const run of runs) {
+        if (run.non2xx > 0 || run.errors > 0) throw new Error(`${run.name}: ${run.non2xx} answers other than 2xx, ${run.errors} errors: not the path measured`);
+      }
+      return runs;
+    };
     const measured: ChainRatioRound[] = [];
     for (let round = 0; round < rounds; round++) {
-      const [chainRun, bareRun] = await both();
-      for (const run of [chainRun, bareRun]) {
-        if (run.non2xx > 0 || run.errors > 0) throw new Error(`${run.name}: ${run.non2xx} answers other than 2xx, ${run.errors} errors`);
+      // Fresh workers every few rounds: a worker's own JIT traces, heap and addresses set its cost
+      // for its life (runs of one pair of workers differed by more than their rounds did), so
+      // the figure takes several pairs. Each pair warms up first.
+      if (round % ROUNDS_PER_WORKER === 0) {
+        if (round > 0) {
+          await Promise.all([reloadNginx(full.nginxPid), reloadNginx(bare.nginxPid)]);
+          if (pinned) pinWorkers();
+        }
+        await both(WARM_UP_SECONDS);
       }
+      const [chainRun, bareRun] = await both(durationSeconds);
       const chainCpu = chainRun.cpuMicrosPerRequest!;
       const bareCpu = bareRun.cpuMicrosPerRequest!;
       measured.push({ chainCpu, bareCpu, chainRps: chainRun.rps, bareRps: bareRun.rps });

@@ -89,3 +89,22 @@ export function peakRss(pids: () => number[], intervalMs = 20): { stop(): number
     },
   };
 }
+
+/** Polls `ready` every 50 ms until it holds; an error after `timeoutMs`. */
+export async function waitFor(what: string, ready: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** HUP: nginx re-reads its conf and replaces its workers (a node's snapshot stays in the shared dict). */
+export async function reloadNginx(nginxPid: number): Promise<void> {
+  const old = new Set(childrenOf(nginxPid));
+  process.kill(nginxPid, 'SIGHUP');
+  await waitFor('new nginx workers', () => {
+    const now = childrenOf(nginxPid);
+    return now.length > 0 && now.every((pid) => !old.has(pid));
+  });
+}

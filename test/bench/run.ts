@@ -29,7 +29,7 @@ if (only !== undefined && !['backend', 'gateway', 'ratio', 'extras', 'portal'].i
 const durationSeconds = quick ? 2 : 4;
 const rounds = quick ? 1 : 5;
 // the primary figure's rounds: both loads at once, 2 s each (test/bench/chain-ratio.ts)
-const ratioRounds = quick ? 3 : 11;
+const ratioRounds = quick ? 3 : 12;
 
 const runs: Array<LoadResult & { loaderCpuMicrosPerRequest?: number }> = [];
 const figures: Figure[] = [];
