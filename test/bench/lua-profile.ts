@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { progress } from './load.ts';
-import { childrenOf } from './processes.ts';
+import { childrenOf, reloadNginx, waitFor } from './processes.ts';
 import { wrk, type WrkOptions } from './wrk.ts';
 
 /** LuaJIT's own Lua modules (jit/p.lua…): Debian's luajit2 package, or OpenResty's bundle. */
@@ -13,24 +13,6 @@ function jitModulesDir(): string | undefined {
     if (dir) return join(parent, dir) + '/';
   }
   return undefined;
-}
-
-async function waitFor(what: string, ready: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** HUP: nginx re-reads its conf and replaces its workers (the snapshot stays in the shared dict). */
-async function reload(nginxPid: number): Promise<void> {
-  const old = new Set(childrenOf(nginxPid));
-  process.kill(nginxPid, 'SIGHUP');
-  await waitFor('new nginx workers', () => {
-    const now = childrenOf(nginxPid);
-    return now.length > 0 && now.every((pid) => !old.has(pid));
-  });
 }
 
 /**
@@ -55,7 +37,7 @@ export async function profileChain(options: { prefix: string; nginxPid: number; 
   if (!original.includes('Kong.init_worker()')) throw new Error(`${conf}: no Kong.init_worker() to start the profiler after`);
   try {
     writeFileSync(conf, original.replace('Kong.init_worker()', start));
-    await reload(options.nginxPid);
+    await reloadNginx(options.nginxPid);
     progress(`LuaJIT profile of the full chain, ${seconds} s`);
     await wrk({ ...options.load, name: `${options.load.name} (profiled)` });
     const workers = childrenOf(options.nginxPid).length;
@@ -68,7 +50,7 @@ export async function profileChain(options: { prefix: string; nginxPid: number; 
       .join('\n');
   } finally {
     writeFileSync(conf, original);
-    if (existsSync(`/proc/${options.nginxPid}`)) await reload(options.nginxPid);
+    if (existsSync(`/proc/${options.nginxPid}`)) await reloadNginx(options.nginxPid);
     rmSync(out, { recursive: true, force: true });
   }
 }

@@ -19,13 +19,23 @@ export function processTree(pid: number): number[] {
   return [pid, ...childrenOf(pid)];
 }
 
-/** utime + stime of one process (all its threads), µs; 0 once it is gone. Clock ticks are 1/100 s. */
+/**
+ * CPU time of one process (all its threads), µs; 0 once it is gone. The scheduler's own count
+ * (/proc/<pid>/task/<tid>/schedstat, ns on a CPU) where the kernel has it: /proc/<pid>/stat's
+ * utime + stime are sampled in 10 ms clock ticks, coarse against a round's few hundred ms.
+ */
 function cpuMicros(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    return ns / 1000;
   } catch {
-    return 0;
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(fields[11]) + Number(fields[12])) * 10_000;
+    } catch {
+      return 0;
+    }
   }
 }
 
@@ -78,4 +88,23 @@ export function peakRss(pids: () => number[], intervalMs = 20): { stop(): number
       return Math.max(peak, memoryOf(pids(), true).rssMb);
     },
   };
+}
+
+/** Polls `ready` every 50 ms until it holds; an error after `timeoutMs`. */
+export async function waitFor(what: string, ready: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** HUP: nginx re-reads its conf and replaces its workers (a node's snapshot stays in the shared dict). */
+export async function reloadNginx(nginxPid: number): Promise<void> {
+  const old = new Set(childrenOf(nginxPid));
+  process.kill(nginxPid, 'SIGHUP');
+  await waitFor('new nginx workers', () => {
+    const now = childrenOf(nginxPid);
+    return now.length > 0 && now.every((pid) => !old.has(pid));
+  });
 }

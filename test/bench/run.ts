@@ -1,15 +1,18 @@
 import { benchBackend } from './backend-bench.ts';
+import { benchChainRatio } from './chain-ratio.ts';
 import { runExtras } from './extras.ts';
 import { benchGateway, type Figure, type GatewayBenchResult } from './gateway-bench.ts';
 import type { LoadResult } from './load.ts';
 import { benchPortal } from './portal-bench.ts';
 
 /**
- * `npm run bench [-- --quick] [--json] [--only backend|gateway|extras|portal] [--profile]`
+ * `npm run bench [-- --quick] [--json] [--only backend|gateway|ratio|extras|portal] [--profile]`
  *
  * Every figure of the run side by side, then a table of them against their targets. `backend`:
  * the backend's own figures (autocannon, in process). `gateway`: issue 20's gateway figures and
- * the chain's cost plugin by plugin (test/bench/gateway-bench.ts). `extras`: the measurements
+ * the chain's cost plugin by plugin (test/bench/gateway-bench.ts). `ratio`: only the gateway's
+ * primary figure, the full chain's CPU per request over the route without plugins (test/bench/chain-ratio.ts,
+ * ~1 minute). `extras`: the measurements
  * other issues wrote as scripts of their own (test/bench/extras.ts). --quick: shorter and single
  * rounds, for a look; --json: the same figures as one JSON object on the last line; --profile:
  * LuaJIT's profiler on the node's workers under the full chain (test/bench/lua-profile.ts).
@@ -18,13 +21,15 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const onlyAt = args.indexOf('--only');
 const only = onlyAt === -1 ? undefined : args[onlyAt + 1];
-if (only !== undefined && !['backend', 'gateway', 'extras', 'portal'].includes(only)) {
-  console.error('--only takes backend, gateway, extras or portal');
+if (only !== undefined && !['backend', 'gateway', 'ratio', 'extras', 'portal'].includes(only)) {
+  console.error('--only takes backend, gateway, ratio, extras or portal');
   process.exit(2);
 }
 // five short rounds: the gateway's ratios are medians of them (issue 33)
 const durationSeconds = quick ? 2 : 4;
 const rounds = quick ? 1 : 5;
+// the primary figure's rounds: both loads at once, 2 s each (test/bench/chain-ratio.ts)
+const ratioRounds = quick ? 3 : 12;
 
 const runs: Array<LoadResult & { loaderCpuMicrosPerRequest?: number }> = [];
 const figures: Figure[] = [];
@@ -36,7 +41,7 @@ if (!only || only === 'backend') {
   for (const [name, { value, target, ok }] of Object.entries(backend.ratios)) figures.push({ name, value, target, ok });
 }
 if (!only || only === 'gateway') {
-  gateway = await benchGateway({ durationSeconds, rounds, profile: args.includes('--profile') });
+  gateway = await benchGateway({ durationSeconds, rounds, ratioRounds, profile: args.includes('--profile') });
   runs.push(...gateway.runs);
   figures.push(...gateway.figures);
   // Differences of two full-chain measurements: their noise is of the size of what they measure
@@ -50,6 +55,9 @@ if (!only || only === 'gateway') {
     name: '  chain with a scoped key - without scopes, CPU µs per request (breakdown rounds; target judged in the extras)',
     value: gateway.breakdown.scopedKeyMicros,
   });
+}
+if (only === 'ratio') {
+  figures.push(...(await benchChainRatio(ratioRounds)));
 }
 if (!only || only === 'portal') {
   // issue 32: the portal's pages under 20 signed-in sessions beside the API, its RSS (test/bench/portal-bench.ts)

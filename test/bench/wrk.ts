@@ -21,6 +21,8 @@ export interface WrkOptions {
   durationSeconds: number;
   /** Servers whose CPU time per request to report: each pid with its children (an nginx master's workers). */
   cpuOf?: number[];
+  /** The CPUs wrk may run on (taskset's list, "0"); any when absent. */
+  cpus?: string;
 }
 
 /**
@@ -66,19 +68,22 @@ interface WrkReport {
 }
 
 /** Runs wrk under bash, whose `times` then gives wrk's CPU time (children's user and system). */
-function runWrk(args: string[]): Promise<{ report: WrkReport; cpuMicros: number }> {
+function runWrk(args: string[], cpus: string | undefined): Promise<{ report: WrkReport; cpuMicros: number }> {
   const seconds = (value: string) => {
     const [, minutes, secs] = /^(\d+)m([\d.]+)s$/.exec(value)!;
     return Number(minutes) * 60 + Number(secs);
   };
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', `"${WRK}" "$@" || exit $?; times`, 'wrk', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const shell = ['bash', '-c', `"${WRK}" "$@" || exit $?; times`, 'wrk', ...args];
+    const command = cpus === undefined ? shell : ['taskset', '-c', cpus, ...shell];
+    const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     child.once('error', reject);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': the exit can come before the last of stdout (the `times` line) is read
+    child.once('close', (code) => {
       const report = /^\{"requests".*\}$/m.exec(stdout)?.[0];
       // `times`: the shell's user and system, then its children's
       const children = stdout.trim().split('\n').at(-1)!.trim().split(/\s+/);
@@ -92,13 +97,13 @@ function runWrk(args: string[]): Promise<{ report: WrkReport; cpuMicros: number 
 }
 
 export async function wrk(options: WrkOptions): Promise<WrkResult> {
-  const { name, url, headers = {}, connections = 32, durationSeconds, cpuOf = [] } = options;
+  const { name, url, headers = {}, connections = 32, durationSeconds, cpuOf = [], cpus } = options;
   progress(`${name}: ${connections} connections for ${durationSeconds}s`);
   const args = ['-t1', `-c${connections}`, `-d${durationSeconds}s`, '--timeout', '10s', '-s', reportScript()];
   for (const [header, value] of Object.entries(headers)) args.push('-H', `${header}: ${value}`);
   args.push(url);
   const cpuBefore = cpuOf.map(treeCpuMicros);
-  const { report, cpuMicros } = await runWrk(args);
+  const { report, cpuMicros } = await runWrk(args, cpus);
   const cpuAfter = cpuOf.map(treeCpuMicros);
   const seconds = report.duration_us / 1e6;
   const result: WrkResult = {

@@ -1,0 +1,72 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from '../helpers/free-port.ts';
+
+const NGINX = '/usr/sbin/nginx';
+
+export interface StaticUpstream {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * One nginx worker answering `GET /pets` (any query) with `body` as JSON, from memory: an upstream
+ * that costs a few µs a request and never varies, so that a gateway's CPU per request measured in
+ * front of it is the gateway's alone (the Node backend's own timing moves the gateway's batching).
+ */
+export async function startStaticUpstream(dir: string, body: string): Promise<StaticUpstream> {
+  if (body.includes('$')) throw new Error('the static upstream\'s body cannot hold "$" (an nginx variable)');
+  mkdirSync(dir, { recursive: true });
+  const port = await freePort();
+  const conf = join(dir, 'nginx.conf');
+  const quoted = body.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
+  writeFileSync(conf, `daemon off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events {
+  worker_connections 1024;
+}
+http {
+  access_log off;
+  keepalive_requests 100000;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  server {
+    listen 127.0.0.1:${port};
+    location = /pets {
+      default_type application/json;
+      return 200 '${quoted}';
+    }
+  }
+}
+`);
+  const child = spawn(NGINX, ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const response = await fetch(`${url}/pets`);
+      if (response.ok && (await response.text()) === body) break;
+      throw new Error(`answered ${response.status}`);
+    } catch (error) {
+      if (child.exitCode !== null || attempt > 100) throw new Error(`the static upstream did not start: ${stderr}${String(error)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  return {
+    url,
+    pid: child.pid!,
+    stop: async () => {
+      child.kill('SIGQUIT');
+      await exited;
+    },
+  };
+}
