@@ -126,8 +126,9 @@ const EXPECTED: Record<string, Expectation | ((node: UsageGateway) => Expectatio
   'Top consumers against their plan D': { by: ['consumer'], series: [['bob']], check: (s) => s.value >= 5 },
   'p95 latency by route A': { by: ['route'], series: routes, check: p95In({ 'animal-store-v1': [100, 250], 'animal-store-v1-get-pet': [250, 400] }) },
   'p95 latency by route B': { by: ['route'], series: routes, check: p95In({ 'animal-store-v1': [100, 250], 'animal-store-v1-get-pet': [250, 400] }) },
-  // Kong's own part is a millisecond or two (buckets 1, 2, 5): bounded, not pinned, on a busy machine
-  'p95 latency by route C': { by: ['route'], series: routes, check: (s) => s.value > 0 && s.value <= 5 },
+  // Kong's own part: a millisecond or two when idle, ~13 ms seen under CI's load. Below the
+  // upstream's 100 ms delays is what tells this panel reads Kong's latency, not the request's.
+  'p95 latency by route C': { by: ['route'], series: routes, check: (s) => s.value > 0 && s.value < 100 },
   'Datastore reachable A': (node) => ({ by: ['instance', 'job'], series: [[node.target, 'kong']], check: (s) => s.value === 1 }),
   'Datastore reachable B': (node) => ({ by: ['instance', 'job'], series: [[node.target, 'kong']], check: (s) => s.value === 1 }),
   'Connections A': (node) => ({
