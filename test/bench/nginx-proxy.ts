@@ -88,24 +88,33 @@ ${phases}
   }
 }
 `);
+  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  // https: up when it accepts a connection (fetch refuses the self-signed certificate)
+  const ready = tls
+    ? () => new Promise<void>((resolve, reject) => connect(port, '127.0.0.1', function (this: Socket) { this.destroy(); resolve(); }).once('error', reject))
+    : async () => void (await fetch(`${url}/v1/pets?limit=1`));
+  return { url, ...(await runNginx(dir, conf, ready)) };
+}
+
+/**
+ * Starts Debian's nginx on `conf` (prefix `dir`, in the foreground: the conf says `daemon off`)
+ * and waits until `ready` resolves; its pid and a stop that waits for it to exit.
+ */
+export async function runNginx(dir: string, conf: string, ready: () => Promise<void>): Promise<{ pid: number; stop(): Promise<void> }> {
   const child = spawn(NGINX, ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   for (let attempt = 0; ; attempt++) {
     try {
-      // https: up when it accepts a connection (fetch refuses the self-signed certificate)
-      if (tls) await new Promise<void>((resolve, reject) => connect(port, '127.0.0.1', function (this: Socket) { this.destroy(); resolve(); }).once('error', reject));
-      else await fetch(`${url}/v1/pets?limit=1`);
+      await ready();
       break;
-    } catch {
-      if (child.exitCode !== null || attempt > 100) throw new Error(`nginx did not start: ${stderr}`);
+    } catch (error) {
+      if (child.exitCode !== null || attempt > 100) throw new Error(`nginx did not start: ${stderr}${String(error)}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
   return {
-    url,
     pid: child.pid!,
     stop: async () => {
       child.kill('SIGQUIT');

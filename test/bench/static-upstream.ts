@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../helpers/free-port.ts';
-
-const NGINX = '/usr/sbin/nginx';
+import { runNginx } from './nginx-proxy.ts';
 
 export interface StaticUpstream {
   url: string;
@@ -46,27 +44,10 @@ http {
   }
 }
 `);
-  const child = spawn(NGINX, ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const response = await fetch(`${url}/pets`);
-      if (response.ok && (await response.text()) === body) break;
-      throw new Error(`answered ${response.status}`);
-    } catch (error) {
-      if (child.exitCode !== null || attempt > 100) throw new Error(`the static upstream did not start: ${stderr}${String(error)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-  return {
-    url,
-    pid: child.pid!,
-    stop: async () => {
-      child.kill('SIGQUIT');
-      await exited;
-    },
+  const ready = async () => {
+    const response = await fetch(`${url}/pets`);
+    if (!response.ok || (await response.text()) !== body) throw new Error(`answered ${response.status}`);
   };
+  return { url, ...(await runNginx(dir, conf, ready)) };
 }
