@@ -183,7 +183,7 @@ test('the API reference: the key page hands the new key to it in this tab, "try 
       await page.click(`${operation} .btn-clear`);
       await page.waitForFunction((selector) => !document.querySelector(`${selector} .live-responses-table`), {}, operation);
     }
-    await page.click(`${operation} .execute`);
+    await (await page.waitForSelector(`${operation} .execute`))!.click();
     const shown = await page.waitForFunction(
       (selector) => document.querySelector(`${selector} .live-responses-table .response .response-col_status`)?.textContent?.trim(),
       {},
@@ -191,8 +191,9 @@ test('the API reference: the key page hands the new key to it in this tab, "try 
     );
     return shown.jsonValue();
   };
+  // Swagger UI renders an operation's body after the click that opens it: wait for each button
   await page.click(`${operation} .opblock-summary-control`);
-  await page.click(`${operation} .try-out__btn`);
+  await (await page.waitForSelector(`${operation} .try-out__btn`))!.click();
   t.is(await execute(), '200', '"try it" with the handed key, through the gateway');
   await (await page.$(operation))!.screenshot({ path: join(ARTIFACTS, 'reference-try-it.png') });
   t.deepEqual(await accessibilityProblemsIn(page, { exclude: [['#swagger-ui']] }), [], 'axe on the reference, our own chrome');
@@ -204,9 +205,9 @@ test('the API reference: the key page hands the new key to it in this tab, "try 
   t.is(await page.evaluate(() => sessionStorage.getItem('portal.reference.key')), null);
   t.is(await execute(), '401', 'no key once forgotten');
   await page.click('.auth-wrapper .authorize');
-  await page.type('.auth-container input[type=text]', key);
+  await (await page.waitForSelector('.auth-container input[type=text]'))!.type(key);
   await page.click('.auth-btn-wrapper .authorize');
-  await page.click('.auth-btn-wrapper .btn-done');
+  await (await page.waitForSelector('.auth-btn-wrapper .btn-done'))!.click();
   t.is(await execute(), '200', 'the key pasted in Authorize');
 
   t.false(requested.some((url) => url.includes(key)), 'the key is never in a URL');
