@@ -67,11 +67,7 @@ events {
 http {
   access_log off;
   keepalive_requests 10000;
-  client_body_temp_path ${dir}/client_body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
+  ${tempPaths(dir)}
   upstream backend {
     ${balancer}
     keepalive 64;
@@ -100,6 +96,11 @@ ${phases}
  * Starts Debian's nginx on `conf` (prefix `dir`, in the foreground: the conf says `daemon off`)
  * and waits until `ready` resolves; its pid and a stop that waits for it to exit.
  */
+/** nginx's temp directories, all inside `dir`: nothing outside it is written. */
+export function tempPaths(dir: string): string {
+  return ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `${name}_temp_path ${dir}/${name};`).join('\n  ');
+}
+
 export async function runNginx(dir: string, conf: string, ready: () => Promise<void>): Promise<{ pid: number; stop(): Promise<void> }> {
   const child = spawn(NGINX, ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';

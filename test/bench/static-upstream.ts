@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../helpers/free-port.ts';
-import { runNginx } from './nginx-proxy.ts';
+import { runNginx, tempPaths } from './nginx-proxy.ts';
 
 export interface StaticUpstream {
   url: string;
@@ -30,11 +30,7 @@ events {
 http {
   access_log off;
   keepalive_requests 100000;
-  client_body_temp_path ${dir}/client_body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
+  ${tempPaths(dir)}
   server {
     listen 127.0.0.1:${port};
     location = /pets {
