@@ -23,6 +23,11 @@ export interface WrkOptions {
   cpuOf?: number[];
   /** The CPUs wrk may run on (taskset's list, "0"); any when absent. */
   cpus?: string;
+  /**
+   * Paced: about this many requests per second over all connections (each connection waits
+   * connections / rate between an answer and its next request), not as many as the server takes.
+   */
+  ratePerSecond?: number;
 }
 
 /**
@@ -46,13 +51,21 @@ done = function(summary, latency, requests)
 end
 `;
 
-let scriptPath: string | undefined;
-function reportScript(): string {
-  if (!scriptPath) {
-    scriptPath = join(mkdtempSync(join(tmpdir(), 'animal-store-wrk-')), 'report.lua');
-    writeFileSync(scriptPath, REPORT_SCRIPT);
-  }
-  return scriptPath;
+// wrk's `delay` hook: milliseconds a connection waits before its next request, drawn from an
+// exponential distribution of that mean, so that the connections' requests arrive spread out
+// (as independent clients' would) rather than in step, 64 at a time
+const PACED_SCRIPT = (meanDelayMs: number) => `${REPORT_SCRIPT}
+math.randomseed(os.time())
+local log, random = math.log, math.random
+delay = function() return -${meanDelayMs} * log(1 - random()) end
+`;
+
+let scriptDir: string | undefined;
+function reportScript(delayMs?: number): string {
+  scriptDir ??= mkdtempSync(join(tmpdir(), 'animal-store-wrk-'));
+  const path = join(scriptDir, delayMs === undefined ? 'report.lua' : `paced-${delayMs}.lua`);
+  writeFileSync(path, delayMs === undefined ? REPORT_SCRIPT : PACED_SCRIPT(delayMs));
+  return path;
 }
 
 interface WrkReport {
@@ -97,9 +110,11 @@ function runWrk(args: string[], cpus: string | undefined): Promise<{ report: Wrk
 }
 
 export async function wrk(options: WrkOptions): Promise<WrkResult> {
-  const { name, url, headers = {}, connections = 32, durationSeconds, cpuOf = [], cpus } = options;
-  progress(`${name}: ${connections} connections for ${durationSeconds}s`);
-  const args = ['-t1', `-c${connections}`, `-d${durationSeconds}s`, '--timeout', '10s', '-s', reportScript()];
+  const { name, url, headers = {}, connections = 32, durationSeconds, cpuOf = [], cpus, ratePerSecond } = options;
+  const paced = ratePerSecond === undefined ? '' : `, paced to ~${ratePerSecond} req/s`;
+  progress(`${name}: ${connections} connections for ${durationSeconds}s${paced}`);
+  const delayMs = ratePerSecond === undefined ? undefined : Math.round((connections * 1000) / ratePerSecond);
+  const args = ['-t1', `-c${connections}`, `-d${durationSeconds}s`, '--timeout', '10s', '-s', reportScript(delayMs)];
   for (const [header, value] of Object.entries(headers)) args.push('-H', `${header}: ${value}`);
   args.push(url);
   const cpuBefore = cpuOf.map(treeCpuMicros);
