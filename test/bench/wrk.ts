@@ -61,10 +61,16 @@ delay = function() return -${meanDelayMs} * log(1 - random()) end
 `;
 
 let scriptDir: string | undefined;
+const written = new Set<string>();
+// Written once per run: loads started at once (wrkAtOnce, the chain ratio) share a script, and a
+// rewrite truncates the file another wrk may be reading (which then runs without its `done` hook).
 function reportScript(delayMs?: number): string {
   scriptDir ??= mkdtempSync(join(tmpdir(), 'animal-store-wrk-'));
   const path = join(scriptDir, delayMs === undefined ? 'report.lua' : `paced-${delayMs}.lua`);
-  writeFileSync(path, delayMs === undefined ? REPORT_SCRIPT : PACED_SCRIPT(delayMs));
+  if (!written.has(path)) {
+    writeFileSync(path, delayMs === undefined ? REPORT_SCRIPT : PACED_SCRIPT(delayMs));
+    written.add(path);
+  }
   return path;
 }
 
@@ -168,6 +174,19 @@ export async function wrkAlternating(scenarios: WrkOptions[], rounds: number): P
     perRound.push(thisRound);
   }
   return { merged: perScenario.map((results, i) => mergeRounds(scenarios[i]!.name, results)), rounds: perRound };
+}
+
+/**
+ * The same loads at once, in rounds: a stall of the machine (another process's burst, both cores
+ * taken) then falls on every scenario in the same milliseconds, so that what one scenario's
+ * latency has beyond another's within a round is its own. Merged as wrkAlternating's.
+ */
+export async function wrkAtOnce(scenarios: WrkOptions[], rounds: number): Promise<AlternatingResult> {
+  const perRound: WrkResult[][] = [];
+  for (let round = 0; round < rounds; round++) {
+    perRound.push(await Promise.all(scenarios.map((scenario) => wrk({ ...scenario, name: `${scenario.name} (round ${round + 1} of ${rounds})` }))));
+  }
+  return { merged: scenarios.map((scenario, i) => mergeRounds(scenario.name, perRound.map((results) => results[i]!))), rounds: perRound };
 }
 
 function mergeRounds(name: string, results: WrkResult[]): WrkResult {
