@@ -112,6 +112,23 @@ describe("kong.plugins.prometheus.prometheus", function()
     assert.equal(3, ngx.shared.prometheus_metrics:get('latency_ms_bucket{route="r1",le="Inf"}'))
   end)
 
+  it("whole-number bounds: a value's bucket by its value rounded up up to 1000, past it by the bounds; seven labels", function()
+    local prom = new_instance()
+    local labels = { "a", "b", "c", "d", "e", "f", "g" }
+    local h = prom:histogram("deep_ms", "Deep", labels, { 1, 2, 5, 1000, 3000 })
+    for _, value in ipairs({ 0, 1, 1.5, 2, 999.5, 1000, 1000.2, 2999, 5000 }) do
+      h:observe(value, { "1", "2", "3", "4", "5", "6", "7" })
+    end
+    h:observe(1, { "1", "2", "3", "4", "5", "6", "other" })
+    local buckets = {}
+    local text = exposition(prom)
+    for le, count in text:gmatch('deep_ms_bucket{a="1",b="2",c="3",d="4",e="5",f="6",g="7",le="([^"]+)"} (%d+)') do
+      buckets[#buckets + 1] = le .. "=" .. count
+    end
+    assert.same({ "1=2", "2=4", "5=4", "1000=6", "3000=8", "+Inf=9" }, buckets)
+    assert.truthy(text:find('deep_ms_count{a="1",b="2",c="3",d="4",e="5",f="6",g="other"} 1', 1, true))
+  end)
+
   it("a label value that is not UTF-8 is cut where it stops being; a line feed is escaped", function()
     local prom = new_instance()
     local c = prom:counter("names", nil, { "name" })

@@ -32,6 +32,7 @@ local phase_checker = require "kong.pdk.private.phases"
 local runloop = require "kong.runloop.handler"
 local plugins_iterator = require "kong.runloop.plugins_iterator"
 local plugins_loader = require "kong.runloop.plugins_loader"
+local plugin_runners = require "kong.runloop.plugin_runners"
 local dns = require "kong.runloop.dns"
 local certificate = require "kong.runloop.certificate"
 local clustering = require "kong.clustering"
@@ -193,25 +194,14 @@ local function execute_global_plugins(phase, ctx)
   end
 end
 
---- The collected plugins' handlers for a downstream phase (header_filter, body_filter, log).
+--- The collected plugins' handlers for a downstream phase (header_filter, body_filter, log):
+-- the plan's own straight-line runner for the phase (kong.runloop.plugin_runners).
 local function execute_collected_plugins(phase, ctx)
   local plan = ctx.plugins
   if not plan then
     return execute_global_plugins(phase, ctx)
   end
-  local list = plan.phases[phase]
-  local cfgs = ctx.plugins_cfgs or plan.base_cfgs
-  local entries = plan.entries
-  for i = 1, #list do
-    local index = list[i]
-    local cfg = cfgs[index]
-    if cfg then
-      local plugin = entries[index].plugin
-      setup_plugin_context(ctx, plugin, cfg)
-      plugin.handler[phase](plugin.handler, cfg)
-      reset_plugin_context(ctx)
-    end
-  end
+  plan.runners[phase](ctx, ctx.plugins_cfgs or plan.base_cfgs)
 end
 
 --- Whether a plugin of the request (its plan, or the global instances without a route) has a
@@ -249,23 +239,53 @@ local function collect(ctx, entry, cfgs, i)
   return cfg
 end
 
-local function run_access_handlers(ctx, plan, cfgs, first)
+-- the plan's access runner (kong.runloop.plugin_runners): collect and the handlers, from an entry on
+local function access_runner(plan)
+  local run = plan.access_runner
+  if not run then
+    run = plugin_runners.access(plan.entries, collect, ACCESS_DONE)
+    plan.access_runner = run
+  end
+  return run
+end
+
+-- One run of the access runner from entry `i` in a new coroutine; returns whether it ran to the
+-- end (ACCESS_DONE) and, when it did not, the entry to go on from.
+local function run_access_from(ctx, run, cfgs, i)
+  local co = co_create(run)
+  local ok, res = co_resume(co, ctx, cfgs, i)
+  if ok and res == ACCESS_DONE then
+    return true
+  end
+  if not ok then
+    kong.log.err(res)
+    ctx.delayed_response = {
+      status_code = 500,
+      content = { message = "An unexpected error occurred" },
+    }
+    ctx.KONG_UNEXPECTED = true
+  end
+  reset_plugin_context(ctx)
+  return false, ctx.plugins_access_next
+end
+
+-- After a handler that did not return (an exit, an error, a plain yield): the rest of the entries,
+-- collected only once a response is delayed, else run from the next one in a new coroutine.
+local function finish_collecting(ctx, plan, cfgs, run, i)
   local entries = plan.entries
-  for i = first, plan.n do
-    ctx.plugins_access_next = i + 1
-    local entry = entries[i]
-    local cfg = collect(ctx, entry, cfgs, i)
-    if cfg then
-      local plugin = entry.plugin
-      local access = plugin.handler.access
-      if access and not ctx.delayed_response then
-        setup_plugin_context(ctx, plugin, cfg)
-        access(plugin.handler, cfg)
-        reset_plugin_context(ctx)
+  local n = plan.n
+  while i <= n do
+    if ctx.delayed_response then
+      collect(ctx, entries[i], cfgs, i)
+      i = i + 1
+    else
+      local done, next_i = run_access_from(ctx, run, cfgs, i)
+      if done then
+        return
       end
+      i = next_i
     end
   end
-  return ACCESS_DONE
 end
 
 local function execute_collecting_plugins(ctx, rt)
@@ -283,28 +303,15 @@ local function execute_collecting_plugins(ctx, rt)
   end
 
   ctx.delay_response = true
-  local entries = plan.entries
-  local i = 1
-  while i <= n do
-    if ctx.delayed_response then
-      collect(ctx, entries[i], cfgs, i)
-      i = i + 1
-    else
-      local co = co_create(run_access_handlers)
-      local ok, res = co_resume(co, ctx, plan, cfgs, i)
-      if ok and res == ACCESS_DONE then
-        break
-      end
-      if not ok then
-        kong.log.err(res)
-        ctx.delayed_response = {
-          status_code = 500,
-          content = { message = "An unexpected error occurred" },
-        }
-        ctx.KONG_UNEXPECTED = true
-      end
-      reset_plugin_context(ctx)
-      i = ctx.plugins_access_next
+  local run = access_runner(plan)
+  -- most requests: every handler returns, in one coroutine; the loop (which would end any
+  -- trace through Kong.access, "inner loop in root trace") only after one that did not
+  if ctx.delayed_response then
+    finish_collecting(ctx, plan, cfgs, run, 1)
+  else
+    local done, next_i = run_access_from(ctx, run, cfgs, 1)
+    if not done then
+      finish_collecting(ctx, plan, cfgs, run, next_i)
     end
   end
   ctx.plugins_access_next = nil

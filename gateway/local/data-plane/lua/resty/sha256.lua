@@ -62,7 +62,9 @@ end
 
 function _M:final()
   if C.SHA256_Final(digest, self._ctx) == 1 then
-    return ffi_str(digest, DIGEST_LENGTH)
+    -- not `return ffi_str(...)`: a tail call to a fast function ends the caller's trace
+    local bin = ffi_str(digest, DIGEST_LENGTH)
+    return bin
   end
   return nil
 end

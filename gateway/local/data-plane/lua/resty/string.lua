@@ -36,7 +36,10 @@ function _M.to_hex(s)
   local out = buffer(len * 2)
   if hex_dump then
     hex_dump(out, s, len)
-    return ffi_str(out, len * 2)
+    -- not `return ffi_str(...)`: a tail call to a fast function ends the caller's trace
+    -- ("leaving loop in root trace at ffi.string"; kong/globalpatches.lua's ngx.var has the same)
+    local hex = ffi_str(out, len * 2)
+    return hex
   end
   for i = 1, len do
     local b = byte(s, i)

@@ -9,6 +9,7 @@
 -- per route and snapshot (a "plan"), so a request only looks up consumer-specific instances,
 -- and only for plugins that have some.
 local tablepool = require "kong.tools.tablepool"
+local plugin_runners = require "kong.runloop.plugin_runners"
 
 local ipairs = ipairs
 local pairs = pairs
@@ -245,12 +246,20 @@ function iterator:plan(route, service)
     base_cfgs[i] = entry.base
   end
 
+  -- each downstream phase's handlers as one straight-line function (the access phase's runner
+  -- is made by kong/init.lua, which owns its collection)
+  local runners = {}
+  for _, phase in ipairs(DOWNSTREAM_PHASES) do
+    runners[phase] = plugin_runners.phase(phase, entries, phases[phase])
+  end
+
   plan = {
     entries = entries,
     n = #entries,
     consumer_sensitive = consumer_sensitive,
     base_cfgs = base_cfgs,
     phases = phases,
+    runners = runners,
   }
   self.plans[key] = plan
   return plan

@@ -30,6 +30,8 @@ local gsub = string.gsub
 local concat = table.concat
 local sort = table.sort
 local max = math.max
+local ceil = math.ceil
+local floor = math.floor
 
 local Prometheus = {}
 local mt = { __index = Prometheus }
@@ -135,6 +137,40 @@ local function bucket_format(buckets)
   return "%0" .. (int_digits + decimals + 1) .. "." .. decimals .. "f"
 end
 
+-- Whole-number bounds up to this (Kong's latency buckets, in ms): a value's bucket is read from a
+-- table by the value rounded up, not found by a loop, whose exit varies with the value (a
+-- request's latencies), so that a trace through the log phase does not branch there.
+local SLOT_TABLE_MAX = 1000
+
+--- slot_of[v]: the first bucket whose bound is at least v, for v = 0 .. SLOT_TABLE_MAX (n + 1 when
+-- none is); nil when a bound is not a whole number (v <= bound is then not ceil(v) <= bound).
+local function slots_by_integer(buckets)
+  for i = 1, #buckets do
+    if buckets[i] ~= floor(buckets[i]) then
+      return nil
+    end
+  end
+  local slot_of = new_tab(SLOT_TABLE_MAX + 1, 0)
+  local slot = 1
+  for v = 0, SLOT_TABLE_MAX do
+    while slot <= #buckets and v > buckets[slot] do
+      slot = slot + 1
+    end
+    slot_of[v] = slot
+  end
+  return slot_of
+end
+
+-- a label tree's node for one more label value
+local function child(t, value)
+  local next_t = t[value]
+  if not next_t then
+    next_t = {}
+    t[value] = next_t
+  end
+  return next_t
+end
+
 --- The series name(s) of a metric for these label values, built once and kept in the metric's
 -- label tree. A histogram has a list: _count, _sum, then one _bucket per bound and Inf.
 local function lookup_or_create(self, label_values)
@@ -145,14 +181,26 @@ local function lookup_or_create(self, label_values)
       return nil, fmt("metric '%s' has inconsistent labels count, expected %d, got %d",
                       self.name, count, type(label_values) == "table" and #label_values or 0)
     end
-    for i = 1, count do
-      local value = label_values[i]
-      local next_t = t[value]
-      if not next_t then
-        next_t = {}
-        t[value] = next_t
+    -- the first levels as straight-line code: a loop per metric call left the log handler's trace
+    -- at LuaJIT's loop unroll limit (six metrics a request, two to six labels each)
+    t = child(t, label_values[1])
+    if count > 1 then
+      t = child(t, label_values[2])
+      if count > 2 then
+        t = child(t, label_values[3])
+        if count > 3 then
+          t = child(t, label_values[4])
+          if count > 4 then
+            t = child(t, label_values[5])
+            if count > 5 then
+              t = child(t, label_values[6])
+              for i = 7, count do
+                t = child(t, label_values[i])
+              end
+            end
+          end
+        end
       end
-      t = next_t
     end
   elseif label_values ~= nil and (type(label_values) ~= "table" or #label_values > 0) then
     return nil, fmt("metric '%s' has inconsistent labels count, expected 0, got %d",
@@ -265,11 +313,17 @@ local function observe(self, value, label_values)
     end
     pending[keys] = counts
   end
-  local slot = n + 1
-  for i = 1, n do
-    if value <= buckets[i] then
-      slot = i
-      break
+  local slot
+  local slot_of = self.slot_of
+  if slot_of and value >= 0 and value <= SLOT_TABLE_MAX then
+    slot = slot_of[ceil(value)]
+  else
+    slot = n + 1
+    for i = 1, n do
+      if value <= buckets[i] then
+        slot = i
+        break
+      end
     end
   end
   counts[slot] = counts[slot] + 1
@@ -442,6 +496,7 @@ local function register(self, name, help, label_names, buckets, typ, local_stora
     metric.buckets = buckets or DEFAULT_BUCKETS
     metric.bucket_count = #metric.buckets
     metric.bucket_format = bucket_format(metric.buckets)
+    metric.slot_of = slots_by_integer(metric.buckets)
   end
   registry[name] = metric
   return metric
