@@ -60,6 +60,7 @@ function report(step, { code, output }) {
   if (code !== 0) failures.push(`npm test: ${step} failed (exit ${code})\n`);
 }
 
+/** Runs ava with this script's arguments, its lines passed through (the closing ones held); resolves to its exit code. */
 function runAva() {
   return new Promise((resolve) => {
     // ava's colours are for a terminal; its output is piped through this script.
@@ -88,10 +89,9 @@ function runAva() {
 const step = (name, command, args) => runQuietly(command, args).then((result) => (report(name, result), result.code));
 const lint = step('npm run lint', 'npm', ['run', '--silent', 'lint']);
 const typecheck = step('npm run typecheck', 'npm', ['run', '--silent', 'typecheck']);
-const tests = step('node test/loader/bundle-all.js', 'node', ['test/loader/bundle-all.js']).then(async (bundles) => {
-  // ava's failures are in its own totals, not a line of this script's.
-  return bundles === 0 ? runAva() : 0;
-});
+// ava's failures are in its own totals: no line of this script's for them.
+const tests = step('node test/loader/bundle-all.js', 'node', ['test/loader/bundle-all.js'])
+  .then((bundles) => (bundles === 0 ? runAva() : 0));
 
 const [, , avaCode] = await Promise.all([lint, typecheck, tests]);
 process.stdout.write(failures.join('') + avaClosing.join(''));
