@@ -91,12 +91,11 @@ export default tseslint.config(
     },
   },
   {
-    // The layers (gateway/local/README.md): no import cycles anywhere (checked after eslint by
-    // scripts/tools/check-import-cycles.js, at a fraction of import-x/no-cycle's cost); the control
-    // plane imports neither the process around it (cmd/) nor the data plane; cmd/ uses the control
-    // plane; the backend and the gateway do not import each other; the rest of the repository
-    // (scripts, tests) uses the public entries of the gateway, the backend, the provisioning
-    // library and the CLI only.
+    // The layers (gateway/local/README.md): no import cycles anywhere; the control plane imports
+    // neither the process around it (cmd/) nor the data plane; cmd/ uses the control plane; the
+    // backend and the gateway do not import each other; the rest of the repository (scripts,
+    // tests) uses the public entries of the gateway, the backend, the provisioning library and
+    // the CLI only.
     files: ['**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {
@@ -106,6 +105,7 @@ export default tseslint.config(
       'import-x/extensions': ['.ts', '.js'],
     },
     rules: {
+      'import-x/no-cycle': 'error',
       'import-x/no-restricted-paths': [
         'error',
         {
