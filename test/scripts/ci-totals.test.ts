@@ -29,3 +29,8 @@ test('colours are ignored', (t) => {
 test('a run that stopped before ava (lint, tsc) is one failure', (t) => {
   t.is(totals('eslint: 3 problems\n'), '0 1');
 });
+
+test('a step beside ava that failed (scripts/tools/test.js: lint, tsc, the bundles) is one failure each', (t) => {
+  t.is(totals('  ✔ a › one\nnpm test: npm run lint failed (exit 1)\n  ─\n\n  1 test passed\n'), '1 1');
+  t.is(totals('npm test: npm run typecheck failed (exit 2)\nnpm test: node test/loader/bundle-all.js failed (exit 1)\n'), '0 2');
+});
