@@ -5,7 +5,8 @@
  * workers, a long file started last leaves one core idle until it ends.
  */
 const SLOWEST_FIRST = [
-  'test/go-kong/',
+  'test/scripts/npm-start.',
+  'test/docs/runnable-commands.',
   'test/deck/',
   'test/deploy/backend-build.',
   'test/scripts/consumers-cli.',
