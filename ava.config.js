@@ -25,7 +25,7 @@ export default {
   // Each test file runs as one esbuild bundle (test/loader/bundle-hooks.js), not through tsx. The
   // hooks are registered once ava's own modules are loaded (require, not --import): node 20 sends
   // every ES module loaded after them through the hooks' thread, ~90 of ava's, ~0.17 CPU-s a worker.
-  require: ['./test/loader/register.js'],
+  require: ['./test/loader/register.js', './test/loader/stop-children-on-sigterm.js'],
   files: ['test/**/*.test.ts'],
   timeout: '60s',
   workerThreads: false,
