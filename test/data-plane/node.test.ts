@@ -4,6 +4,7 @@ import { startDataPlaneNode } from '../../gateway/local/index.ts';
 import { startTestNode } from '../helpers/data-plane.ts';
 import { httpGet } from '../helpers/http-request.ts';
 import { pollUntil } from '../helpers/poll.ts';
+import { running } from '../helpers/process.ts';
 import { buildSnapshot } from '../helpers/snapshot-builder.ts';
 import { echoRequest, startUpstream } from '../helpers/upstream.ts';
 import { freePort } from '../helpers/free-port.ts';
@@ -139,15 +140,6 @@ function childrenOf(pid: number): number[] {
   return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
     readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
   );
-}
-
-/** Neither gone nor a zombie. */
-function running(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
 }
 
 test('a prefix whose nginx still runs is refused, as kong start refuses it (kong/cmd/start.lua:56)', async (t) => {

@@ -103,6 +103,15 @@ export function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv
   });
 }
 
+/** Running: neither gone nor a zombie (which an init that does not reap may leave). */
+export function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 /** A process and all its descendants (from /proc): the gateway is its control plane and nginx's processes. */
 function processTree(pid: number): number[] {
   const children = new Map<number, number[]>();

@@ -3,16 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { pollUntil } from '../helpers/poll.ts';
-import { REPO_ROOT, runToEnd } from '../helpers/process.ts';
-
-/** Running: neither gone nor a zombie left for an init that may not reap it. */
-function running(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
+import { REPO_ROOT, running, runToEnd } from '../helpers/process.ts';
 
 // test/loader/stop-children-on-sigterm.js: a file that times out leaves no process behind.
 test('a worker ava stops for a timeout stops the processes its tests started', async (t) => {
