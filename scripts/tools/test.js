@@ -11,7 +11,9 @@
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import process from 'node:process';
+import { fileURLToPath, URL } from 'node:url';
 
+const AVA_CLI = fileURLToPath(new URL('../../node_modules/ava/entrypoints/cli.mjs', import.meta.url));
 const avaArgs = process.argv.slice(2);
 const children = new Set();
 
@@ -23,6 +25,7 @@ function runQuietly(command, args) {
     const chunks = [];
     child.stdout.on('data', (chunk) => chunks.push(chunk));
     child.stderr.on('data', (chunk) => chunks.push(chunk));
+    child.on('error', (error) => chunks.push(Buffer.from(`${error.message}\n`)));
     child.on('close', (code, signal) => {
       children.delete(child);
       resolve({ code: code ?? (signal ? 1 : 0), output: Buffer.concat(chunks).toString() });
@@ -65,7 +68,8 @@ function runAva() {
   return new Promise((resolve) => {
     // ava's colours are for a terminal; its output is piped through this script.
     const env = process.stdout.isTTY && !('FORCE_COLOR' in process.env) ? { ...process.env, FORCE_COLOR: '1' } : process.env;
-    const child = spawn('ava', avaArgs, { stdio: ['inherit', 'pipe', 'pipe'], env });
+    // ava's own command-line entry, run by this node: found whether or not npm put node_modules/.bin on the PATH
+    const child = spawn(process.execPath, [AVA_CLI, ...avaArgs], { stdio: ['inherit', 'pipe', 'pipe'], env });
     children.add(child);
     eachLine(child.stdout, (line) => {
       // eslint-disable-next-line no-control-regex -- ava's colour codes
