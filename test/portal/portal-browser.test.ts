@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { startPortalBehindGateway, type TestPortal } from '../helpers/portal.ts';
 import type { TestStack } from '../helpers/stack.ts';
@@ -48,6 +48,35 @@ async function accessibilityProblems(page: Page): Promise<string[]> {
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }));
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(', ')}`);
+}
+
+/**
+ * Loads the dashboard with the charts' data held back, then lets it through: where the keys
+ * section starts before the charts are drawn and after. Equal, a click aimed at a key's button
+ * while the charts load still lands on it.
+ */
+async function keysSectionBeforeAndAfterCharts(page: Page, url: string): Promise<[number, number]> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const onRequest = (request: HTTPRequest) => {
+    if (new URL(request.url()).pathname.endsWith('/usage/requests.json')) void held.then(() => request.continue());
+    else void request.continue();
+  };
+  await page.setRequestInterception(true);
+  page.on('request', onRequest);
+  try {
+    await page.goto(url);
+    // to the pixel: a line box's height is rounded to 1/64 px, the CSS lh it reserves is not
+    const top = () => page.$eval('#keys-h', (heading) => Math.round(heading.getBoundingClientRect().top + window.scrollY));
+    const before = await top();
+    release();
+    await page.waitForSelector('[data-usage-charts][data-charts=drawn]');
+    return [before, await top()];
+  } finally {
+    release();
+    page.off('request', onRequest);
+    await page.setRequestInterception(false);
+  }
 }
 
 /**
@@ -93,12 +122,14 @@ test('sign up, copy the key, call the API with it, see it in the usage, rotate, 
 
   t.is((await stack.call('/v1/pets', { key: copied })).status, 200);
 
-  await page.goto(`${origin}/portal/`);
+  const [keysBefore, keysAfter] = await keysSectionBeforeAndAfterCharts(page, `${origin}/portal/`);
+  t.is(keysAfter, keysBefore, 'drawing the charts moves nothing below them');
   t.is(await page.$eval('h1', (h) => h.textContent), 'Hello, Browser <b>Tester</b>', 'the name shown as text');
   const totals = await page.$$eval('table caption', (captions) =>
     captions.filter((c) => c.textContent === 'Requests since the gateway started').map((c) => [...c.closest('table')!.querySelectorAll('td')].map((td) => td.textContent)),
   );
-  t.deepEqual(totals, [['1', '1', '0', '0', '0']], 'the request shows in the usage');
+  const usageText = await page.$eval('section[aria-labelledby=usage-h]', (section) => section.textContent ?? '');
+  t.deepEqual(totals, [['1', '1', '0', '0', '0']], `the request shows in the usage; the section said: ${usageText}`);
   await usageChartsDrawn(t, page, 'In all: 1 request (2xx 1, 4xx (not 429) 0, 429 (plan limit) 0).');
   await check('3-dashboard');
 
