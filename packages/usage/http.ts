@@ -16,6 +16,12 @@ function credentialsHeader(url: URL): Record<string, string> {
   return { authorization: `Basic ${Buffer.from(pair).toString('base64')}` };
 }
 
+/** fetch's failure when the server closed or reset the connection without answering (not a refusal, not a timeout). */
+function closedBeforeAnswer(error: unknown): boolean {
+  const code = (error as { cause?: { code?: string } }).cause?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
+}
+
 /**
  * GET `url` and read at most `maxBytes` of its body as text; a network failure, a timeout or a
  * larger body is a ServerError that says `what` failed (never the credentials).
@@ -28,12 +34,24 @@ export async function getText(
   const target = new URL(url);
   target.username = '';
   target.password = '';
+  const signal = AbortSignal.timeout(timeoutMs);
+  const send = () => fetch(target, { headers: { ...credentialsHeader(url), ...headers }, signal });
   let response: Response;
   try {
-    response = await fetch(target, { headers: { ...credentialsHeader(url), ...headers }, signal: AbortSignal.timeout(timeoutMs) });
+    // A GET is safe to send again: once, when the connection closed before any answer, as a
+    // kept-alive one the server closes just as it is reused does (any server's idle timeout).
+    response = await send().catch((error: unknown) => {
+      if (closedBeforeAnswer(error)) return send();
+      throw error;
+    });
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : (cause?.code ?? cause?.message ?? (error as Error).message);
+    const reason =
+      (error as Error).name === 'TimeoutError'
+        ? `no answer within ${timeoutMs / 1000} s`
+        : closedBeforeAnswer(error)
+          ? 'the connection closed without an answer, twice'
+          : (cause?.code ?? cause?.message ?? (error as Error).message);
     throw new ServerError(`cannot reach ${what}: ${reason}`);
   }
   const chunks: Buffer[] = [];

@@ -122,8 +122,10 @@ test('one consumer: its row, even without requests', async (t) => {
   t.is(alice.code, 0, alice.stderr);
   t.like(JSON.parse(alice.stdout), [{ username: 'alice', requests: 17, '429': 4 }]);
   const carol = await t.context.run(['carol', '--format', 'json']);
+  t.is(carol.code, 0, carol.stderr);
   t.like(JSON.parse(carol.stdout), [{ username: 'carol', plan: 'enterprise', limit_minute: 5000, limit_day: 2000000, requests: 0 }]);
   const quoted = await t.context.run(['o"brien\\x', '--json']);
+  t.is(quoted.code, 0, quoted.stderr);
   t.like(JSON.parse(quoted.stdout), [{ username: 'o"brien\\x', plan: 'free', other: 2 }]);
   // One consumer is two Admin API reads, not a listing of every consumer.
   t.false(t.context.admin.requests.some((r) => r.startsWith('GET /consumers?') && r.includes('carol')));
@@ -165,6 +167,31 @@ test('a node that is down is one line and exit 1', async (t) => {
   t.is(result.code, 1);
   t.is(result.stderr, `error: cannot reach the Kong Status API at http://127.0.0.1:${port}/metrics: ECONNREFUSED\n`);
   t.is(result.stdout, '');
+});
+
+test('a node that closes the connection without answering is asked once more; twice is one line and exit 1', async (t) => {
+  // as a kept-alive connection the node closes just as it is reused
+  let requests = 0;
+  let dropFirst = 1;
+  const server = createServer((req, res) => {
+    requests += 1;
+    if (requests <= dropFirst) return void req.socket.destroy();
+    void fetch(`${t.context.a.statusUrl}/metrics`).then(async (answer) => res.end(await answer.text()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => server.close());
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const once = await runCliInProcess(['usage', 'alice', '--json', '--status-url', url], { KONG_ADMIN_URL: t.context.admin.url });
+  t.is(once.code, 0, once.stderr);
+  t.like(JSON.parse(once.stdout), [{ username: 'alice', requests: 7 }]);
+  t.is(requests, 2);
+
+  requests = 0;
+  dropFirst = Infinity;
+  const always = await runCliInProcess(['usage', 'alice', '--status-url', url], { KONG_ADMIN_URL: t.context.admin.url });
+  t.is(always.code, 1);
+  t.is(always.stderr, `error: cannot reach the Kong Status API at ${url}/metrics: the connection closed without an answer, twice\n`);
+  t.is(requests, 2, 'asked twice, not more');
 });
 
 test('a /metrics that is not the exposition format: which node, which line, exit 1', async (t) => {
