@@ -13,7 +13,9 @@ let upstream: Upstream;
 let node: TestNode;
 
 test.before(async () => {
-  upstream = await startUpstream((_req, res) => res.end('upstream'));
+  upstream = await startUpstream((_req, res) => {
+    res.end('upstream');
+  });
   node = await startTestNode({
     pluginsDir: PLUGIN_FIXTURES_DIR,
     plugins: ['request-headers-probe'],
