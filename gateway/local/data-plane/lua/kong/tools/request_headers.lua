@@ -14,16 +14,15 @@
 local ngx = ngx
 local req = ngx.req
 local type = type
+local next = next
 local ipairs = ipairs
 local find = string.find
 local lower = string.lower
 local re_find = ngx.re.find
 local setmetatable = setmetatable
 local getmetatable = getmetatable
+local new_tab = require "table.new"
 local clear_tab = require "table.clear"
--- LuaJIT's table.clone (OpenResty's and Debian's LuaJIT 2.1 have it): a loop here, entered from
--- the plugins' traces, aborted them ("inner loop in root trace")
-local clone = require "table.clone"
 local get_ctx_table = require("resty.core.ctx").get_ctx_table
 
 local get_headers = req.get_headers
@@ -105,7 +104,11 @@ local function owned(ctx, headers)
   if ctx[OWNED] then
     return headers
   end
-  local copy = setmetatable(clone(headers), getmetatable(headers))
+  local copy = new_tab(0, 8)
+  for k, v in next, headers do
+    copy[k] = v
+  end
+  setmetatable(copy, getmetatable(headers))
   ctx[HEADERS] = copy
   ctx[OWNED] = true
   return copy
