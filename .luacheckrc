@@ -19,10 +19,10 @@ ignore = {
     "6.", -- whitespace, as Kong's
 }
 
--- The data plane (Lua on nginx + ngx_lua): Kong's own modules, which patch ngx (the test clock)
--- and set the `kong` global in init.
+-- The data plane (Lua on nginx + ngx_lua): Kong's own modules, which patch ngx (the test clock,
+-- kong.tools.request_headers) and set the `kong` global in init.
 files["gateway/local/data-plane/lua/**/*.lua"] = {
-    globals = { "kong", "ngx.now", "ngx.time" },
+    globals = { "kong", "ngx.now", "ngx.time", "ngx.req.set_header", "ngx.req.clear_header" },
 }
 
 -- busted specs of the data plane, run inside nginx (test/data-plane/lua-specs.ts)

@@ -136,6 +136,7 @@ function globalpatches.install()
   getmetatable(ngx.header).__index = resp_header_get
   ngx.now = now
   ngx.time = time
+  require("kong.tools.request_headers").install()
 
   local ngx_mt = getmetatable(ngx)
   local magic_get = ngx_mt.__index

@@ -8,6 +8,7 @@ local uri = require "kong.tools.uri"
 local dns = require "kong.runloop.dns"
 local resty_ctx = require "kong.resty.ctx"
 local request_id = require("kong.tools.request_id").get
+local share_request_headers = require("kong.tools.request_headers").share
 
 local ngx = ngx
 local var = ngx.var
@@ -225,8 +226,10 @@ handler.rewrite = {
 local function request_header(ctx, name)
   local headers = ctx.cached_request_headers
   if not headers then
-    headers = get_headers()
+    local err
+    headers, err = get_headers()
     ctx.cached_request_headers = headers
+    share_request_headers(ctx, headers, err)
   end
   local value = rawget(headers, name)
   if type(value) == "table" then

@@ -5,6 +5,7 @@ local constants = require "kong.constants"
 local kong_meta = require "kong.meta"
 local entities = require "kong.runloop.entities"
 local is_valid_uuid = require("kong.tools.uuid").is_valid_uuid
+local request_headers = require("kong.tools.request_headers").get
 
 
 local kong = kong
@@ -15,7 +16,6 @@ local rawget = rawget
 local setmetatable = setmetatable
 local lower = string.lower
 local gsub = string.gsub
-local get_headers = ngx.req.get_headers
 local get_uri_args = ngx.req.get_uri_args
 local get_method = ngx.req.get_method
 local keyauth_credential = entities.keyauth_credential
@@ -29,8 +29,8 @@ local HEADERS_CONSUMER_USERNAME     = constants.HEADERS.CONSUMER_USERNAME
 local HEADERS_CREDENTIAL_IDENTIFIER = constants.HEADERS.CREDENTIAL_IDENTIFIER
 local HEADERS_ANONYMOUS             = constants.HEADERS.ANONYMOUS
 
--- kong.request.get_headers() and get_query() read at most 100 of each.
-local MAX_HEADERS = 100
+-- kong.request.get_query() reads at most 100 (and kong.request.get_headers(), as
+-- kong.tools.request_headers does, 100 headers).
 local MAX_ARGS = 100
 
 local ERR_DUPLICATE_API_KEY = "Duplicate API key found"
@@ -120,7 +120,9 @@ local function do_authentication(conf)
   local derived = derived_by_conf[conf] or derive(conf)
   local key_names = conf.key_names
   local header_keys = derived.header_keys
-  local headers = conf.key_in_header and get_headers(MAX_HEADERS) or nil
+  -- Kong's kong.request.get_headers(): the table as it stands after the plugins before this one
+  -- (the edge plugin's key header), shared and not built again
+  local headers = conf.key_in_header and request_headers(ngx.ctx) or nil
   local query
   local key
 

@@ -2,6 +2,7 @@
 -- a Content-Length is checked before anything is read; a body without one (chunked) is read,
 -- in memory or, beyond client_body_buffer_size, in nginx's temporary file, and then checked.
 local kong_meta = require "kong.meta"
+local request_headers = require("kong.tools.request_headers").get
 
 
 local kong = kong
@@ -67,7 +68,8 @@ end
 
 
 function RequestSizeLimitingHandler:access(conf)
-  local headers = kong.request.get_headers()
+  -- kong.request.get_headers(), shared (read only): kong.tools.request_headers
+  local headers = request_headers(ngx.ctx)
   local cl = headers["content-length"]
 
   if cl and tonumber(cl) then
