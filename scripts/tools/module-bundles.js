@@ -7,11 +7,12 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
+import { PACKAGES_BUNDLED } from './packages-bundled.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BUNDLE_DIR = join(REPO_ROOT, 'node_modules/.cache/animal-store/bundles');
 /** Part of every bundle's record: a change here rebuilds every bundle. */
-const FORMAT = 3;
+const FORMAT = 4;
 
 const bundlePathFor = (entry, suffix = '.mjs') => join(BUNDLE_DIR, `${relative(REPO_ROOT, entry)}${suffix}`);
 
@@ -83,18 +84,9 @@ const BUILD_OPTIONS = {
 };
 
 /**
- * Packages that an entry run as a process imports as they are, not bundled: drivers with native
- * addons (sqlite3; pg and its optional pg-native), knex, which requires its dialects' drivers by
- * name at run time, and esbuild (its binary; `npm start` builds the gateway). The repository's own
- * code finds package files (swagger-ui-dist's, uPlot's) by createRequire from its sources'
- * import.meta.url, which each module keeps.
- */
-const LEFT_EXTERNAL = ['knex', 'sqlite3', 'pg', 'pg-native', 'esbuild'];
-
-/**
  * What is bundled: `module`, a module the tests' workers import (packages external: bundling them
  * there did not pay, docs/testing.md); `process`, an entry point run as a process (./run-bundled.js)
- * with its npm packages bundled too, but LEFT_EXTERNAL's: node then reads one file where it resolved
+ * with its npm packages bundled too (PACKAGES_BUNDLED): node then reads one file where it resolved
  * and compiled hundreds, ~0.2-0.3 CPU-s less for each start of the backend or the portal.
  */
 const KINDS = {
@@ -103,12 +95,10 @@ const KINDS = {
     suffix: '.run.mjs',
     options: {
       ...Object.fromEntries(Object.entries(BUILD_OPTIONS).filter(([option]) => option !== 'packages')),
-      external: LEFT_EXTERNAL,
+      ...PACKAGES_BUNDLED,
       // the maps still name each module's file and line; the packages' sources would double the file
       sourcesContent: false,
       plugins: [ownImportMetaUrl],
-      // for the require() of node's modules and of LEFT_EXTERNAL by the bundled CommonJS packages
-      banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     },
   },
 };
