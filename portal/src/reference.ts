@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse, stringify } from 'yaml';
+import { renderedOnce } from '../../packages/node-runtime/rendered-once.js';
 
 /**
  * gateway/openapi.yaml as the portal's API reference serves it: read once at start, its `servers`
@@ -8,6 +9,8 @@ import { parse, stringify } from 'yaml';
  * bundle in dist/portal/server/ (whose build copies the file to dist/gateway/), as plans.yaml's.
  */
 const SPEC_FILE = new URL('../../gateway/openapi.yaml', import.meta.url);
+/** The repository's node_modules/, where a development clone keeps the rendered reference (see renderedOnce). */
+const NODE_MODULES = new URL('../../node_modules/', import.meta.url);
 
 export interface ReferenceSpec {
   json: string;
@@ -19,7 +22,9 @@ export interface ReferenceSpec {
 type SecuritySchemes = Record<string, { type?: string; scheme?: string }>;
 
 export function referenceSpec(apiUrl: string): ReferenceSpec {
-  const document = parse(readFileSync(SPEC_FILE, 'utf8')) as Record<string, unknown>;
+  const source = readFileSync(SPEC_FILE, 'utf8');
+  // the parse is most of the cost and the same at every start; API URLs differ (a test stack's port)
+  const document = renderedOnce(NODE_MODULES, { inputs: ['portal reference', source], packages: ['yaml'] }, () => parse(source) as Record<string, unknown>);
   const spec = { ...document, servers: [{ url: apiUrl, description: 'The Animal Store API, through the gateway' }] };
   const schemes: SecuritySchemes = (document.components as { securitySchemes?: SecuritySchemes } | undefined)?.securitySchemes ?? {};
   const bearerScheme = Object.keys(schemes).find((name) => schemes[name]!.type === 'http' && schemes[name]!.scheme?.toLowerCase() === 'bearer');

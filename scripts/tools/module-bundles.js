@@ -7,13 +7,14 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
+import { PACKAGES_BUNDLED } from './packages-bundled.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BUNDLE_DIR = join(REPO_ROOT, 'node_modules/.cache/animal-store/bundles');
 /** Part of every bundle's record: a change here rebuilds every bundle. */
-const FORMAT = 3;
+const FORMAT = 5;
 
-const bundlePathFor = (entry) => join(BUNDLE_DIR, `${relative(REPO_ROOT, entry)}.mjs`);
+const bundlePathFor = (entry, suffix = '.mjs') => join(BUNDLE_DIR, `${relative(REPO_ROOT, entry)}${suffix}`);
 
 /**
  * Each module keeps its own import.meta.url: the repository's code finds its files from it
@@ -69,19 +70,6 @@ function isFresh(record) {
 
 let building = 0;
 
-/** The path of `entry`'s bundle, built first when missing or older than any of its inputs. */
-export async function bundleModule(entry) {
-  const bundle = bundlePathFor(entry);
-  if (isFresh(`${bundle}.inputs.json`)) return bundle;
-  building++;
-  try {
-    return await buildBundle(entry, bundle);
-  } finally {
-    // esbuild's service process would otherwise live as long as this one (a stack's supervisor).
-    if (--building === 0) await (await import('esbuild')).stop();
-  }
-}
-
 const BUILD_OPTIONS = {
   absWorkingDir: REPO_ROOT,
   bundle: true,
@@ -95,38 +83,73 @@ const BUILD_OPTIONS = {
   logLevel: 'error',
 };
 
-async function buildBundle(entry, bundle) {
+/**
+ * What is bundled: `module`, a module the tests' workers import (packages external: bundling them
+ * there did not pay, docs/testing.md); `process`, an entry point run as a process (./run-bundled.js)
+ * with its npm packages bundled too (PACKAGES_BUNDLED): node then reads one file where it resolved
+ * and compiled hundreds, ~0.2-0.3 CPU-s less for each start of the backend or the portal.
+ */
+const KINDS = {
+  module: { suffix: '.mjs', options: BUILD_OPTIONS },
+  process: {
+    suffix: '.run.mjs',
+    options: {
+      ...Object.fromEntries(Object.entries(BUILD_OPTIONS).filter(([option]) => option !== 'packages')),
+      ...PACKAGES_BUNDLED,
+      // the maps still name each module's file and line; the packages' sources would double the file
+      sourcesContent: false,
+      plugins: [ownImportMetaUrl],
+    },
+  },
+};
+
+/** The path of `entry`'s bundle of that kind, built first when missing or older than any of its inputs. */
+export async function bundleModule(entry, kind = 'module') {
+  const { suffix, options } = KINDS[kind];
+  const bundle = bundlePathFor(entry, suffix);
+  if (isFresh(`${bundle}.inputs.json`)) return bundle;
+  building++;
+  try {
+    return await buildBundle(entry, bundle, options);
+  } finally {
+    // esbuild's service process would otherwise live as long as this one (a stack's supervisor).
+    if (--building === 0) await (await import('esbuild')).stop();
+  }
+}
+
+async function buildBundle(entry, bundle, options) {
   mkdirSync(dirname(bundle), { recursive: true });
   const staging = `${bundle}.${process.pid}`;
   const started = Date.now();
   const { build } = await import('esbuild');
-  const { metafile } = await build({ ...BUILD_OPTIONS, entryPoints: [entry], outfile: staging });
+  const { metafile } = await build({ ...options, entryPoints: [entry], outfile: staging });
   const [output] = Object.values(metafile.outputs);
   place(staging, bundle, output.inputs, started);
   return bundle;
 }
 
 /**
- * Builds the bundles of those of `entries` that are missing or stale, in one esbuild run: each
- * module is parsed once for all, where workers building their own would parse the gateway once
- * each (~3.6 CPU-s for the 115 test files, against ~0.3 each).
+ * Builds the bundles of that kind of those of `entries` that are missing or stale, in one esbuild
+ * run: each module is parsed once for all, where workers building their own would parse the
+ * gateway once each (~3.6 CPU-s for the 115 test files, against ~0.3 each).
  */
-export async function bundleAll(entries) {
-  const stale = entries.filter((entry) => !isFresh(`${bundlePathFor(entry)}.inputs.json`));
+export async function bundleAll(entries, kind = 'module') {
+  const { suffix, options } = KINDS[kind];
+  const stale = entries.filter((entry) => !isFresh(`${bundlePathFor(entry, suffix)}.inputs.json`));
   if (stale.length === 0) return 0;
   const staging = `${BUNDLE_DIR}.${process.pid}`;
   const started = Date.now();
   const { build, stop } = await import('esbuild');
   try {
     const { metafile } = await build({
-      ...BUILD_OPTIONS,
+      ...options,
       entryPoints: stale,
       outdir: staging,
       outbase: REPO_ROOT,
-      outExtension: { '.js': '.ts.mjs' },
+      outExtension: { '.js': `.ts${suffix}` },
     });
     for (const [output, { entryPoint, inputs }] of Object.entries(metafile.outputs)) {
-      const bundle = bundlePathFor(join(REPO_ROOT, entryPoint));
+      const bundle = bundlePathFor(join(REPO_ROOT, entryPoint), suffix);
       mkdirSync(dirname(bundle), { recursive: true });
       place(join(REPO_ROOT, output), bundle, inputs, started);
     }

@@ -16,4 +16,4 @@ if (!entry) {
 const source = resolve(entry);
 // the entry sees the arguments it would see run directly: argv[1] its own path, then its own
 process.argv.splice(1, 2, source);
-await import(pathToFileURL(await bundleModule(source)).href);
+await import(pathToFileURL(await bundleModule(source, 'process')).href);

@@ -1,12 +1,15 @@
 import { readFileSync } from 'node:fs';
 import type Router from '@koa/router';
 import { parseDocument } from 'yaml';
+import { renderedOnce } from '../../../packages/node-runtime/rendered-once.js';
 
 /**
  * gateway/openapi.yaml, at the same depth from backend/src/http/ and from the image's
  * dist/backend/http/ (backend/Dockerfile copies it to /app/gateway/).
  */
 export const CONTRACT_FILE = new URL('../../../gateway/openapi.yaml', import.meta.url);
+/** The repository's node_modules/, where a development clone keeps the rendered contract (see renderedOnce). */
+const NODE_MODULES = new URL('../../../node_modules/', import.meta.url);
 
 export interface ContractServers {
   production: string;
@@ -43,11 +46,15 @@ function renderContract(source: string, servers: ContractServers): { json: strin
 }
 
 /**
- * GET /openapi.json and /openapi.yaml: the public contract, rendered once at start. The gateway
- * serves them as /v1/openapi.*, behind the same key and limits as every other operation.
+ * GET /openapi.json and /openapi.yaml: the public contract, rendered once at start (in a
+ * development clone, read from the last start's rendering of the same file and servers). The
+ * gateway serves them as /v1/openapi.*, behind the same key and limits as every other operation.
  */
 export function contractRoutes(router: Router, env: NodeJS.ProcessEnv = process.env): void {
-  const contract = renderContract(readFileSync(CONTRACT_FILE, 'utf8'), readContractServers(env));
+  const source = readFileSync(CONTRACT_FILE, 'utf8');
+  const servers = readContractServers(env);
+  const key = { inputs: ['backend contract', renderContract.toString(), source, servers], packages: ['yaml'] };
+  const contract = renderedOnce(NODE_MODULES, key, () => renderContract(source, servers));
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';
     ctx.body = contract.json;
