@@ -1,3 +1,5 @@
+import { closedBeforeAnswer, fetchOnceMore } from '../node-runtime/fetch-once-more.js';
+
 /** What an HTTP helper of the usage command needs: one line naming the server when it fails. */
 export class ServerError extends Error {}
 
@@ -16,12 +18,6 @@ function credentialsHeader(url: URL): Record<string, string> {
   return { authorization: `Basic ${Buffer.from(pair).toString('base64')}` };
 }
 
-/** fetch's failure when the server closed or reset the connection without answering (not a refusal, not a timeout). */
-function closedBeforeAnswer(error: unknown): boolean {
-  const code = (error as { cause?: { code?: string } }).cause?.code;
-  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
-}
-
 /**
  * GET `url` and read at most `maxBytes` of its body as text; a network failure, a timeout or a
  * larger body is a ServerError that says `what` failed (never the credentials).
@@ -35,15 +31,9 @@ export async function getText(
   target.username = '';
   target.password = '';
   const signal = AbortSignal.timeout(timeoutMs);
-  const send = () => fetch(target, { headers: { ...credentialsHeader(url), ...headers }, signal });
   let response: Response;
   try {
-    // A GET is safe to send again: once, when the connection closed before any answer, as a
-    // kept-alive one the server closes just as it is reused does (any server's idle timeout).
-    response = await send().catch((error: unknown) => {
-      if (closedBeforeAnswer(error)) return send();
-      throw error;
-    });
+    response = await fetchOnceMore(() => fetch(target, { headers: { ...credentialsHeader(url), ...headers }, signal }));
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const reason =

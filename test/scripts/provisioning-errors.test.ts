@@ -63,6 +63,24 @@ test('an Admin API that is down is admin-api-unreachable', async (t) => {
   await rejects(t, provisioning.show('anyone'), 'admin-api-unreachable', `cannot reach the Kong Admin API at http://127.0.0.1:${port}: ECONNREFUSED`);
 });
 
+test('a read whose connection closes unanswered is sent once more; a write is not', async (t) => {
+  // as a kept-alive connection the Admin API closes just as it is reused
+  const seen: string[] = [];
+  const provisioning = await answering(t, (req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    if (seen.length === 1 || req.method !== 'GET') return void req.socket.destroy();
+    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Not found' }));
+  });
+  await rejects(t, provisioning.show('anyone'), 'consumer-not-found', 'consumer anyone does not exist');
+  t.deepEqual(seen, ['GET /consumers/anyone', 'GET /consumers/anyone']);
+
+  seen.length = 0;
+  const error = await t.throwsAsync(provisioning.create({ username: 'new-one', plan: 'free' }), { instanceOf: ProvisioningError });
+  t.is(error?.code, 'admin-api-unreachable');
+  t.regex(error?.message ?? '', /: the connection closed without an answer$/);
+  t.is(seen.filter((line) => !line.startsWith('GET ')).length, 1, 'the write was sent once');
+});
+
 test("Kong's error is admin-api-failed with its status and message", async (t) => {
   const provisioning = await answering(t, (_, res) => {
     res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'An unexpected error occurred' }));

@@ -1,4 +1,5 @@
 import createClient, { type Client } from 'openapi-fetch';
+import { closedBeforeAnswer, fetchOnceMore } from '../../node-runtime/fetch-once-more.js';
 import { ProvisioningError } from '../errors.ts';
 import type { paths as AclPaths } from './generated/acl-api.d.ts';
 import type { paths as ConsumerPaths } from './generated/consumers-api.d.ts';
@@ -28,12 +29,13 @@ export function createKongAdminClient({ url, headers }: AdminConnection): KongAd
     // Network failures become one readable error instead of undici's "fetch failed".
     fetch: async (request: Request) => {
       try {
-        return await fetch(request);
+        // a read is safe to send again; a write is not (Kong may have applied it)
+        return await (request.method === 'GET' || request.method === 'HEAD' ? fetchOnceMore(() => fetch(request.clone())) : fetch(request));
       } catch (error) {
         const cause = (error as { cause?: { code?: string; message?: string } }).cause;
         throw new ProvisioningError(
           'admin-api-unreachable',
-          `cannot reach the Kong Admin API at ${base}: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
+          `cannot reach the Kong Admin API at ${base}: ${closedBeforeAnswer(error) ? 'the connection closed without an answer' : (cause?.code ?? cause?.message ?? (error as Error).message)}`,
         );
       }
     },
