@@ -3,7 +3,7 @@
  * a refusal, not a timeout): what a kept-alive connection that the server closes just as it is
  * reused gives, whatever the server's idle timeout.
  */
-export function closedBeforeAnswer(error) {
+function closedBeforeAnswer(error) {
   const code = error?.cause?.code;
   return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
 }
@@ -19,4 +19,13 @@ export async function fetchOnceMore(send) {
     if (closedBeforeAnswer(error)) return send();
     throw error;
   }
+}
+
+/**
+ * Why a fetch failed, in words for a one-line error: a connection closed before any answer (", twice"
+ * when `fetchOnceMore` sent it again), else the network error's code or message.
+ */
+export function networkFailureReason(error, { sentTwice = false } = {}) {
+  if (closedBeforeAnswer(error)) return `the connection closed without an answer${sentTwice ? ', twice' : ''}`;
+  return error?.cause?.code ?? error?.cause?.message ?? error?.message ?? String(error);
 }

@@ -1,4 +1,4 @@
-import { closedBeforeAnswer, fetchOnceMore } from '../node-runtime/fetch-once-more.js';
+import { fetchOnceMore, networkFailureReason } from '../node-runtime/fetch-once-more.js';
 
 /** What an HTTP helper of the usage command needs: one line naming the server when it fails. */
 export class ServerError extends Error {}
@@ -35,13 +35,8 @@ export async function getText(
   try {
     response = await fetchOnceMore(() => fetch(target, { headers: { ...credentialsHeader(url), ...headers }, signal }));
   } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const reason =
-      (error as Error).name === 'TimeoutError'
-        ? `no answer within ${timeoutMs / 1000} s`
-        : closedBeforeAnswer(error)
-          ? 'the connection closed without an answer, twice'
-          : (cause?.code ?? cause?.message ?? (error as Error).message);
+      (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : networkFailureReason(error, { sentTwice: true });
     throw new ServerError(`cannot reach ${what}: ${reason}`);
   }
   const chunks: Buffer[] = [];

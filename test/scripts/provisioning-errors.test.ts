@@ -81,6 +81,13 @@ test('a read whose connection closes unanswered is sent once more; a write is no
   t.is(seen.filter((line) => !line.startsWith('GET ')).length, 1, 'the write was sent once');
 });
 
+test('a read dropped unanswered twice says so in one line', async (t) => {
+  const provisioning = await answering(t, (req) => void req.socket.destroy());
+  const error = await t.throwsAsync(provisioning.show('anyone'), { instanceOf: ProvisioningError });
+  t.is(error?.code, 'admin-api-unreachable');
+  t.regex(error?.message ?? '', /^cannot reach the Kong Admin API at http:\/\/127\.0\.0\.1:\d+: the connection closed without an answer, twice$/);
+});
+
 test("Kong's error is admin-api-failed with its status and message", async (t) => {
   const provisioning = await answering(t, (_, res) => {
     res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'An unexpected error occurred' }));

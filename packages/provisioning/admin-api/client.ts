@@ -1,5 +1,5 @@
 import createClient, { type Client } from 'openapi-fetch';
-import { closedBeforeAnswer, fetchOnceMore } from '../../node-runtime/fetch-once-more.js';
+import { fetchOnceMore, networkFailureReason } from '../../node-runtime/fetch-once-more.js';
 import { ProvisioningError } from '../errors.ts';
 import type { paths as AclPaths } from './generated/acl-api.d.ts';
 import type { paths as ConsumerPaths } from './generated/consumers-api.d.ts';
@@ -28,14 +28,14 @@ export function createKongAdminClient({ url, headers }: AdminConnection): KongAd
     headers,
     // Network failures become one readable error instead of undici's "fetch failed".
     fetch: async (request: Request) => {
+      // a read is safe to send again; a write is not (Kong may have applied it)
+      const isRead = request.method === 'GET' || request.method === 'HEAD';
       try {
-        // a read is safe to send again; a write is not (Kong may have applied it)
-        return await (request.method === 'GET' || request.method === 'HEAD' ? fetchOnceMore(() => fetch(request.clone())) : fetch(request));
+        return await (isRead ? fetchOnceMore(() => fetch(request.clone())) : fetch(request));
       } catch (error) {
-        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
         throw new ProvisioningError(
           'admin-api-unreachable',
-          `cannot reach the Kong Admin API at ${base}: ${closedBeforeAnswer(error) ? 'the connection closed without an answer' : (cause?.code ?? cause?.message ?? (error as Error).message)}`,
+          `cannot reach the Kong Admin API at ${base}: ${networkFailureReason(error, { sentTwice: isRead })}`,
         );
       }
     },
