@@ -39,6 +39,8 @@ local CODES = {
   [408] = { "request_timeout", "The request took too long to arrive." },
   [413] = { "payload_too_large", "The request body is too large." },
   [414] = { "uri_too_long", "The request URI is too long." },
+  -- request-size-limiting's answer to an oversized body announced with Expect: 100-continue
+  [417] = { "payload_too_large", "The request body is too large; it was refused before it was sent." },
   [426] = { "https_required", "The Animal Store API is served over HTTPS only: send the request to https://." },
   [500] = { "internal_error", "An unexpected error occurred." },
   [502] = { "bad_gateway", "The service behind the gateway could not be reached." },
