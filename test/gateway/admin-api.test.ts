@@ -130,6 +130,21 @@ test('consumers: size/offset pagination and tag filters', async (t) => {
   t.is(badSize.body.message, 'size must be an integer between 1 and 1000');
 });
 
+test('an offset that is not one: base64 first, then JSON (kong/db/strategies/postgres/init.lua:484-493)', async (t) => {
+  const { f } = t.context;
+  const cases: [string, string][] = [
+    ['%25%25%25', "'%%%' is not a valid offset: bad base64 encoding"],
+    ['abcde', "'abcde' is not a valid offset: bad base64 encoding"], // 4n+1 digits
+    ['Zm9vYmFy', "'Zm9vYmFy' is not a valid offset: bad json encoding"], // "foobar"
+    ['eyJhIjoxfQ%3D%3D', "'eyJhIjoxfQ==' is not a valid offset: bad json encoding"], // {"a":1}
+  ];
+  for (const [offset, message] of cases) {
+    const refused = await f.admin(`/consumers?offset=${offset}`);
+    t.is(refused.status, 400, offset);
+    t.like(refused.body, { code: 7, name: 'invalid offset', message }, offset);
+  }
+});
+
 test('key-auth credentials: generated keys, explicit keys, uniqueness, ttl', async (t) => {
   const { f } = t.context;
   await f.admin('/consumers', { method: 'POST', json: { username: 'kim' } });

@@ -32,13 +32,30 @@ export function pageArguments(query: Record<string, unknown>): { size: number; a
     if (!Number.isInteger(size) || size < 1 || size > 1000) invalid('invalid size', 'size must be an integer between 1 and 1000');
   }
   if (query.offset === undefined) return { size, after: undefined };
+  // kong/db/strategies/postgres/init.lua:484-493 (3.9.3): base64 first, then JSON
+  const offset = String(query.offset);
+  const token = decodeBase64AsNginx(offset);
+  if (token === undefined) invalid('invalid offset', `'${offset}' is not a valid offset: bad base64 encoding`);
+  let decoded: unknown;
   try {
-    const decoded: unknown = JSON.parse(Buffer.from(String(query.offset), 'base64').toString('utf8'));
-    if (!Array.isArray(decoded) || typeof decoded[0] !== 'string') throw new Error('bad offset');
-    return { size, after: decoded };
+    decoded = JSON.parse(token.toString('utf8'));
   } catch {
-    return invalid('invalid offset', `'${String(query.offset)}' is not a valid offset: bad base64 encoding`);
+    invalid('invalid offset', `'${offset}' is not a valid offset: bad json encoding`);
   }
+  // JSON that is not our page key: Kong indexes it as the key's array (a number fails with a 500 there)
+  if (!Array.isArray(decoded) || typeof decoded[0] !== 'string') invalid('invalid offset', `'${offset}' is not a valid offset: bad json encoding`);
+  return { size, after: decoded };
+}
+
+/**
+ * ngx.decode_base64's reading (nginx's ngx_decode_base64): the standard alphabet up to the first
+ * '=', whatever follows it ignored, and not one more than a multiple of 4 long; else undefined.
+ */
+function decodeBase64AsNginx(text: string): Buffer | undefined {
+  const padding = text.indexOf('=');
+  const digits = padding === -1 ? text : text.slice(0, padding);
+  if (!/^[A-Za-z0-9+/]*$/.test(digits) || digits.length % 4 === 1) return undefined;
+  return Buffer.from(digits, 'base64');
 }
 
 /** The opaque offset of the page after `values` (Kong: base64 of a JSON array). */
