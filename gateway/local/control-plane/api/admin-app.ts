@@ -13,6 +13,7 @@ import { mountConsumerRoutes } from './consumers.ts';
 import { mountEntityEndpoints } from './endpoints.ts';
 import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
 import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
+import { corsFilter, mediaTypeFilter, optionsMethod } from './request-filters.ts';
 import { mountSchemaRoutes } from './schemas.ts';
 import { mountTagRoutes } from './tags.ts';
 import { mountUnsupportedRoutes } from './unsupported-routes.ts';
@@ -98,6 +99,8 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     ctx.set('X-Kong-Admin-Latency', String(Math.round(performance.now() - started)));
     ctx.set('Server', SERVER_TOKENS);
   });
+  app.use(corsFilter);
+  app.use(mediaTypeFilter);
   app.use(utf8Bodies(ADMIN_BODY_LIMIT));
   app.use(koaBody({
     json: true,
@@ -132,6 +135,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   mountMetricsRoute(router, { node: options.nodeStatus, nodeId, dataPlanes: () => options.dataPlanes?.() ?? [], log: options.log });
 
   app.use(certificatesBySni(service));
+  app.use(optionsMethod(router));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -1,0 +1,74 @@
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import type { Middleware } from 'koa';
+
+/**
+ * kong/api/api_helpers.lua cors_filter (3.9.3), run before every route and before the 404: any
+ * origin is allowed, the request's own when it names one (no admin_gui_url configured); a
+ * preflight gets back the headers it asked for.
+ */
+export const corsFilter: Middleware = async (ctx, next) => {
+  ctx.set('Access-Control-Allow-Origin', ctx.get('Origin') || '*');
+  ctx.set('Access-Control-Allow-Credentials', 'true');
+  const requested = ctx.get('Access-Control-Request-Headers');
+  if (ctx.method === 'OPTIONS' && requested !== '') ctx.set('Access-Control-Allow-Headers', requested);
+  await next();
+};
+
+const NEEDS_BODY = new Set(['PUT', 'POST', 'PATCH']);
+/** Prefixes compared as Kong compares them: case-sensitive (`sub(content_type, 1, n)`). */
+const BODY_TYPES = ['application/json', 'multipart/form-data', 'application/x-www-form-urlencoded'];
+const YAML_TYPES = ['application/yaml', 'text/yaml'];
+/** Routes that take YAML too (api_helpers.lua ACCEPTS_YAML). */
+const ACCEPTS_YAML = new Set(['/config']);
+
+/** What Kong's nginx sends for `kong.response.exit(415)` with no body: its own page (server_tokens off). */
+const UNSUPPORTED_MEDIA_TYPE_PAGE =
+  '<html>\r\n<head><title>415 Unsupported Media Type</title></head>\r\n<body>\r\n' +
+  '<center><h1>415 Unsupported Media Type</h1></center>\r\n<hr><center>openresty</center>\r\n</body>\r\n</html>\r\n';
+
+function acceptedBody(ctx: Koa.Context): boolean {
+  const type = ctx.get('Content-Type');
+  if (type === '') {
+    const { headers } = ctx.req;
+    return headers['content-length'] === '0' || (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined);
+  }
+  const startsWith = (prefix: string) => type.startsWith(prefix);
+  return BODY_TYPES.some(startsWith) || (ACCEPTS_YAML.has(ctx.path) && YAML_TYPES.some(startsWith));
+}
+
+/**
+ * api_helpers.lua before_filter (3.9.3): a write's body must be JSON, a form or multipart (YAML
+ * for /config); a body of any other type, or of none named, is refused 415 before the route runs.
+ */
+export const mediaTypeFilter: Middleware = async (ctx, next) => {
+  if (!NEEDS_BODY.has(ctx.method) || acceptedBody(ctx)) {
+    await next();
+    return;
+  }
+  ctx.status = 415;
+  ctx.type = 'text/html; charset=UTF-8';
+  ctx.body = UNSUPPORTED_MEDIA_TYPE_PAGE;
+};
+
+/**
+ * api_helpers.lua options_method (3.9.3): OPTIONS on a known path answers 204 with the path's
+ * methods (HEAD with GET, OPTIONS itself), sorted, as Allow and Access-Control-Allow-Methods. An
+ * unknown path goes on to the 404.
+ */
+export function optionsMethod(router: Router): Middleware {
+  return async (ctx, next) => {
+    const methods = new Set(ctx.method === 'OPTIONS' ? router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods) : []);
+    if (methods.size === 0) {
+      await next();
+      return;
+    }
+    if (methods.has('GET')) methods.add('HEAD');
+    methods.add('OPTIONS');
+    const allow = [...methods].sort().join(', ');
+    ctx.status = 204;
+    ctx.set('Allow', allow);
+    ctx.set('Access-Control-Allow-Methods', allow);
+    if (!ctx.response.get('Access-Control-Allow-Headers')) ctx.set('Access-Control-Allow-Headers', 'Content-Type');
+  };
+}
