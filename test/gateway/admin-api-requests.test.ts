@@ -86,3 +86,67 @@ test('a write whose body is not JSON, a form or multipart is refused 415 (03-con
   t.is(((await empty.json()) as { name: string }).name, 'schema violation');
 });
 
+/** A body in each of the three types Kong's specs send (it_content_types): a form, multipart, and JSON when given. */
+function form(fields: [string, string][]): URLSearchParams {
+  return new URLSearchParams(fields);
+}
+function multipart(fields: [string, string][]): FormData {
+  const data = new FormData();
+  for (const [name, value] of fields) data.append(name, value);
+  return data;
+}
+
+test('a form and a multipart body are read by the entity\'s schema: numbers, booleans, lists (10-services_routes_spec.lua:53-76)', async (t) => {
+  for (const [kind, encode] of [['form', form], ['multipart', multipart]] as const) {
+    const service = await fetch(t.context.url('/services'), {
+      method: 'POST',
+      body: encode([['name', `svc-${kind}`], ['protocol', 'http'], ['host', 'service.test'], ['port', '8080'], ['retries', ' 3 '], ['tags[]', kind]]),
+    });
+    t.is(service.status, 201, kind);
+    t.like(await service.json(), { name: `svc-${kind}`, port: 8080, retries: 3, connect_timeout: 60000, tags: [kind] }, kind);
+    // 09-routes_routes_spec.lua:185-211: lists by repeated or indexed names, a foreign key by a dotted one
+    const route = await fetch(t.context.url('/routes'), {
+      method: 'POST',
+      body: encode([
+        ['methods[1]', 'GET'], ['methods[2]', 'POST'], ['hosts', 'foo.api.test'], ['hosts', 'bar.api.test'], ['paths', '/foo'],
+        ['service.name', `svc-${kind}`], ['strip_path', 'false'], ['regex_priority', '-2'],
+      ]),
+    });
+    t.is(route.status, 201, kind);
+    t.like(await route.json(), { methods: ['GET', 'POST'], hosts: ['foo.api.test', 'bar.api.test'], paths: ['/foo'], strip_path: false, regex_priority: -2 }, kind);
+  }
+});
+
+test('a plugin\'s config is read by that plugin\'s schema; "" is null; a credential\'s ttl is a number', async (t) => {
+  const plugin = await fetch(t.context.url('/plugins'), {
+    method: 'POST',
+    body: form([['name', 'rate-limiting'], ['config.minute', '5'], ['config.hour', '0x10'], ['config.policy', 'local'], ['config.fault_tolerant', 'false'], ['instance_name', '']]),
+  });
+  t.is(plugin.status, 201);
+  t.like(await plugin.json(), { instance_name: null, config: { minute: 5, hour: 16, policy: 'local', fault_tolerant: false } });
+  await t.context.f.admin('/consumers', { method: 'POST', json: { username: 'form-kim', custom_id: 'ext' } });
+  const cleared = await fetch(t.context.url('/consumers/form-kim'), { method: 'PATCH', body: multipart([['custom_id', '']]) });
+  t.like(await cleared.json(), { username: 'form-kim', custom_id: null });
+  const key = await fetch(t.context.url('/consumers/form-kim/key-auth'), { method: 'POST', body: form([['key', 'form-kim-key'], ['ttl', '3600']]) });
+  t.is(key.status, 201);
+  t.is(((await key.json()) as { ttl: number }).ttl, 3600);
+});
+
+test('text where a number goes stays text and is refused; JSON is taken as sent', async (t) => {
+  const word = await fetch(t.context.url('/services'), { method: 'POST', body: form([['host', 'x.test'], ['port', 'eighty']]) });
+  t.is(word.status, 400);
+  t.deepEqual(((await word.json()) as { fields: unknown }).fields, { port: 'expected an integer' });
+  const json = await t.context.f.admin('/services', { method: 'POST', json: { host: 'x.test', port: '8080' } });
+  t.is(json.status, 400);
+  t.deepEqual(json.body.fields, { port: 'expected an integer' });
+});
+
+test('a certificate\'s PEM may come as a multipart file part: its content is the value', async (t) => {
+  const data = new FormData();
+  data.append('cert', new Blob(['not a pem'], { type: 'application/x-pem-file' }), 'cert.pem');
+  data.append('key', new Blob(['not a key'], { type: 'application/x-pem-file' }), 'key.pem');
+  const response = await fetch(t.context.url('/certificates'), { method: 'POST', body: data });
+  t.is(response.status, 400);
+  // the parts were read as the fields' values: the PEM's own error, not a missing field
+  t.regex(JSON.stringify(await response.json()), /invalid certificate.*invalid key/);
+});

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { EntityService, Parent } from '../db/entity-service.ts';
+import { definitionOf } from '../schema/entities/index.ts';
 import { NotFound } from '../schema/errors.ts';
 import { isUuid } from '../schema/typedefs.ts';
-import { isPlainObject } from '../schema/validate.ts';
+import { entityArguments } from './arguments.ts';
 
 /**
  * kong/plugins/acl/api.lua: `/consumers/{consumer}/acls/{group}` names an ACL by its group within
@@ -24,10 +25,7 @@ export function mountAclRoutes(router: Router, service: EntityService): void {
     return { parent: { field: 'consumer', key: consumerKey }, group, id: acl?.id };
   };
   const byGroup = (ctx: Koa.Context) => !isUuid((ctx.params as { group: string }).group);
-  const body = (ctx: Koa.Context): Record<string, unknown> => {
-    const value: unknown = ctx.request.body;
-    return isPlainObject(value) ? value : {};
-  };
+  const body = (ctx: Koa.Context) => entityArguments(ctx, definitionOf('acls'), service.subschemas);
   const existing = (ctx: Koa.Context) => {
     const found = aclId(ctx);
     if (found.id === undefined) throw new NotFound();

@@ -13,6 +13,7 @@ import { mountConsumerRoutes } from './consumers.ts';
 import { mountEntityEndpoints } from './endpoints.ts';
 import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
 import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
+import { MULTIPART_AS_FIELDS, nestedMultipartNames } from './multipart.ts';
 import { corsFilter, mediaTypeFilter, optionsMethod } from './request-filters.ts';
 import { mountSchemaRoutes } from './schemas.ts';
 import { mountTagRoutes } from './tags.ts';
@@ -106,10 +107,17 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     json: true,
     urlencoded: true,
     text: false,
-    multipart: false,
+    multipart: true,
+    formidable: MULTIPART_AS_FIELDS,
+    // Kong reads a multipart body it cannot parse as no arguments (kong/api/arguments.lua load)
+    onError: (error, ctx) => {
+      if (!ctx.request.is('multipart')) throw error;
+      ctx.request.body = {};
+    },
     jsonLimit: ADMIN_BODY_LIMIT,
     formLimit: ADMIN_BODY_LIMIT,
   }));
+  app.use(nestedMultipartNames);
 
   mountNodeRoutes(router, service, registry, {
     nodeId,

@@ -4,6 +4,7 @@ import type { EntityService, Parent } from '../db/entity-service.ts';
 import { ENTITY_NAMES, definitionOf, foreignFields, type AnyEntity, type EntityName } from '../schema/entities/index.ts';
 import { MethodNotAllowed, NotFound } from '../schema/errors.ts';
 import { isPlainObject } from '../schema/validate.ts';
+import { entityArguments } from './arguments.ts';
 import { paginate } from './listing.ts';
 
 /**
@@ -28,13 +29,9 @@ function param(ctx: Koa.Context, name: string): string {
   return value;
 }
 
-function body(ctx: Koa.Context): Record<string, unknown> {
-  const value: unknown = ctx.request.body;
-  return isPlainObject(value) ? value : {};
-}
-
 export function mountEntityEndpoints(router: Router, service: EntityService): void {
   const present = (name: EntityName) => (entity: AnyEntity) => service.present(name, entity);
+  const body = (ctx: Koa.Context, name: EntityName) => entityArguments(ctx, definitionOf(name), service.subschemas);
 
   const collection = (path: string, name: EntityName, foreign?: { field: string; reference: EntityName }) => {
     const parent = (ctx: Koa.Context): Parent | undefined => (foreign ? { field: foreign.field, key: param(ctx, 'parent') } : undefined);
@@ -49,7 +46,7 @@ export function mountEntityEndpoints(router: Router, service: EntityService): vo
       ctx.body = paginate(items, ctx.query, `/${pathName(foreign.reference)}/${owner.id}/${nestedName(name)}`, present(name));
     });
     router.post(path, async (ctx) => {
-      ctx.body = service.present(name, await service.insert(name, body(ctx), { parent: parent(ctx) }));
+      ctx.body = service.present(name, await service.insert(name, body(ctx, name), { parent: parent(ctx) }));
       ctx.status = 201;
     });
   };
@@ -60,10 +57,10 @@ export function mountEntityEndpoints(router: Router, service: EntityService): vo
       ctx.body = service.present(name, service.find(name, param(ctx, 'key'), parent(ctx)));
     });
     router.put(path, async (ctx) => {
-      ctx.body = service.present(name, await service.upsert(name, param(ctx, 'key'), body(ctx), { parent: parent(ctx) }));
+      ctx.body = service.present(name, await service.upsert(name, param(ctx, 'key'), body(ctx, name), { parent: parent(ctx) }));
     });
     router.patch(path, async (ctx) => {
-      ctx.body = service.present(name, await service.update(name, param(ctx, 'key'), body(ctx), { parent: parent(ctx) }));
+      ctx.body = service.present(name, await service.update(name, param(ctx, 'key'), body(ctx, name), { parent: parent(ctx) }));
     });
     router.delete(path, async (ctx) => {
       await service.delete(name, param(ctx, 'key'), { parent: parent(ctx) });
@@ -83,10 +80,10 @@ export function mountEntityEndpoints(router: Router, service: EntityService): vo
       ctx.body = service.present(reference, service.find(reference, target(ctx)));
     });
     router.patch(path, async (ctx) => {
-      ctx.body = service.present(reference, await service.update(reference, target(ctx), body(ctx)));
+      ctx.body = service.present(reference, await service.update(reference, target(ctx), body(ctx, reference)));
     });
     router.put(path, async (ctx) => {
-      ctx.body = service.present(reference, await service.upsertReferenced(name, param(ctx, 'key'), field, body(ctx)));
+      ctx.body = service.present(reference, await service.upsertReferenced(name, param(ctx, 'key'), field, body(ctx, reference)));
     });
     router.delete(path, (ctx) => {
       target(ctx);

@@ -63,6 +63,8 @@ interface DeclarativeForm<Field extends string = string> {
 
 /** The plugins' config schemas, as the plugin registry holds them. */
 export interface Subschemas {
+  /** A plugin's config schema, by the plugin's name; undefined for a plugin the gateway does not run. */
+  configSchema(name: string): TSchema | undefined;
   validateConfig(
     name: string,
     config: unknown,

@@ -1,3 +1,4 @@
+import type { TSchema } from '@sinclair/typebox';
 import { validateField, type FieldErrors } from '../validate.ts';
 import { acl } from './acl.ts';
 import { correlationId } from './correlation-id.ts';
@@ -75,6 +76,10 @@ export class PluginRegistry {
 
   get(name: string): PluginDefinition | undefined {
     return this.definitions.get(name);
+  }
+
+  configSchema(name: string): TSchema | undefined {
+    return this.definitions.get(name)?.config;
   }
 
   /**
