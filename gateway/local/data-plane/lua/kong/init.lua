@@ -736,36 +736,42 @@ function Kong.body_filter()
   end
 end
 
+--- Kong.log's timings, taken when a plugin of the request logs: in a function of its own, for
+-- the reason header_filter_timings has one.
+local function log_timings(ctx)
+  ctx.KONG_LOG_START = get_now_ms()
+  if ctx.KONG_REWRITE_START and not ctx.KONG_REWRITE_ENDED_AT then
+    ctx.KONG_REWRITE_ENDED_AT = ctx.KONG_ACCESS_START or ctx.KONG_BALANCER_START or
+                                ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
+    ctx.KONG_REWRITE_TIME = ctx.KONG_REWRITE_ENDED_AT - ctx.KONG_REWRITE_START
+  end
+  if ctx.KONG_ACCESS_START and not ctx.KONG_ACCESS_ENDED_AT then
+    ctx.KONG_ACCESS_ENDED_AT = ctx.KONG_BALANCER_START or ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
+    ctx.KONG_ACCESS_TIME = ctx.KONG_ACCESS_ENDED_AT - ctx.KONG_ACCESS_START
+  end
+  if ctx.KONG_BALANCER_START and not ctx.KONG_BALANCER_ENDED_AT then
+    ctx.KONG_BALANCER_ENDED_AT = ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
+    ctx.KONG_BALANCER_TIME = ctx.KONG_BALANCER_ENDED_AT - ctx.KONG_BALANCER_START
+  end
+  if ctx.KONG_HEADER_FILTER_START and not ctx.KONG_HEADER_FILTER_ENDED_AT then
+    ctx.KONG_HEADER_FILTER_ENDED_AT = ctx.KONG_LOG_START
+    ctx.KONG_HEADER_FILTER_TIME = ctx.KONG_HEADER_FILTER_ENDED_AT - ctx.KONG_HEADER_FILTER_START
+  end
+  if ctx.KONG_BODY_FILTER_START and not ctx.KONG_BODY_FILTER_ENDED_AT then
+    ctx.KONG_BODY_FILTER_ENDED_AT = ctx.KONG_LOG_START
+    ctx.KONG_BODY_FILTER_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - ctx.KONG_BODY_FILTER_START
+  end
+  if ctx.KONG_PROXIED and not ctx.KONG_WAITING_TIME then
+    ctx.KONG_WAITING_TIME = ctx.KONG_LOG_START - (ctx.KONG_BALANCER_ENDED_AT or ctx.KONG_ACCESS_ENDED_AT)
+  end
+end
+
 function Kong.log()
   local ctx = ngx.ctx
 
   local logged = has_handlers("log", ctx)
   if logged and not ctx.KONG_LOG_START then
-    ctx.KONG_LOG_START = get_now_ms()
-    if ctx.KONG_REWRITE_START and not ctx.KONG_REWRITE_ENDED_AT then
-      ctx.KONG_REWRITE_ENDED_AT = ctx.KONG_ACCESS_START or ctx.KONG_BALANCER_START or
-                                  ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
-      ctx.KONG_REWRITE_TIME = ctx.KONG_REWRITE_ENDED_AT - ctx.KONG_REWRITE_START
-    end
-    if ctx.KONG_ACCESS_START and not ctx.KONG_ACCESS_ENDED_AT then
-      ctx.KONG_ACCESS_ENDED_AT = ctx.KONG_BALANCER_START or ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
-      ctx.KONG_ACCESS_TIME = ctx.KONG_ACCESS_ENDED_AT - ctx.KONG_ACCESS_START
-    end
-    if ctx.KONG_BALANCER_START and not ctx.KONG_BALANCER_ENDED_AT then
-      ctx.KONG_BALANCER_ENDED_AT = ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
-      ctx.KONG_BALANCER_TIME = ctx.KONG_BALANCER_ENDED_AT - ctx.KONG_BALANCER_START
-    end
-    if ctx.KONG_HEADER_FILTER_START and not ctx.KONG_HEADER_FILTER_ENDED_AT then
-      ctx.KONG_HEADER_FILTER_ENDED_AT = ctx.KONG_LOG_START
-      ctx.KONG_HEADER_FILTER_TIME = ctx.KONG_HEADER_FILTER_ENDED_AT - ctx.KONG_HEADER_FILTER_START
-    end
-    if ctx.KONG_BODY_FILTER_START and not ctx.KONG_BODY_FILTER_ENDED_AT then
-      ctx.KONG_BODY_FILTER_ENDED_AT = ctx.KONG_LOG_START
-      ctx.KONG_BODY_FILTER_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - ctx.KONG_BODY_FILTER_START
-    end
-    if ctx.KONG_PROXIED and not ctx.KONG_WAITING_TIME then
-      ctx.KONG_WAITING_TIME = ctx.KONG_LOG_START - (ctx.KONG_BALANCER_ENDED_AT or ctx.KONG_ACCESS_ENDED_AT)
-    end
+    log_timings(ctx)
   end
 
   ctx.KONG_PHASE = PHASE_LOG
