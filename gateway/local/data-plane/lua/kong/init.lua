@@ -688,6 +688,29 @@ function Kong.header_filter()
   ctx.KONG_HEADER_FILTER_TIME = ctx.KONG_HEADER_FILTER_ENDED_AT - ctx.KONG_HEADER_FILTER_START
 end
 
+--- Kong.body_filter's start, taken when a plugin of the request logs: in a function of its own,
+-- for the reason header_filter_timings has one.
+local function body_filter_start(ctx)
+  ctx.KONG_BODY_FILTER_START = get_now_ms()
+  if ctx.KONG_HEADER_FILTER_START and not ctx.KONG_HEADER_FILTER_ENDED_AT then
+    ctx.KONG_HEADER_FILTER_ENDED_AT = ctx.KONG_BODY_FILTER_START
+    ctx.KONG_HEADER_FILTER_TIME = ctx.KONG_HEADER_FILTER_ENDED_AT - ctx.KONG_HEADER_FILTER_START
+  end
+end
+
+-- and its end, at the last buffer
+local function body_filter_end(ctx)
+  ctx.KONG_BODY_FILTER_ENDED_AT = get_updated_now_ms()
+  ctx.KONG_BODY_FILTER_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - ctx.KONG_BODY_FILTER_START
+
+  if ctx.KONG_PROXIED then
+    ctx.KONG_RECEIVE_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - (ctx.KONG_HEADER_FILTER_START or
+                                                             ctx.KONG_BALANCER_ENDED_AT or
+                                                             ctx.KONG_BALANCER_START or
+                                                             ctx.KONG_ACCESS_ENDED_AT)
+  end
+end
+
 function Kong.body_filter()
   local ctx = ngx.ctx
 
@@ -699,11 +722,7 @@ function Kong.body_filter()
   end
 
   if logged and not ctx.KONG_BODY_FILTER_START then
-    ctx.KONG_BODY_FILTER_START = get_now_ms()
-    if ctx.KONG_HEADER_FILTER_START and not ctx.KONG_HEADER_FILTER_ENDED_AT then
-      ctx.KONG_HEADER_FILTER_ENDED_AT = ctx.KONG_BODY_FILTER_START
-      ctx.KONG_HEADER_FILTER_TIME = ctx.KONG_HEADER_FILTER_ENDED_AT - ctx.KONG_HEADER_FILTER_START
-    end
+    body_filter_start(ctx)
   end
 
   ctx.KONG_PHASE = PHASE_BODY_FILTER
@@ -725,15 +744,7 @@ function Kong.body_filter()
     return
   end
 
-  ctx.KONG_BODY_FILTER_ENDED_AT = get_updated_now_ms()
-  ctx.KONG_BODY_FILTER_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - ctx.KONG_BODY_FILTER_START
-
-  if ctx.KONG_PROXIED then
-    ctx.KONG_RECEIVE_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - (ctx.KONG_HEADER_FILTER_START or
-                                                             ctx.KONG_BALANCER_ENDED_AT or
-                                                             ctx.KONG_BALANCER_START or
-                                                             ctx.KONG_ACCESS_ENDED_AT)
-  end
+  body_filter_end(ctx)
 end
 
 --- Kong.log's timings, taken when a plugin of the request logs: in a function of its own, for
