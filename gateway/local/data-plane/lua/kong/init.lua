@@ -637,10 +637,9 @@ function Kong.balancer()
   ctx.KONG_PROXY_LATENCY = ctx.KONG_BALANCER_ENDED_AT - ctx.KONG_PROCESSING_START
 end
 
---- Kong.header_filter's timings, in a function of its own: with the plugins' header_filter
--- handlers inlined, a trace through the whole phase is too long for LuaJIT ("trace too long"),
--- and the phase's own code ran interpreted; this part now compiles on its own.
-local function header_filter_timings(ctx)
+function Kong.header_filter()
+  local ctx = ngx.ctx
+
   if not ctx.KONG_PROCESSING_START then
     ctx.KONG_PROCESSING_START = get_start_time_ms()
   end
@@ -672,11 +671,6 @@ local function header_filter_timings(ctx)
   elseif not ctx.KONG_RESPONSE_LATENCY then
     ctx.KONG_RESPONSE_LATENCY = ctx.KONG_HEADER_FILTER_START - ctx.KONG_PROCESSING_START
   end
-end
-
-function Kong.header_filter()
-  local ctx = ngx.ctx
-  header_filter_timings(ctx)
 
   ctx.KONG_PHASE = PHASE_HEADER_FILTER
 
@@ -686,29 +680,6 @@ function Kong.header_filter()
 
   ctx.KONG_HEADER_FILTER_ENDED_AT = get_updated_now_ms()
   ctx.KONG_HEADER_FILTER_TIME = ctx.KONG_HEADER_FILTER_ENDED_AT - ctx.KONG_HEADER_FILTER_START
-end
-
---- Kong.body_filter's start, taken when a plugin of the request logs: in a function of its own,
--- for the reason header_filter_timings has one.
-local function body_filter_start(ctx)
-  ctx.KONG_BODY_FILTER_START = get_now_ms()
-  if ctx.KONG_HEADER_FILTER_START and not ctx.KONG_HEADER_FILTER_ENDED_AT then
-    ctx.KONG_HEADER_FILTER_ENDED_AT = ctx.KONG_BODY_FILTER_START
-    ctx.KONG_HEADER_FILTER_TIME = ctx.KONG_HEADER_FILTER_ENDED_AT - ctx.KONG_HEADER_FILTER_START
-  end
-end
-
--- and its end, at the last buffer
-local function body_filter_end(ctx)
-  ctx.KONG_BODY_FILTER_ENDED_AT = get_updated_now_ms()
-  ctx.KONG_BODY_FILTER_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - ctx.KONG_BODY_FILTER_START
-
-  if ctx.KONG_PROXIED then
-    ctx.KONG_RECEIVE_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - (ctx.KONG_HEADER_FILTER_START or
-                                                             ctx.KONG_BALANCER_ENDED_AT or
-                                                             ctx.KONG_BALANCER_START or
-                                                             ctx.KONG_ACCESS_ENDED_AT)
-  end
 end
 
 function Kong.body_filter()
@@ -722,7 +693,11 @@ function Kong.body_filter()
   end
 
   if logged and not ctx.KONG_BODY_FILTER_START then
-    body_filter_start(ctx)
+    ctx.KONG_BODY_FILTER_START = get_now_ms()
+    if ctx.KONG_HEADER_FILTER_START and not ctx.KONG_HEADER_FILTER_ENDED_AT then
+      ctx.KONG_HEADER_FILTER_ENDED_AT = ctx.KONG_BODY_FILTER_START
+      ctx.KONG_HEADER_FILTER_TIME = ctx.KONG_HEADER_FILTER_ENDED_AT - ctx.KONG_HEADER_FILTER_START
+    end
   end
 
   ctx.KONG_PHASE = PHASE_BODY_FILTER
@@ -744,36 +719,14 @@ function Kong.body_filter()
     return
   end
 
-  body_filter_end(ctx)
-end
+  ctx.KONG_BODY_FILTER_ENDED_AT = get_updated_now_ms()
+  ctx.KONG_BODY_FILTER_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - ctx.KONG_BODY_FILTER_START
 
---- Kong.log's timings, taken when a plugin of the request logs: in a function of its own, for
--- the reason header_filter_timings has one.
-local function log_timings(ctx)
-  ctx.KONG_LOG_START = get_now_ms()
-  if ctx.KONG_REWRITE_START and not ctx.KONG_REWRITE_ENDED_AT then
-    ctx.KONG_REWRITE_ENDED_AT = ctx.KONG_ACCESS_START or ctx.KONG_BALANCER_START or
-                                ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
-    ctx.KONG_REWRITE_TIME = ctx.KONG_REWRITE_ENDED_AT - ctx.KONG_REWRITE_START
-  end
-  if ctx.KONG_ACCESS_START and not ctx.KONG_ACCESS_ENDED_AT then
-    ctx.KONG_ACCESS_ENDED_AT = ctx.KONG_BALANCER_START or ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
-    ctx.KONG_ACCESS_TIME = ctx.KONG_ACCESS_ENDED_AT - ctx.KONG_ACCESS_START
-  end
-  if ctx.KONG_BALANCER_START and not ctx.KONG_BALANCER_ENDED_AT then
-    ctx.KONG_BALANCER_ENDED_AT = ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
-    ctx.KONG_BALANCER_TIME = ctx.KONG_BALANCER_ENDED_AT - ctx.KONG_BALANCER_START
-  end
-  if ctx.KONG_HEADER_FILTER_START and not ctx.KONG_HEADER_FILTER_ENDED_AT then
-    ctx.KONG_HEADER_FILTER_ENDED_AT = ctx.KONG_LOG_START
-    ctx.KONG_HEADER_FILTER_TIME = ctx.KONG_HEADER_FILTER_ENDED_AT - ctx.KONG_HEADER_FILTER_START
-  end
-  if ctx.KONG_BODY_FILTER_START and not ctx.KONG_BODY_FILTER_ENDED_AT then
-    ctx.KONG_BODY_FILTER_ENDED_AT = ctx.KONG_LOG_START
-    ctx.KONG_BODY_FILTER_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - ctx.KONG_BODY_FILTER_START
-  end
-  if ctx.KONG_PROXIED and not ctx.KONG_WAITING_TIME then
-    ctx.KONG_WAITING_TIME = ctx.KONG_LOG_START - (ctx.KONG_BALANCER_ENDED_AT or ctx.KONG_ACCESS_ENDED_AT)
+  if ctx.KONG_PROXIED then
+    ctx.KONG_RECEIVE_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - (ctx.KONG_HEADER_FILTER_START or
+                                                             ctx.KONG_BALANCER_ENDED_AT or
+                                                             ctx.KONG_BALANCER_START or
+                                                             ctx.KONG_ACCESS_ENDED_AT)
   end
 end
 
@@ -782,7 +735,31 @@ function Kong.log()
 
   local logged = has_handlers("log", ctx)
   if logged and not ctx.KONG_LOG_START then
-    log_timings(ctx)
+    ctx.KONG_LOG_START = get_now_ms()
+    if ctx.KONG_REWRITE_START and not ctx.KONG_REWRITE_ENDED_AT then
+      ctx.KONG_REWRITE_ENDED_AT = ctx.KONG_ACCESS_START or ctx.KONG_BALANCER_START or
+                                  ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
+      ctx.KONG_REWRITE_TIME = ctx.KONG_REWRITE_ENDED_AT - ctx.KONG_REWRITE_START
+    end
+    if ctx.KONG_ACCESS_START and not ctx.KONG_ACCESS_ENDED_AT then
+      ctx.KONG_ACCESS_ENDED_AT = ctx.KONG_BALANCER_START or ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
+      ctx.KONG_ACCESS_TIME = ctx.KONG_ACCESS_ENDED_AT - ctx.KONG_ACCESS_START
+    end
+    if ctx.KONG_BALANCER_START and not ctx.KONG_BALANCER_ENDED_AT then
+      ctx.KONG_BALANCER_ENDED_AT = ctx.KONG_HEADER_FILTER_START or ctx.KONG_LOG_START
+      ctx.KONG_BALANCER_TIME = ctx.KONG_BALANCER_ENDED_AT - ctx.KONG_BALANCER_START
+    end
+    if ctx.KONG_HEADER_FILTER_START and not ctx.KONG_HEADER_FILTER_ENDED_AT then
+      ctx.KONG_HEADER_FILTER_ENDED_AT = ctx.KONG_LOG_START
+      ctx.KONG_HEADER_FILTER_TIME = ctx.KONG_HEADER_FILTER_ENDED_AT - ctx.KONG_HEADER_FILTER_START
+    end
+    if ctx.KONG_BODY_FILTER_START and not ctx.KONG_BODY_FILTER_ENDED_AT then
+      ctx.KONG_BODY_FILTER_ENDED_AT = ctx.KONG_LOG_START
+      ctx.KONG_BODY_FILTER_TIME = ctx.KONG_BODY_FILTER_ENDED_AT - ctx.KONG_BODY_FILTER_START
+    end
+    if ctx.KONG_PROXIED and not ctx.KONG_WAITING_TIME then
+      ctx.KONG_WAITING_TIME = ctx.KONG_LOG_START - (ctx.KONG_BALANCER_ENDED_AT or ctx.KONG_ACCESS_ENDED_AT)
+    end
   end
 
   ctx.KONG_PHASE = PHASE_LOG
