@@ -55,7 +55,7 @@ let building = 0;
 /**
  * Every bundle holds its npm packages too, but those of PACKAGES_BUNDLED's list: node then reads one
  * file where it resolved and compiled hundreds, ~0.2-0.3 CPU-s less for each start of the backend
- * or the portal, ~0.5 for a test worker (docs/testing.md, "Morning round").
+ * or the portal, ~0.3 for a test worker (docs/testing.md, "Morning round").
  */
 const BUILD_OPTIONS = {
   absWorkingDir: REPO_ROOT,
