@@ -1,4 +1,7 @@
-// ava's configuration (was package.json's "ava"), here for sortTestFiles, which takes a function.
+// ava's configuration (was package.json's "ava"), here for sortTestFiles, which takes a function,
+// and for the test bundles' build before ava starts its workers.
+import process from 'node:process';
+import { bundleStale } from './test/loader/bundle-all.js';
 
 /**
  * The files that take longest (docs/testing.md has the measured times), started first: with two
@@ -20,12 +23,15 @@ const rank = (file) => {
   return index === -1 ? SLOWEST_FIRST.length : index;
 };
 
+// The stale test bundles are built here, at ava's start, before any worker (test/loader/bundle-all.js).
+await bundleStale(process.argv.slice(2));
+
 export default {
-  extensions: { ts: 'module' },
-  // Each test file runs as one esbuild bundle (test/loader/bundle-hooks.js), not through tsx. The
-  // hooks are registered once ava's own modules are loaded (require, not --import): node 20 sends
-  // every ES module loaded after them through the hooks' thread, ~90 of ava's, ~0.17 CPU-s a worker.
-  require: ['./test/loader/register.js', './test/loader/stop-children-on-sigterm.js'],
+  // Each test file runs as one esbuild bundle of itself and every module of the repository it
+  // imports (scripts/tools/module-bundles.js, built above), which test/loader/import-bundles.js
+  // imports when ava require()s the file: no module hooks in the worker (docs/testing.md).
+  extensions: { ts: 'commonjs' },
+  require: ['./test/loader/import-bundles.js', './test/loader/stop-children-on-sigterm.js'],
   files: ['test/**/*.test.ts'],
   timeout: '60s',
   workerThreads: false,

@@ -3,7 +3,6 @@
 // (test/loader/), and what package.json's scripts run (./run-bundled.js). Plain JavaScript: it
 // runs before anything can load TypeScript. esbuild is imported only to build.
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
@@ -12,7 +11,7 @@ import { PACKAGES_BUNDLED } from './packages-bundled.js';
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BUNDLE_DIR = join(REPO_ROOT, 'node_modules/.cache/animal-store/bundles');
 /** Part of every bundle's record: a change here rebuilds every bundle. */
-const FORMAT = 5;
+const FORMAT = 6;
 
 const bundlePathFor = (entry, suffix = '.mjs') => join(BUNDLE_DIR, `${relative(REPO_ROOT, entry)}${suffix}`);
 
@@ -26,23 +25,6 @@ const ownImportMetaUrl = {
     build.onLoad({ filter: /\.ts$/ }, ({ path }) => ({
       contents: readFileSync(path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(path).href)),
       loader: 'ts',
-    }));
-  },
-};
-
-/**
- * Packages whose ES module build is hundreds of files (TypeBox ~200; koa-body's zod ~95), imported
- * by their CommonJS build instead: with module hooks registered, node sends every ES module
- * through the hooks' thread, ~0.5 CPU-s for the gateway's import, where a CommonJS module's own
- * require()s bypass it (docs/testing.md). Only this repository's code imports them, so no one
- * meets the other build's copy.
- */
-const commonJsBuilds = {
-  name: 'common-js-builds',
-  setup(build) {
-    build.onResolve({ filter: /^(@sinclair\/typebox|koa-body)(\/|$)/ }, ({ path, importer }) => ({
-      path: createRequire(importer).resolve(path),
-      external: true,
     }));
   },
 };
@@ -70,37 +52,35 @@ function isFresh(record) {
 
 let building = 0;
 
+/**
+ * Every bundle holds its npm packages too, but those of PACKAGES_BUNDLED's list: node then reads one
+ * file where it resolved and compiled hundreds, ~0.2-0.3 CPU-s less for each start of the backend
+ * or the portal, ~0.3 for a test worker (docs/testing.md, "Morning round").
+ */
 const BUILD_OPTIONS = {
   absWorkingDir: REPO_ROOT,
   bundle: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  packages: 'external',
+  ...PACKAGES_BUNDLED,
   sourcemap: 'inline',
+  // the maps still name each module's file and line; the packages' sources would double the file
+  sourcesContent: false,
   metafile: true,
-  plugins: [ownImportMetaUrl, commonJsBuilds],
+  plugins: [ownImportMetaUrl],
   logLevel: 'error',
 };
 
 /**
- * What is bundled: `module`, a module the tests' workers import (packages external: bundling them
- * there did not pay, docs/testing.md); `process`, an entry point run as a process (./run-bundled.js)
- * with its npm packages bundled too (PACKAGES_BUNDLED): node then reads one file where it resolved
- * and compiled hundreds, ~0.2-0.3 CPU-s less for each start of the backend or the portal.
+ * What is bundled: `module`, a module the tests' workers import, with ava left out (the worker's
+ * own, where the tests register) and the test-only packages that find their own files (autocannon
+ * starts its workers by path; puppeteer-core); `process`, an entry point run as a process
+ * (./run-bundled.js).
  */
 const KINDS = {
-  module: { suffix: '.mjs', options: BUILD_OPTIONS },
-  process: {
-    suffix: '.run.mjs',
-    options: {
-      ...Object.fromEntries(Object.entries(BUILD_OPTIONS).filter(([option]) => option !== 'packages')),
-      ...PACKAGES_BUNDLED,
-      // the maps still name each module's file and line; the packages' sources would double the file
-      sourcesContent: false,
-      plugins: [ownImportMetaUrl],
-    },
-  },
+  module: { suffix: '.mjs', options: { ...BUILD_OPTIONS, external: [...PACKAGES_BUNDLED.external, 'ava', 'autocannon', 'puppeteer-core'] } },
+  process: { suffix: '.run.mjs', options: BUILD_OPTIONS },
 };
 
 /** The path of `entry`'s bundle of that kind, built first when missing or older than any of its inputs. */

@@ -1,5 +1,5 @@
 /**
- * How an entry point run as a process bundles its npm packages (./module-bundles.js's entries, and
+ * How a bundle holds its npm packages (./module-bundles.js: the tests' modules and the entries run as processes; and
  * the local gateway's ./build-gateway.ts): node then reads one file where it resolved and compiled
  * hundreds. Left external, imported as they are: the database drivers knex requires by name when a
  * connection of that client is made (sqlite3 and pg, native addons or optional ones; the others

@@ -269,6 +269,7 @@ test('npm start prints the https address and a curl command that trusts the defa
   const dir = mkdtempSync(join(tmpdir(), 'https-stack-'));
   const stack = spawnTs('scripts/stack/start.ts', [], {
     BACKEND_PORT: '0',
+    PORTAL_PORT: '0',
     KONG_PROXY_LISTEN: TLS_LISTEN,
     KONG_ADMIN_LISTEN: '127.0.0.1:0',
     KONG_STATUS_LISTEN: 'off',

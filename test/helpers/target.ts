@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { request, type JsonResponse } from './json-request.ts';
 import { pollUntil } from './poll.ts';
@@ -63,10 +64,14 @@ export async function startTarget(): Promise<Target> {
     // E2E_SHARED_KONG=1: the same suite on a gateway shared with another team (docs/shared-kong.md)
     const shared = process.env.E2E_SHARED_KONG === '1';
     const tls = process.env.E2E_TLS === '1';
-    // Imported here, by URL so that esbuild leaves it to the tests' loader (a literal path it
-    // bundles in): against a running deployment the workers load neither the backend nor the
-    // gateway, ~1 CPU-s a test file.
-    const { startStack } = (await import(new URL('./stack.ts', import.meta.url).href)) as typeof LocalStack;
+    // Imported here, as a bundle of its own (built by ava.config.js, or here when stale), by URL so
+    // that esbuild does not bundle it in: against a running deployment the workers load neither
+    // the backend nor the gateway, ~1 CPU-s a test file.
+    const { bundleModule } = (await import(new URL('../../scripts/tools/module-bundles.js', import.meta.url).href)) as {
+      bundleModule: (entry: string) => Promise<string>;
+    };
+    const stackBundle = await bundleModule(fileURLToPath(new URL('./stack.ts', import.meta.url)));
+    const { startStack } = (await import(pathToFileURL(stackBundle).href)) as typeof LocalStack;
     const stack = await startStack(shared ? { otherTeam: true } : { tls });
     const description = shared ? 'local stack shared with team-inventory' : tls ? 'local stack over TLS, https only' : 'local stack';
     return { ...stack, description, adminUrl: stack.gateway.adminUrl, writing: (writes) => writes() };
