@@ -226,8 +226,12 @@ export const uuid = () => {
 };
 /** typedefs.auto_timestamp_s */
 export const autoTimestamp = () => integer({ auto: true });
-/** typedefs.tags: tag strings of printable ASCII but ',' and '/'. */
-export const tags = () => set(string({ match: /^[\x21-\x2b\x2d-\x2e\x30-\x7e]+$/ }));
+/** typedefs.lua:118-134 validate_tag (3.9.3): space, printable ASCII but ',' and '/', and UTF-8 beyond ASCII. */
+const TAG = /^[ \x21-\x2b\x2d\x2e\x30-\x7e\u0080-\u{10ffff}]+$/u;
+const tagError: Check = (tag) =>
+  TAG.test(tag) ? undefined : `invalid tag '${tag}': expected printable ascii (except \`,\` and \`/\`) or valid utf-8 sequences`;
+/** typedefs.tags: a set of tags (typedefs.tag: a string, its check a custom_validator). */
+export const tags = () => set(string({ required: true, custom: tagError }));
 /** typedefs.certificate (kong/db/schema/typedefs.lua:435, 3.9.3): a PEM certificate, parsed on write. */
 export const certificate = <const A extends { required: boolean }>(a: A) => string({ ...a, custom: certificateError });
 /** typedefs.key (typedefs.lua:442): a PEM private key, parsed on write. */
