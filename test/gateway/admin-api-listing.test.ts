@@ -88,3 +88,14 @@ test('a tag may hold spaces and UTF-8, not , or / (14-tags_spec.lua:11-70, kong/
   t.is(refused.status, 400);
   t.deepEqual(refused.body.fields, { tags: ["invalid tag 'a/b': expected printable ascii (except `,` and `/`) or valid utf-8 sequences"] });
 });
+
+test('services and routes by utf-8 name and percent-escaped utf-8 name (10-services_routes_spec.lua:259-272, 09-routes_routes_spec.lua:655-668)', async (t) => {
+  const service = await t.context.f.admin('/services', { method: 'POST', json: { name: '円', url: 'http://example.test' } });
+  t.is(service.status, 201);
+  t.deepEqual((await t.context.f.admin(`/services/${encodeURIComponent('円')}`)).body, service.body);
+  const route = await t.context.f.admin('/routes', { method: 'POST', json: { name: '縦', paths: ['/utf8'] } });
+  t.is(route.status, 201);
+  t.deepEqual((await t.context.f.admin(`/routes/${encodeURIComponent('縦')}`)).body, route.body);
+  const refused = await t.context.f.admin('/services', { method: 'POST', json: { name: 'a b', url: 'http://example.test' } });
+  t.deepEqual(refused.body.fields, { name: "invalid value 'a b': the only accepted ascii characters are alphanumerics or ., -, _, and ~" });
+});

@@ -236,8 +236,12 @@ export const tags = () => set(string({ required: true, custom: tagError }));
 export const certificate = <const A extends { required: boolean }>(a: A) => string({ ...a, custom: certificateError });
 /** typedefs.key (typedefs.lua:442): a PEM private key, parsed on write. */
 export const key = <const A extends { required: boolean }>(a: A) => string({ ...a, custom: keyError });
-/** A unique name of letters, digits and . - _ ~ (services, routes). */
-export const name = () => string({ unique: true, match: /^[A-Za-z0-9._~-]+$/ });
+/** typedefs.utf8_name (typedefs.lua:137-151, 3.9.3): letters, digits, . - _ ~ and UTF-8 beyond ASCII. */
+const UTF8_NAME = /^[A-Za-z0-9._~\u0080-\u{10ffff}-]+$/u;
+const utf8NameError: Check = (value) =>
+  UTF8_NAME.test(value) ? undefined : `invalid value '${value}': the only accepted ascii characters are alphanumerics or ., -, _, and ~`;
+/** typedefs.utf8_name: a unique name (services, routes). */
+export const utf8Name = () => string({ unique: true, custom: utf8NameError });
 /** typedefs.protocols (routes, plugins). */
 export const PROTOCOLS = ['http', 'https', 'grpc', 'grpcs', 'tcp', 'tls', 'tls_passthrough', 'udp', 'ws', 'wss'] as const;
 
