@@ -99,3 +99,11 @@ test('services and routes by utf-8 name and percent-escaped utf-8 name (10-servi
   const refused = await t.context.f.admin('/services', { method: 'POST', json: { name: 'a b', url: 'http://example.test' } });
   t.deepEqual(refused.body.fields, { name: "invalid value 'a b': the only accepted ascii characters are alphanumerics or ., -, _, and ~" });
 });
+
+test('an unknown protocol lists Kong 3.9.3\'s protocols, sorted (10-services_routes_spec.lua:880-890, 09-routes_routes_spec.lua:355-370)', async (t) => {
+  const expected = 'expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp';
+  const service = await t.context.f.admin('/services', { method: 'POST', json: { host: 'example.test', protocol: 'foo' } });
+  t.deepEqual(service.body.fields, { protocol: expected });
+  const route = await t.context.f.admin('/routes', { method: 'POST', json: { methods: ['GET'], protocols: ['foo', 'http'] } });
+  t.deepEqual(route.body, { code: 2, name: 'schema violation', message: `schema violation (protocols.1: ${expected})`, fields: { protocols: [expected] } });
+});

@@ -242,8 +242,8 @@ const utf8NameError: Check = (value) =>
   UTF8_NAME.test(value) ? undefined : `invalid value '${value}': the only accepted ascii characters are alphanumerics or ., -, _, and ~`;
 /** typedefs.utf8_name: a unique name (services, routes). */
 export const utf8Name = () => string({ unique: true, custom: utf8NameError });
-/** typedefs.protocols (routes, plugins). */
-export const PROTOCOLS = ['http', 'https', 'grpc', 'grpcs', 'tcp', 'tls', 'tls_passthrough', 'udp', 'ws', 'wss'] as const;
+/** constants.PROTOCOLS (kong/constants.lua:77-91, 3.9.3): the open-source protocols, sorted (ws/wss are Enterprise's). */
+export const PROTOCOLS = ['grpc', 'grpcs', 'http', 'https', 'tcp', 'tls', 'tls_passthrough', 'udp'] as const;
 
 /** A record another schema validates (Kong's `abstract = true`): a plugin's config. */
 export const abstractRecord = () =>
