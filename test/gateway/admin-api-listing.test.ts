@@ -107,3 +107,15 @@ test('an unknown protocol lists Kong 3.9.3\'s protocols, sorted (10-services_rou
   const route = await t.context.f.admin('/routes', { method: 'POST', json: { methods: ['GET'], protocols: ['foo', 'http'] } });
   t.deepEqual(route.body, { code: 2, name: 'schema violation', message: `schema violation (protocols.1: ${expected})`, fields: { protocols: [expected] } });
 });
+
+test('a foreign key by a name no entity has is code 13, foreign keys unresolved (09-routes_routes_spec.lua:396-416)', async (t) => {
+  const refused = await t.context.f.admin('/routes', { method: 'POST', json: { methods: ['GET'], service: { name: 'non-existing' } } });
+  t.is(refused.status, 400);
+  const reason = `the foreign key cannot be resolved with '{name="non-existing"}' for an existing 'services' entity`;
+  t.deepEqual(refused.body, {
+    code: 13,
+    name: 'foreign keys unresolved',
+    message: `foreign key unresolved (service.name: ${reason})`,
+    fields: { service: { name: reason } },
+  });
+});

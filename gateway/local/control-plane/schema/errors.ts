@@ -74,6 +74,20 @@ export class SchemaViolation extends KongError {
   }
 }
 
+/**
+ * code 13, 400: a foreign key given by a unique field (`service: {name: ...}`) names no entity
+ * (kong/db/errors.lua foreign_keys_unresolved, 3.9.3). `errors` keys are `field.key`.
+ */
+export class ForeignKeysUnresolved extends KongError {
+  constructor(errors: FieldErrors) {
+    const list = Object.entries(errors)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([path, message]) => `${path}: ${message}`);
+    const message = list.length === 1 ? `foreign key unresolved (${list[0]})` : `${list.length} foreign keys unresolved (${list.join('; ')})`;
+    super({ code: 13, name: 'foreign keys unresolved', message, fields: nest(errors) }, 400);
+  }
+}
+
 /** Throws a SchemaViolation when `errors` has any. */
 export function refuseInvalid(errors: FieldErrors): void {
   if (Object.keys(errors).length > 0) throw new SchemaViolation(errors);
