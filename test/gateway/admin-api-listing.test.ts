@@ -119,3 +119,10 @@ test('a foreign key by a name no entity has is code 13, foreign keys unresolved 
     fields: { service: { name: reason } },
   });
 });
+
+test('/tags/{tag} that is not UTF-8 is 400 invalid utf-8 (14-tags_spec.lua:241-249, kong/db/dao/tags.lua:4-9)', async (t) => {
+  const refused = await t.context.f.admin('/tags/%FF');
+  t.is(refused.status, 400);
+  t.deepEqual(refused.body, { code: 10, name: 'invalid unique tag', message: 'invalid utf-8 character sequence detected at position 1' });
+  t.is((await t.context.f.admin(`/tags/corp_%20a?tags=invalid@tag`)).body.data.length, 2);
+});
