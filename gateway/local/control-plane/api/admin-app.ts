@@ -8,6 +8,7 @@ import { KongError, MethodNotAllowed, NotFound } from '../schema/errors.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import type { DataPlaneNode } from '../snapshot/cluster-listener.ts';
 import { mountAclRoutes } from './acls.ts';
+import { queryArgumentLimit } from './arguments.ts';
 import { certificatesBySni, mountCertificateRoutes } from './certificates.ts';
 import { mountConsumerRoutes } from './consumers.ts';
 import { mountEntityEndpoints } from './endpoints.ts';
@@ -102,6 +103,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   });
   app.use(corsFilter);
   app.use(mediaTypeFilter);
+  app.use(queryArgumentLimit);
   app.use(utf8Bodies(ADMIN_BODY_LIMIT));
   app.use(koaBody({
     json: true,

@@ -77,3 +77,19 @@ export function entityArguments(ctx: Koa.Context, definition: EntityDefinition, 
   if (definition.ttl === true && typeof inferred.ttl === 'string') inferred.ttl = luaNumber(inferred.ttl) ?? inferred.ttl;
   return inferred;
 }
+
+/** kong/api/arguments.lua:43-45 (3.9.3): max_uri_args, max_post_args. */
+const MAX_ARGUMENTS = 1000;
+
+/** More arguments than nginx reads ('&'-separated, empty ones skipped): Kong answers 400 (arguments.lua:489-513). */
+export const tooManyArguments = (text: string): boolean => text.split('&').filter((argument) => argument !== '').length > MAX_ARGUMENTS;
+
+/** 400 "Too many arguments" for a query of more than 1000 arguments, before any route (arguments.lua:489-492). */
+export const queryArgumentLimit: Koa.Middleware = async (ctx, next) => {
+  if (!tooManyArguments(ctx.querystring)) {
+    await next();
+    return;
+  }
+  ctx.status = 400;
+  ctx.body = { message: 'Too many arguments' };
+};

@@ -1,4 +1,4 @@
-import { InvalidPaging } from '../schema/errors.ts';
+import { InvalidOption, InvalidPaging } from '../schema/errors.ts';
 
 /** Kong's list endpoints: `size` (1..1000, default 100), opaque `offset`, `tags` (a,b AND / a/b OR). */
 export interface Page<T> {
@@ -7,20 +7,31 @@ export interface Page<T> {
   next: string | null;
 }
 
-function invalid(name: 'invalid offset' | 'invalid size' | 'invalid filter', message: string): never {
+function invalid(name: 'invalid offset' | 'invalid size', message: string): never {
   throw new InvalidPaging(name, message);
 }
 
+// kong/api/endpoints.lua:44-51 (3.9.3): printable ASCII but ',' and '/', and bytes 0x80-0xF4 (as UTF-8 text)
+const TAG = String.raw`[\x20-\x2B\x2D\x2E\x30-\x7E\u0080-\u{10FFFF}]+`;
+const TAGS_AND = new RegExp(`^(?:${TAG}(?:,|$))+$`, 'u');
+const TAGS_OR = new RegExp(`^(?:${TAG}(?:/|$))+$`, 'u');
+
+/**
+ * The `tags` filter of a list (kong/api/endpoints.lua extract_options, kong/db/dao/init.lua
+ * validate_options_value, 3.9.3): 'a,b' all of them, 'a/b' any of them, at most 5.
+ */
 export function parseTags(tags: unknown): ((entityTags: string[] | null) => boolean) | undefined {
   if (tags === undefined) return undefined;
-  const text = String(Array.isArray(tags) ? tags[0] : tags);
-  if (text.includes(',') && text.includes('/')) invalid('invalid filter', "invalid filter: tags: cannot mix ',' and '/'");
-  if (text.includes('/')) {
-    const any = text.split('/');
-    return (entityTags) => any.some((t) => entityTags?.includes(t));
-  }
-  const all = text.split(',');
-  return (entityTags) => all.every((t) => entityTags?.includes(t));
+  const first: unknown = Array.isArray(tags) ? tags[0] : tags;
+  const text = typeof first === 'string' ? first : '';
+  if (text === '') throw new InvalidOption('tags', 'cannot be null');
+  const all = TAGS_AND.test(text);
+  if (!all && !TAGS_OR.test(text)) throw new InvalidOption('tags', 'invalid filter syntax');
+  const wanted = text.split(all ? ',' : '/').filter((tag) => tag !== '');
+  if (wanted.length > 5) throw new InvalidOption('tags', 'cannot query more than 5 tags');
+  return all
+    ? (entityTags) => wanted.every((t) => entityTags?.includes(t))
+    : (entityTags) => wanted.some((t) => entityTags?.includes(t));
 }
 
 /** Kong's paging arguments: `size` (1..1000, default 100) and the offset a previous page gave. */

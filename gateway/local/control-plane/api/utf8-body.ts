@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Middleware } from 'koa';
 import getRawBody from 'raw-body';
+import { tooManyArguments } from './arguments.ts';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -27,6 +28,12 @@ export function utf8Bodies(limit: string): Middleware {
       strictUtf8.decode(raw);
     } catch {
       throw malformed();
+    }
+    // arguments.lua:508-513 (3.9.3): a form of more than 1000 fields is refused, not truncated
+    if (ctx.get('Content-Type').toLowerCase().startsWith('application/x-www-form-urlencoded') && tooManyArguments(raw.toString('latin1'))) {
+      ctx.status = 400;
+      ctx.body = { message: 'Too many arguments' };
+      return;
     }
     // what koa-body (co-body, raw-body, inflate) reads of a request: its headers and its stream
     ctx.req = Object.assign(Readable.from([raw]), { headers }) as unknown as IncomingMessage;

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityDefinition, Subschemas } from '../schema/entity.ts';
 import { ENTITY_NAMES, definitionOf, foreignFields, type AnyEntity, type EntityName, type EntityTypes } from '../schema/entities/index.ts';
 import { validateEntityInput, type Input } from '../schema/entity-validation.ts';
-import { ForeignKeyViolation, NotFound, SchemaViolation, UniqueViolation, refuseInvalid } from '../schema/errors.ts';
+import { ForeignKeyViolation, ForeignKeysUnresolved, NotFound, SchemaViolation, UniqueViolation, refuseInvalid } from '../schema/errors.ts';
 import { isUuid, kongField } from '../schema/typedefs.ts';
 import { isPlainObject, type FieldErrors } from '../schema/validate.ts';
 import { checkNameList, replaceNameList, snisOf } from './certificate-snis.ts';
@@ -244,7 +244,7 @@ export class EntityService {
     const { input: given, ttl } = this.withoutOptions(name, input, options.ttl);
     const errors: FieldErrors = {};
     this.resolveForeign(draft, definition, given, errors);
-    refuseInvalid(errors);
+    if (Object.keys(errors).length > 0) throw new ForeignKeysUnresolved(errors);
     const { fields, errors: invalid } = validateEntityInput(definition, given, this.subschemas);
     refuseInvalid(invalid);
     const record: Input = fields;
@@ -327,7 +327,7 @@ export class EntityService {
           input[field] = { id: found.id };
           break;
         }
-        errors[field] = `the foreign key '{${key}="${String(value[key])}"}' does not reference an existing '${reference}' entity.`;
+        errors[`${field}.${key}`] = `the foreign key cannot be resolved with '{${key}="${String(value[key])}"}' for an existing '${reference}' entity`;
       }
     }
   }

@@ -5,7 +5,9 @@ export interface KongErrorBody {
   code: number;
   name: string;
   message: string;
-  fields: Record<string, unknown>;
+  fields?: Record<string, unknown>;
+  /** invalid options (code 11) name the options at fault here, not under `fields`. */
+  options?: Record<string, unknown>;
 }
 
 /** An error Kong reports with a code, a name and the fields concerned; `status` is its HTTP status. */
@@ -33,7 +35,27 @@ function nest(errors: FieldErrors): Record<string, unknown> {
       node[last] = message;
     }
   }
+  for (const [name, value] of Object.entries(fields)) {
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) fields[name] = asSequences(value as Record<string, unknown>);
+  }
   return fields;
+}
+
+const INDEX = /^[1-9]\d*$/;
+
+/**
+ * Errors on an array's or a set's elements are keyed by position (`protocols.1`): Kong's JSON
+ * encoder (cjson) writes such a table as an array, null where a position has no error
+ * (`{"protocols": ["expected one of: ..."]}`, spec/02-integration/04-admin_api/09-routes_routes_spec.lua:368).
+ */
+function asSequences(node: Record<string, unknown>): Record<string, unknown> | unknown[] {
+  for (const [name, value] of Object.entries(node)) {
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) node[name] = asSequences(value as Record<string, unknown>);
+  }
+  const keys = Object.keys(node);
+  if (keys.length === 0 || !keys.every((key) => INDEX.test(key))) return node;
+  const length = Math.max(...keys.map(Number));
+  return Array.from({ length }, (_, i) => node[String(i + 1)] ?? null);
 }
 
 /** code 2, 400: the input does not validate. */
@@ -49,6 +71,20 @@ export class SchemaViolation extends KongError {
       },
       400,
     );
+  }
+}
+
+/**
+ * code 13, 400: a foreign key given by a unique field (`service: {name: ...}`) names no entity
+ * (kong/db/errors.lua foreign_keys_unresolved, 3.9.3). `errors` keys are `field.key`.
+ */
+export class ForeignKeysUnresolved extends KongError {
+  constructor(errors: FieldErrors) {
+    const list = Object.entries(errors)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([path, message]) => `${path}: ${message}`);
+    const message = list.length === 1 ? `foreign key unresolved (${list[0]})` : `${list.length} foreign keys unresolved (${list.join('; ')})`;
+    super({ code: 13, name: 'foreign keys unresolved', message, fields: nest(errors) }, 400);
   }
 }
 
@@ -91,10 +127,17 @@ export class ForeignKeyViolation extends KongError {
   }
 }
 
-/** code 7 (offset) and 9 (size), 400: a list request Kong cannot page. */
+/** code 7 (offset) and 9 (size), 400: a list request Kong cannot page (no `fields`: errors.lua invalid_size). */
 export class InvalidPaging extends KongError {
-  constructor(name: 'invalid offset' | 'invalid size' | 'invalid filter', message: string) {
-    super({ code: name === 'invalid offset' ? 7 : 9, name, message, fields: {} }, 400);
+  constructor(name: 'invalid offset' | 'invalid size', message: string) {
+    super({ code: name === 'invalid offset' ? 7 : 9, name, message }, 400);
+  }
+}
+
+/** code 11, 400: a list option Kong refuses (kong/db/errors.lua invalid_options), e.g. a bad `tags` filter. */
+export class InvalidOption extends KongError {
+  constructor(option: string, message: string) {
+    super({ code: 11, name: 'invalid options', message: `invalid option (${option}: ${message})`, options: { [option]: message } }, 400);
   }
 }
 

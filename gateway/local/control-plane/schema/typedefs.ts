@@ -226,16 +226,24 @@ export const uuid = () => {
 };
 /** typedefs.auto_timestamp_s */
 export const autoTimestamp = () => integer({ auto: true });
-/** typedefs.tags: tag strings of printable ASCII but ',' and '/'. */
-export const tags = () => set(string({ match: /^[\x21-\x2b\x2d-\x2e\x30-\x7e]+$/ }));
+/** typedefs.lua:118-134 validate_tag (3.9.3): space, printable ASCII but ',' and '/', and UTF-8 beyond ASCII. */
+const TAG = /^[ \x21-\x2b\x2d\x2e\x30-\x7e\u0080-\u{10ffff}]+$/u;
+const tagError: Check = (tag) =>
+  TAG.test(tag) ? undefined : `invalid tag '${tag}': expected printable ascii (except \`,\` and \`/\`) or valid utf-8 sequences`;
+/** typedefs.tags: a set of tags (typedefs.tag: a string, its check a custom_validator). */
+export const tags = () => set(string({ required: true, custom: tagError }));
 /** typedefs.certificate (kong/db/schema/typedefs.lua:435, 3.9.3): a PEM certificate, parsed on write. */
 export const certificate = <const A extends { required: boolean }>(a: A) => string({ ...a, custom: certificateError });
 /** typedefs.key (typedefs.lua:442): a PEM private key, parsed on write. */
 export const key = <const A extends { required: boolean }>(a: A) => string({ ...a, custom: keyError });
-/** A unique name of letters, digits and . - _ ~ (services, routes). */
-export const name = () => string({ unique: true, match: /^[A-Za-z0-9._~-]+$/ });
-/** typedefs.protocols (routes, plugins). */
-export const PROTOCOLS = ['http', 'https', 'grpc', 'grpcs', 'tcp', 'tls', 'tls_passthrough', 'udp', 'ws', 'wss'] as const;
+/** typedefs.utf8_name (typedefs.lua:137-151, 3.9.3): letters, digits, . - _ ~ and UTF-8 beyond ASCII. */
+const UTF8_NAME = /^[A-Za-z0-9._~\u0080-\u{10ffff}-]+$/u;
+const utf8NameError: Check = (value) =>
+  UTF8_NAME.test(value) ? undefined : `invalid value '${value}': the only accepted ascii characters are alphanumerics or ., -, _, and ~`;
+/** typedefs.utf8_name: a unique name (services, routes). */
+export const utf8Name = () => string({ unique: true, custom: utf8NameError });
+/** constants.PROTOCOLS (kong/constants.lua:77-91, 3.9.3): the open-source protocols, sorted (ws/wss are Enterprise's). */
+export const PROTOCOLS = ['grpc', 'grpcs', 'http', 'https', 'tcp', 'tls', 'tls_passthrough', 'udp'] as const;
 
 /** A record another schema validates (Kong's `abstract = true`): a plugin's config. */
 export const abstractRecord = () =>

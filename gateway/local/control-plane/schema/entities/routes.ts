@@ -17,7 +17,7 @@ export const routes = defineEntity({
     id: T.uuid(),
     created_at: T.autoTimestamp(),
     updated_at: T.autoTimestamp(),
-    name: T.name(),
+    name: T.utf8Name(),
     protocols: T.set(T.string({ one_of: T.PROTOCOLS }), { required: true, default: ['http', 'https'] }),
     https_redirect_status_code: T.integer({ required: true, default: 426, one_of: [426, 301, 302, 307, 308] }),
     strip_path: T.boolean({ required: true, default: true }),

@@ -36,7 +36,7 @@ export const services = defineEntity({
     id: T.uuid(),
     created_at: T.autoTimestamp(),
     updated_at: T.autoTimestamp(),
-    name: T.name(),
+    name: T.utf8Name(),
     retries: T.integer({ default: 5, between: [0, 32767] }),
     protocol: T.string({ required: true, default: 'http', one_of: T.PROTOCOLS }),
     host: T.string({ required: true, custom: hostError }),
