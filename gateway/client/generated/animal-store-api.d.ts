@@ -247,7 +247,7 @@ export interface components {
          *     | invalid_idempotency_key | 400 | `Idempotency-Key` is empty, over 255 characters or not printable ASCII. |
          *     | idempotency_key_in_progress | 409 | A request with this `Idempotency-Key` is still running; see `Retry-After`. |
          *     | idempotency_key_reused | 422 | This `Idempotency-Key` was used for a different request (method, path or body). |
-         *     | payload_too_large | 413 | The body is over 64 KiB. |
+         *     | payload_too_large | 413, 417 | The body is over 64 KiB. 417 when the request carried `Expect: 100-continue`: the body is refused before it is sent (Kong's request-size-limiting); a client may not reuse that connection without sending the body or closing it. |
          *     | unsupported_media_type | 415 | The body is not `application/json` in UTF-8, or has a `Content-Encoding`. |
          *     | rate_limit_exceeded | 429 | Over the plan's limit; see `Retry-After`. |
          *     | api_key_banned | 429 | Key temporarily banned after repeated 429s; see `Retry-After`. |
