@@ -108,13 +108,31 @@ test('a form and a multipart body are read by the entity\'s schema: numbers, boo
     const route = await fetch(t.context.url('/routes'), {
       method: 'POST',
       body: encode([
-        ['methods[1]', 'GET'], ['methods[2]', 'POST'], ['hosts', 'foo.api.test'], ['hosts', 'bar.api.test'], ['paths', '/foo'],
+        ['methods[1]', 'GET'], ['methods[2]', 'POST'],
+        // a form's repeated name is a list; multipart's keeps its last part (see below)
+        ...(kind === 'form' ? [['hosts', 'foo.api.test'], ['hosts', 'bar.api.test']] : [['hosts[1]', 'foo.api.test'], ['hosts[2]', 'bar.api.test']]) as [string, string][],
+        ['paths', '/foo'],
         ['service.name', `svc-${kind}`], ['strip_path', 'false'], ['regex_priority', '-2'],
       ]),
     });
     t.is(route.status, 201, kind);
     t.like(await route.json(), { methods: ['GET', 'POST'], hosts: ['foo.api.test', 'bar.api.test'], paths: ['/foo'], strip_path: false, regex_priority: -2 }, kind);
   }
+});
+
+test('multipart: every part is read, however many; a repeated name keeps its last (arguments.lua:543-551, kong-lapis 1.16.0.1 nginx.lua parse_multipart)', async (t) => {
+  // Kong takes the parts lapis parsed, which counts none (max_post_args bounds a form, arguments.lua:510-513)
+  const parts: [string, string][] = [['username', 'many-parts']];
+  for (let index = 0; index < 1000; index += 1) parts.push(['custom_id', `c${index}`]);
+  const response = await fetch(t.context.url('/consumers'), { method: 'POST', body: multipart(parts) });
+  t.is(response.status, 201);
+  t.like(await response.json(), { username: 'many-parts', custom_id: 'c999' });
+  const tags = await fetch(t.context.url('/consumers/many-parts'), { method: 'PATCH', body: multipart([['tags[]', 'a'], ['tags[]', 'b']]) });
+  t.deepEqual(((await tags.json()) as { tags: unknown }).tags, ['b']);
+  // a form's 1001 arguments are refused whole
+  const form1001 = await fetch(t.context.url('/consumers'), { method: 'POST', body: form(parts.concat([['tags', 'x']])) });
+  t.is(form1001.status, 400);
+  t.deepEqual(await form1001.json(), { message: 'Too many arguments' });
 });
 
 test('a plugin\'s config is read by that plugin\'s schema; "" is null; a credential\'s ttl is a number', async (t) => {
