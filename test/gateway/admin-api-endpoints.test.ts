@@ -65,6 +65,35 @@ test("a foreign key's id must be a UUID; a name goes in the endpoint key's field
   t.is(missing.body.name, 'foreign key violation');
 });
 
+test('a foreign key without a primary key is checked as the record it names (09-routes_routes_spec.lua:373-398, 419-460)', async (t) => {
+  const { f } = t.context;
+  const oneOf = 'expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp';
+  const invalid = await f.admin('/routes', { method: 'POST', json: { methods: ['GET'], protocols: ['foo', 'http'], service: { protocol: 'foo' } } });
+  t.is(invalid.status, 400);
+  // kong/db/schema/init.lua:963-975: validate_primary_key failed, then validate(value, false) speaks
+  t.deepEqual(invalid.body, {
+    code: 2,
+    name: 'schema violation',
+    message: `2 schema violations (protocols.1: ${oneOf}; service.protocol: ${oneOf})`,
+    fields: { protocols: [oneOf], service: { protocol: oneOf } },
+  });
+  // a record whose fields are valid: the primary key's error
+  const valid = await f.admin('/routes', { method: 'POST', json: { methods: ['GET'], service: { protocol: 'http' } } });
+  t.deepEqual(valid.body, { code: 2, name: 'schema violation', message: 'schema violation (service.id: missing primary key)', fields: { service: { id: 'missing primary key' } } });
+  // a form's "" is null by the referenced type's schema (arguments.lua:183-186), so no name to resolve
+  const multipart = new FormData();
+  multipart.append('methods', 'GET');
+  multipart.append('service.name', '');
+  for (const body of [new URLSearchParams([['methods', 'GET'], ['service.name', '']]), multipart]) {
+    const response = await fetch(`${f.gateway.adminUrl}/routes`, { method: 'POST', body });
+    t.is(response.status, 400);
+    t.deepEqual(((await response.json()) as { fields: unknown }).fields, { service: { id: 'missing primary key' } });
+  }
+  // ... and its text is read by the field's type: a port that is not a number stays text
+  const port = await fetch(`${f.gateway.adminUrl}/routes`, { method: 'POST', body: new URLSearchParams([['methods', 'GET'], ['service.port', '80x']]) });
+  t.deepEqual(((await port.json()) as { fields: unknown }).fields, { service: { port: 'expected an integer' } });
+});
+
 test('POST /schemas/routes/validate runs the route checks: a regex with unmatched parentheses is refused (routes.lua validate_route)', async (t) => {
   // traditional_compatible validates each route with the ATC router (kong/db/schema/entities/routes.lua).
   const { f } = t.context;
