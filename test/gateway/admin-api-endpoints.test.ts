@@ -94,6 +94,38 @@ test('a foreign key without a primary key is checked as the record it names (09-
   t.deepEqual(((await port.json()) as { fields: unknown }).fields, { service: { port: 'expected an integer' } });
 });
 
+test("a service's url is split as LuaSocket's url.parse does and validated as its fields (10-services_routes_spec.lua:894-917)", async (t) => {
+  const { f } = t.context;
+  const bodies = [
+    { 'Content-Type': 'application/json', body: JSON.stringify({ url: 'invalid url' }) },
+    { body: new URLSearchParams([['url', 'invalid url']]) },
+  ];
+  for (const { body, ...headers } of bodies) {
+    const response = await fetch(`${f.gateway.adminUrl}/services`, { method: 'POST', body, headers });
+    t.is(response.status, 400);
+    t.deepEqual(await response.json(), {
+      code: 2,
+      name: 'schema violation',
+      message: '2 schema violations (host: required field missing; path: should start with: /)',
+      fields: { host: 'required field missing', path: 'should start with: /' },
+    });
+  }
+  // kong/db/schema/entities/services.lua:75-106 takes the parts as written: nothing lower-cased or
+  // escaped; query, fragment and ;params cut off; typedefs.path (typedefs.lua:71-93, 318-328) judges the path
+  const fields = async (url: string) => (await f.admin('/schemas/services/validate', { method: 'POST', json: { url } })).body.fields as unknown;
+  t.deepEqual(await fields('http://x.test/a b'), { path: "invalid path: '/a b' (characters outside of the reserved list of RFC 3986 found)" });
+  t.deepEqual(await fields('http://x.test//a'), { path: 'must not have empty segments' });
+  t.deepEqual(await fields('http://x.test/a%zz%41'), { path: "invalid url-encoded value: '%zz'" });
+  t.deepEqual(await fields('http://x.test:abc/'), { port: 'expected an integer' });
+  t.deepEqual(await fields('HTTP://x.test'), { protocol: 'expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp' });
+  const made = await f.admin('/services', { method: 'POST', json: { name: 'by-url', url: 'http://user:pw@[::1]:8080/a;p?q=1#f', path: '/given' } });
+  t.is(made.status, 201, JSON.stringify(made.body));
+  t.like(made.body, { protocol: 'http', host: '::1', port: 8080, path: '/a' });
+  // without a scheme, port 443 is https; without a path, the url's null replaces a given one
+  const https = await f.admin('/services', { method: 'POST', json: { name: 'by-port', url: '//x.test:443', path: '/given' } });
+  t.like(https.body, { protocol: 'https', host: 'x.test', port: 443, path: null });
+});
+
 test('POST /schemas/routes/validate runs the route checks: a regex with unmatched parentheses is refused (routes.lua validate_route)', async (t) => {
   // traditional_compatible validates each route with the ATC router (kong/db/schema/entities/routes.lua).
   const { f } = t.context;

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { definitionOf, isEntityName } from '../schema/entities/index.ts';
 import type { EntityDefinition, Subschemas } from '../schema/entity.ts';
+import { luaNumber } from '../schema/lua-number.ts';
 import { isPlainObject } from '../schema/validate.ts';
 
 /** A field's JSON Schema as the typedefs build it, with Kong's own type under `x-kong`. */
@@ -11,14 +12,6 @@ interface FieldSchema {
   items?: FieldSchema;
   properties?: Record<string, FieldSchema>;
   patternProperties?: Record<string, FieldSchema>;
-}
-
-/** Lua's tonumber of a string: decimal or hexadecimal, signed, spaces around allowed; else undefined. */
-function luaNumber(text: string): number | undefined {
-  const match = /^\s*([-+]?)(0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$/.exec(text);
-  if (!match) return undefined;
-  const magnitude = Number(match[2]);
-  return match[1] === '-' ? -magnitude : magnitude;
 }
 
 /** The field's schema without its `null` alternative (an optional field is `anyOf [X, null]`). */

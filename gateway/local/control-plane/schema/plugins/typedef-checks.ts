@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { hostError, sniError, wildcardHostError } from '../hosts.ts';
+import { pathError } from '../url-path.ts';
 
 /**
  * The checks behind the typedefs custom plugins' schema.lua files use. Kong's typedefs
@@ -34,8 +35,8 @@ export const TYPEDEF_CHECKS: Readonly<Record<string, Check>> = {
   cidr_v4: (value) => cidrError(value, 4),
   header_name: (value) => (TOKEN.test(value) ? undefined : `bad header name '${value}', allowed characters are A-Z, a-z, 0-9, '_', and '-'`),
   cookie_name: (value) => (TOKEN.test(value) ? undefined : `bad cookie name '${value}'`),
-  // kong/db/schema/typedefs.lua validate_path: percent-escapes must be well formed
-  path: (value) => (/%(?![0-9A-Fa-f]{2})/.test(value) ? `invalid url-encoded value: '${value}'` : undefined),
+  // kong/db/schema/typedefs.lua:318-328 typedefs.path
+  path: pathError,
   url: (value) => {
     try {
       const url = new URL(value);
