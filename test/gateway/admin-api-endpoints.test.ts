@@ -96,11 +96,11 @@ test('a foreign key without a primary key is checked as the record it names (09-
 
 test("a service's url is split as LuaSocket's url.parse does and validated as its fields (10-services_routes_spec.lua:894-917)", async (t) => {
   const { f } = t.context;
-  const bodies = [
-    { 'Content-Type': 'application/json', body: JSON.stringify({ url: 'invalid url' }) },
+  const bodies: { body: string | URLSearchParams; headers?: Record<string, string> }[] = [
+    { body: JSON.stringify({ url: 'invalid url' }), headers: { 'Content-Type': 'application/json' } },
     { body: new URLSearchParams([['url', 'invalid url']]) },
   ];
-  for (const { body, ...headers } of bodies) {
+  for (const { body, headers } of bodies) {
     const response = await fetch(`${f.gateway.adminUrl}/services`, { method: 'POST', body, headers });
     t.is(response.status, 400);
     t.deepEqual(await response.json(), {
