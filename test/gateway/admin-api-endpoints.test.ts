@@ -118,6 +118,9 @@ test("a service's url is split as LuaSocket's url.parse does and validated as it
   t.deepEqual(await fields('http://x.test/a%zz%41'), { path: "invalid url-encoded value: '%zz'" });
   t.deepEqual(await fields('http://x.test:abc/'), { port: 'expected an integer' });
   t.deepEqual(await fields('HTTP://x.test'), { protocol: 'expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp' });
+  // the message lists the fields sorted by name (kong/db/errors.lua:223-248), not in the schema's order
+  const scheme = await f.admin('/schemas/services/validate', { method: 'POST', json: { url: 'x.test:443' } });
+  t.is(scheme.body.message, '3 schema violations (host: required field missing; path: should start with: /; protocol: expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp)');
   const made = await f.admin('/services', { method: 'POST', json: { name: 'by-url', url: 'http://user:pw@[::1]:8080/a;p?q=1#f', path: '/given' } });
   t.is(made.status, 201, JSON.stringify(made.body));
   t.like(made.body, { protocol: 'http', host: '::1', port: 8080, path: '/a' });

@@ -59,9 +59,28 @@ function asSequences(node: Record<string, unknown>): Record<string, unknown> | u
 }
 
 /** code 2, 400: the input does not validate. */
+/** Lua's sort of keys: numbers by value (an element's position), before names. */
+function compareKeys(a: string, b: string): number {
+  const [x, y] = [INDEX.test(a), INDEX.test(b)];
+  if (x && y) return Number(a) - Number(b);
+  if (x !== y) return x ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** kong/db/errors.lua:223-248 (3.9.3): the entity's own errors first, then each field's by sorted field and sub-field. */
+function inKongOrder(errors: FieldErrors): [string, string][] {
+  const segments = (path: string) => path.split('.');
+  const byField = ([a]: [string, string], [b]: [string, string]) => {
+    const [p, q] = [segments(a), segments(b)];
+    return compareKeys(p[0] ?? '', q[0] ?? '') || compareKeys(p[1] ?? '', q[1] ?? '');
+  };
+  const entries = Object.entries(errors);
+  return [...entries.filter(([path]) => path === '@entity'), ...entries.filter(([path]) => path !== '@entity').sort(byField)];
+}
+
 export class SchemaViolation extends KongError {
   constructor(readonly errors: FieldErrors) {
-    const list = Object.entries(errors).map(([path, message]) => (path.endsWith('@entity') ? message : `${path}: ${message}`));
+    const list = inKongOrder(errors).map(([path, message]) => (path.endsWith('@entity') ? message : `${path}: ${message}`));
     super(
       {
         code: 2,
