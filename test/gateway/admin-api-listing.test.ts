@@ -143,3 +143,10 @@ test('a next link carries the first tags argument escaped and size; a nested one
   const nested = await f.admin('/services/pager/routes?size=1&tags=x');
   t.is(nested.body.next, `/services/pager/routes?offset=${encodeURIComponent(nested.body.offset)}`);
 });
+
+test('/tags/{tag}: the next link names the tag as the URL wrote it (kong/api/routes/tags.lua:18-19)', async (t) => {
+  const page = await t.context.f.admin('/tags/corp_%20a?size=1');
+  t.is(page.body.next, `/tags/corp_%20a?offset=${encodeURIComponent(page.body.offset)}`);
+  const lower = await t.context.f.admin('/tags/corp%5f%20a?size=1');
+  t.is(lower.body.next, `/tags/corp%5f%20a?offset=${encodeURIComponent(lower.body.offset)}`);
+});
