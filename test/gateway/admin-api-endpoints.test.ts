@@ -129,6 +129,19 @@ test("a service's url is split as LuaSocket's url.parse does and validated as it
   t.like(https.body, { protocol: 'https', host: 'x.test', port: 443, path: null });
 });
 
+test('a URL key its endpoint key field refuses is 400 invalid unique, for every method (kong/db/dao/init.lua:349-371, 19-vaults_spec.lua:173-186)', async (t) => {
+  const { f } = t.context;
+  const message = "invalid value 'a b': the only accepted ascii characters are alphanumerics or ., -, _, and ~";
+  for (const [method, path] of [['GET', '/services/a%20b'], ['PATCH', '/services/a%20b'], ['PUT', '/services/a%20b'], ['DELETE', '/services/a%20b'], ['GET', '/services/a%20b/routes'], ['GET', '/routes/a%20b']] as const) {
+    const response = await f.admin(path, { method, ...(method === 'PATCH' || method === 'PUT' ? { json: { host: 'example.test' } } : {}) });
+    t.is(response.status, 400, `${method} ${path}`);
+    t.deepEqual(response.body, { code: 10, name: 'invalid unique name', message }, `${method} ${path}`);
+  }
+  // a valid name no entity has is still 404; a consumer's username takes any text
+  t.is((await f.admin('/services/no-such-service')).status, 404);
+  t.is((await f.admin('/consumers/a%20b')).status, 404);
+});
+
 test('POST /schemas/routes/validate runs the route checks: a regex with unmatched parentheses is refused (routes.lua validate_route)', async (t) => {
   // traditional_compatible validates each route with the ATC router (kong/db/schema/entities/routes.lua).
   const { f } = t.context;

@@ -160,6 +160,13 @@ export class InvalidOption extends KongError {
   }
 }
 
+/** code 10, 400: a key the URL names that its field refuses (kong/db/errors.lua:433-440 invalid_unique). */
+export class InvalidUnique extends KongError {
+  constructor(field: string, message: string) {
+    super({ code: 10, name: `invalid unique ${field}`, message }, 400);
+  }
+}
+
 /** 404 {"message":"Not found"}: the entity, or its parent, does not exist. */
 export class NotFound extends Error {}
 
