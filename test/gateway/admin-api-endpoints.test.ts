@@ -142,6 +142,20 @@ test('a URL key its endpoint key field refuses is 400 invalid unique, for every 
   t.is((await f.admin('/consumers/a%20b')).status, 404);
 });
 
+test('a header name is letters, digits, - and _, refused with Kong\'s message (03-plugins/09-key-auth/01-api_spec.lua:363-403)', async (t) => {
+  const { f } = t.context;
+  const refused = await f.admin('/plugins', { method: 'POST', json: { name: 'key-auth', config: { key_names: ['hello\\world'] } } });
+  t.is(refused.status, 400);
+  // typedefs.header_name: kong/tools/http.lua:271-282
+  t.deepEqual(refused.body.fields, { config: { key_names: ["bad header name 'hello\\world', allowed characters are A-Z, a-z, 0-9, '_', and '-'"] } });
+  const termination = await f.admin('/plugins', { method: 'POST', json: { name: 'request-termination', config: { trigger: 'x.y' } } });
+  t.deepEqual(termination.body.fields, { config: { trigger: "bad header name 'x.y', allowed characters are A-Z, a-z, 0-9, '_', and '-'" } });
+  const accepted = await f.admin('/plugins', { method: 'POST', json: { name: 'key-auth', config: { key_names: ['hello-world_2'] } } });
+  t.is(accepted.status, 201, JSON.stringify(accepted.body));
+  t.deepEqual(accepted.body.config.key_names, ['hello-world_2']);
+  await f.admin(`/plugins/${accepted.body.id}`, { method: 'DELETE' });
+});
+
 test('POST /schemas/routes/validate runs the route checks: a regex with unmatched parentheses is refused (routes.lua validate_route)', async (t) => {
   // traditional_compatible validates each route with the ATC router (kong/db/schema/entities/routes.lua).
   const { f } = t.context;
