@@ -156,6 +156,20 @@ test('a header name is letters, digits, - and _, refused with Kong\'s message (0
   await f.admin(`/plugins/${accepted.body.id}`, { method: 'DELETE' });
 });
 
+test('a type without an endpoint key is named by its id only: another key is 400 invalid primary key (kong/db/dao/init.lua:999-1011, errors.lua:194-202)', async (t) => {
+  const { f } = t.context;
+  const invalid = { code: 1, name: 'invalid primary key', message: `invalid primary key: '{id="expected a valid UUID"}'`, fields: { id: 'expected a valid UUID' } };
+  for (const [method, path] of [['GET', '/acls/grp'], ['PUT', '/acls/grp'], ['PATCH', '/acls/grp'], ['DELETE', '/acls/grp'], ['GET', '/ca_certificates/ca'], ['GET', '/acls/grp/consumer']] as const) {
+    const response = await f.admin(path, { method, ...(method === 'PATCH' || method === 'PUT' ? { json: { group: 'g' } } : {}) });
+    t.is(response.status, 400, `${method} ${path}`);
+    t.deepEqual(response.body, invalid, `${method} ${path}`);
+  }
+  // a consumer's ACL is named by its group there (kong/plugins/acl/api.lua)
+  await f.admin('/consumers', { method: 'POST', json: { username: 'grouped' } });
+  t.is((await f.admin('/consumers/grouped/acls/grp', { method: 'PUT', json: {} })).status, 200);
+  t.is((await f.admin('/consumers/grouped/acls/grp')).body.group, 'grp');
+});
+
 test('POST /schemas/routes/validate runs the route checks: a regex with unmatched parentheses is refused (routes.lua validate_route)', async (t) => {
   // traditional_compatible validates each route with the ATC router (kong/db/schema/entities/routes.lua).
   const { f } = t.context;

@@ -160,6 +160,14 @@ export class InvalidOption extends KongError {
   }
 }
 
+/** code 1, 400: a URL key that is no UUID, for a type without an endpoint key (kong/db/errors.lua:194-202). */
+export class InvalidPrimaryKey extends KongError {
+  constructor() {
+    const fields = { id: 'expected a valid UUID' };
+    super({ code: 1, name: 'invalid primary key', message: `invalid primary key: '{id="expected a valid UUID"}'`, fields }, 400);
+  }
+}
+
 /** code 10, 400: a key the URL names that its field refuses (kong/db/errors.lua:433-440 invalid_unique). */
 export class InvalidUnique extends KongError {
   constructor(field: string, message: string) {
