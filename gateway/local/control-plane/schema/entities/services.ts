@@ -49,7 +49,7 @@ export const services = defineEntity({
     protocol: T.string({ required: true, default: 'http', one_of: T.PROTOCOLS }),
     host: T.string({ required: true, custom: hostError }),
     port: T.integer({ required: true, default: 80, between: [0, 65535] }),
-    path: T.string({ custom: pathError }),
+    path: T.string({ starts_with: '/', custom: pathError }),
     connect_timeout: timeout(),
     write_timeout: timeout(),
     read_timeout: timeout(),
