@@ -86,6 +86,19 @@ test('a write whose body is not JSON, a form or multipart is refused 415 (03-con
   t.is(((await empty.json()) as { name: string }).name, 'schema violation');
 });
 
+test('a write naming JSON with no body is 400 Cannot parse JSON body, on a route only (03-consumers_routes_spec.lua:152-160, 467-480)', async (t) => {
+  const json = { 'Content-Type': 'application/json' };
+  for (const [method, path] of [['POST', '/consumers'], ['PATCH', '/consumers/nobody'], ['PUT', '/consumers/nobody']] as const) {
+    const response = await fetch(t.context.url(path), { method, headers: json });
+    t.is(response.status, 400, `${method} ${path}`);
+    t.deepEqual(await response.json(), { message: 'Cannot parse JSON body' }, `${method} ${path}`);
+  }
+  // api_helpers.lua parse_params wraps route handlers: no route, the 404; a form without a body, the schema's check
+  t.is((await fetch(t.context.url('/non-existing'), { method: 'POST', headers: json })).status, 404);
+  const form = await fetch(t.context.url('/consumers'), { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+  t.is(((await form.json()) as { name: string }).name, 'schema violation');
+});
+
 /** A body in each of the three types Kong's specs send (it_content_types): a form, multipart, and JSON when given. */
 function form(fields: [string, string][]): URLSearchParams {
   return new URLSearchParams(fields);
