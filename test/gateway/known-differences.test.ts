@@ -116,11 +116,8 @@ test('certificates: a public key in key is refused', async (t) => {
   t.regex(res.body.fields.key, /^invalid key: /);
 });
 
-test('Admin API: errors below field.sub named by their path; a foreign record checked field by field', async (t) => {
+test('Admin API: a foreign record is checked field by field, without its entity checks', async (t) => {
   const { admin } = t.context;
-  // kong/db/errors.lua:231-241 prints a deeper table with pl.pretty: `config.redis: {…}`
-  const deep = await admin('/plugins', { method: 'POST', json: { name: 'rate-limiting', config: { minute: 5, policy: 'redis', redis: { host: 'h', port: 'x' } } } });
-  t.is(deep.body.message, 'schema violation (config.redis.port: expected an integer)');
   // kong/db/schema/init.lua:969 validate(value, false) also runs services' entity checks (a tcp service has no path)
   const nested = await admin('/routes', { method: 'POST', json: { methods: ['GET'], service: { protocol: 'tcp', path: '/x' } } });
   t.deepEqual(nested.body.fields, { service: { id: 'missing primary key' } });
