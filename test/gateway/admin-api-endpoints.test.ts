@@ -117,6 +117,8 @@ test("a service's url is split as LuaSocket's url.parse does and validated as it
   t.deepEqual(await fields('http://x.test//a'), { path: 'must not have empty segments' });
   t.deepEqual(await fields('http://x.test/a%zz%41'), { path: "invalid url-encoded value: '%zz'" });
   t.deepEqual(await fields('http://x.test:abc/'), { port: 'expected an integer' });
+  // the shorthand's own error is all: process_auto_fields stops there (kong/db/schema/init.lua:1857-1859)
+  t.deepEqual(await fields(''), { url: 'length must be at least 1' });
   const schema = (await f.admin('/schemas/services')).body.fields as Record<string, { starts_with?: string }>[];
   t.is(schema.find((entry) => 'path' in entry)?.path?.starts_with, '/');
   t.deepEqual(await fields('HTTP://x.test'), { protocol: 'expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp' });

@@ -28,6 +28,8 @@ export function validateEntityInput<P extends TProperties>(
     delete given[name];
     Object.assign(given, expand(value, errors));
   }
+  // a shorthand's error is all Kong answers: process_auto_fields stops there (kong/db/schema/init.lua:1798-1859)
+  if (Object.keys(errors).length > 0) return { fields: given as Static<TObject<P>>, errors };
   for (const [name, reason] of Object.entries(definition.refusedInput ?? {})) {
     if (isSet(given[name])) errors[name] = `not supported by the local gateway: ${reason}`;
     delete given[name];
