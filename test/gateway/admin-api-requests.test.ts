@@ -181,3 +181,15 @@ test('a certificate\'s PEM may come as a multipart file part: its content is the
   // the parts were read as the fields' values: the PEM's own error, not a missing field
   t.regex(JSON.stringify(await response.json()), /invalid certificate.*invalid key/);
 });
+
+test("GET /status: memory in the unit and scale asked, 400 on a unit Kong refuses (02-kong_routes_spec.lua:369-428)", async (t) => {
+  const memory = async (query: string) => ((await (await fetch(t.context.url(`/status${query}`))).json()) as { memory: { workers_lua_vms: { http_allocated_gc: unknown }[] } }).memory;
+  t.regex(String((await memory('')).workers_lua_vms[0]!.http_allocated_gc), /^\d+\.\d{2} MiB$/);
+  t.regex(String((await memory('?unit=k')).workers_lua_vms[0]!.http_allocated_gc), /^\d+\.\d{2} KiB$/);
+  t.regex(String((await memory('?scale=3')).workers_lua_vms[0]!.http_allocated_gc), /^\d+\.\d{3} MiB$/);
+  t.is(typeof (await memory('?unit=b')).workers_lua_vms[0]!.http_allocated_gc, 'number');
+  const refused = await fetch(t.context.url('/status?unit=V'));
+  t.is(refused.status, 400);
+  // kong/tools/string.lua:150, through health.lua's pcall
+  t.deepEqual(await refused.json(), { message: "invalid unit 'V' (expected 'k/K', 'm/M', or 'g/G')" });
+});
