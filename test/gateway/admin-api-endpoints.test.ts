@@ -65,6 +65,120 @@ test("a foreign key's id must be a UUID; a name goes in the endpoint key's field
   t.is(missing.body.name, 'foreign key violation');
 });
 
+test('a foreign key without a primary key is checked as the record it names (09-routes_routes_spec.lua:373-398, 419-460)', async (t) => {
+  const { f } = t.context;
+  const oneOf = 'expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp';
+  const invalid = await f.admin('/routes', { method: 'POST', json: { methods: ['GET'], protocols: ['foo', 'http'], service: { protocol: 'foo' } } });
+  t.is(invalid.status, 400);
+  // kong/db/schema/init.lua:963-975: validate_primary_key failed, then validate(value, false) speaks
+  t.deepEqual(invalid.body, {
+    code: 2,
+    name: 'schema violation',
+    message: `2 schema violations (protocols.1: ${oneOf}; service.protocol: ${oneOf})`,
+    fields: { protocols: [oneOf], service: { protocol: oneOf } },
+  });
+  // a record whose fields are valid: the primary key's error
+  const valid = await f.admin('/routes', { method: 'POST', json: { methods: ['GET'], service: { protocol: 'http' } } });
+  t.deepEqual(valid.body, { code: 2, name: 'schema violation', message: 'schema violation (service.id: missing primary key)', fields: { service: { id: 'missing primary key' } } });
+  // a form's "" is null by the referenced type's schema (arguments.lua:183-186), so no name to resolve
+  const multipart = new FormData();
+  multipart.append('methods', 'GET');
+  multipart.append('service.name', '');
+  for (const body of [new URLSearchParams([['methods', 'GET'], ['service.name', '']]), multipart]) {
+    const response = await fetch(`${f.gateway.adminUrl}/routes`, { method: 'POST', body });
+    t.is(response.status, 400);
+    t.deepEqual(((await response.json()) as { fields: unknown }).fields, { service: { id: 'missing primary key' } });
+  }
+  // ... and its text is read by the field's type: a port that is not a number stays text
+  const port = await fetch(`${f.gateway.adminUrl}/routes`, { method: 'POST', body: new URLSearchParams([['methods', 'GET'], ['service.port', '80x']]) });
+  t.deepEqual(((await port.json()) as { fields: unknown }).fields, { service: { port: 'expected an integer' } });
+});
+
+test("a service's url is split as LuaSocket's url.parse does and validated as its fields (10-services_routes_spec.lua:894-917)", async (t) => {
+  const { f } = t.context;
+  const bodies: { body: string | URLSearchParams; headers?: Record<string, string> }[] = [
+    { body: JSON.stringify({ url: 'invalid url' }), headers: { 'Content-Type': 'application/json' } },
+    { body: new URLSearchParams([['url', 'invalid url']]) },
+  ];
+  for (const { body, headers } of bodies) {
+    const response = await fetch(`${f.gateway.adminUrl}/services`, { method: 'POST', body, headers });
+    t.is(response.status, 400);
+    t.deepEqual(await response.json(), {
+      code: 2,
+      name: 'schema violation',
+      message: '2 schema violations (host: required field missing; path: should start with: /)',
+      fields: { host: 'required field missing', path: 'should start with: /' },
+    });
+  }
+  // kong/db/schema/entities/services.lua:75-106 takes the parts as written: nothing lower-cased or
+  // escaped; query, fragment and ;params cut off; typedefs.path (typedefs.lua:71-93, 318-328) judges the path
+  const fields = async (url: string) => (await f.admin('/schemas/services/validate', { method: 'POST', json: { url } })).body.fields as unknown;
+  t.deepEqual(await fields('http://x.test/a b'), { path: "invalid path: '/a b' (characters outside of the reserved list of RFC 3986 found)" });
+  t.deepEqual(await fields('http://x.test//a'), { path: 'must not have empty segments' });
+  t.deepEqual(await fields('http://x.test/a%zz%41'), { path: "invalid url-encoded value: '%zz'" });
+  t.deepEqual(await fields('http://x.test:abc/'), { port: 'expected an integer' });
+  // the shorthand's own error is all: process_auto_fields stops there (kong/db/schema/init.lua:1857-1859)
+  t.deepEqual(await fields(''), { url: 'length must be at least 1' });
+  const schema = (await f.admin('/schemas/services')).body.fields as Record<string, { starts_with?: string }>[];
+  t.is(schema.find((entry) => 'path' in entry)?.path?.starts_with, '/');
+  t.deepEqual(await fields('HTTP://x.test'), { protocol: 'expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp' });
+  // the message lists the fields sorted by name (kong/db/errors.lua:223-248), not in the schema's order
+  const scheme = await f.admin('/schemas/services/validate', { method: 'POST', json: { url: 'x.test:443' } });
+  // below field.sub, a table as penlight 1.14.0's pl.pretty.write prints it (errors.lua:236-240)
+  const deep = await f.admin('/plugins', { method: 'POST', json: { name: 'rate-limiting', config: { minute: 5, policy: 'redis', redis: { host: 'h', port: 'x', timeout: 'y' } } } });
+  t.is(deep.body.message, 'schema violation (config.redis: {\n  port = "expected an integer",\n  timeout = "expected an integer"\n})');
+  const list = await f.admin('/plugins', { method: 'POST', json: { name: 'response-transformer', config: { add: { headers: [1, 'x'] } } } });
+  t.is(list.body.message, 'schema violation (config.add: {\n  headers = {\n    "expected a string",\n    "invalid value: x"\n  }\n})');
+  t.is(scheme.body.message, '3 schema violations (host: required field missing; path: should start with: /; protocol: expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp)');
+  const made = await f.admin('/services', { method: 'POST', json: { name: 'by-url', url: 'http://user:pw@[::1]:8080/a;p?q=1#f', path: '/given' } });
+  t.is(made.status, 201, JSON.stringify(made.body));
+  t.like(made.body, { protocol: 'http', host: '::1', port: 8080, path: '/a' });
+  // without a scheme, port 443 is https; without a path, the url's null replaces a given one
+  const https = await f.admin('/services', { method: 'POST', json: { name: 'by-port', url: '//x.test:443', path: '/given' } });
+  t.like(https.body, { protocol: 'https', host: 'x.test', port: 443, path: null });
+});
+
+test('a URL key its endpoint key field refuses is 400 invalid unique, for every method (kong/db/dao/init.lua:349-371, 19-vaults_spec.lua:173-186)', async (t) => {
+  const { f } = t.context;
+  const message = "invalid value 'a b': the only accepted ascii characters are alphanumerics or ., -, _, and ~";
+  for (const [method, path] of [['GET', '/services/a%20b'], ['PATCH', '/services/a%20b'], ['PUT', '/services/a%20b'], ['DELETE', '/services/a%20b'], ['GET', '/services/a%20b/routes'], ['GET', '/routes/a%20b']] as const) {
+    const response = await f.admin(path, { method, ...(method === 'PATCH' || method === 'PUT' ? { json: { host: 'example.test' } } : {}) });
+    t.is(response.status, 400, `${method} ${path}`);
+    t.deepEqual(response.body, { code: 10, name: 'invalid unique name', message }, `${method} ${path}`);
+  }
+  // a valid name no entity has is still 404; a consumer's username takes any text
+  t.is((await f.admin('/services/no-such-service')).status, 404);
+  t.is((await f.admin('/consumers/a%20b')).status, 404);
+});
+
+test('a header name is letters, digits, - and _, refused with Kong\'s message (03-plugins/09-key-auth/01-api_spec.lua:363-403)', async (t) => {
+  const { f } = t.context;
+  const refused = await f.admin('/plugins', { method: 'POST', json: { name: 'key-auth', config: { key_names: ['hello\\world'] } } });
+  t.is(refused.status, 400);
+  // typedefs.header_name: kong/tools/http.lua:271-282
+  t.deepEqual(refused.body.fields, { config: { key_names: ["bad header name 'hello\\world', allowed characters are A-Z, a-z, 0-9, '_', and '-'"] } });
+  const termination = await f.admin('/plugins', { method: 'POST', json: { name: 'request-termination', config: { trigger: 'x.y' } } });
+  t.deepEqual(termination.body.fields, { config: { trigger: "bad header name 'x.y', allowed characters are A-Z, a-z, 0-9, '_', and '-'" } });
+  const accepted = await f.admin('/plugins', { method: 'POST', json: { name: 'key-auth', config: { key_names: ['hello-world_2'] } } });
+  t.is(accepted.status, 201, JSON.stringify(accepted.body));
+  t.deepEqual(accepted.body.config.key_names, ['hello-world_2']);
+  await f.admin(`/plugins/${accepted.body.id}`, { method: 'DELETE' });
+});
+
+test('a type without an endpoint key is named by its id only: another key is 400 invalid primary key (kong/db/dao/init.lua:999-1011, errors.lua:194-202)', async (t) => {
+  const { f } = t.context;
+  const invalid = { code: 1, name: 'invalid primary key', message: `invalid primary key: '{id="expected a valid UUID"}'`, fields: { id: 'expected a valid UUID' } };
+  for (const [method, path] of [['GET', '/acls/grp'], ['PUT', '/acls/grp'], ['PATCH', '/acls/grp'], ['DELETE', '/acls/grp'], ['GET', '/ca_certificates/ca'], ['GET', '/acls/grp/consumer']] as const) {
+    const response = await f.admin(path, { method, ...(method === 'PATCH' || method === 'PUT' ? { json: { group: 'g' } } : {}) });
+    t.is(response.status, 400, `${method} ${path}`);
+    t.deepEqual(response.body, invalid, `${method} ${path}`);
+  }
+  // a consumer's ACL is named by its group there (kong/plugins/acl/api.lua)
+  await f.admin('/consumers', { method: 'POST', json: { username: 'grouped' } });
+  t.is((await f.admin('/consumers/grouped/acls/grp', { method: 'PUT', json: {} })).status, 200);
+  t.is((await f.admin('/consumers/grouped/acls/grp')).body.group, 'grp');
+});
+
 test('POST /schemas/routes/validate runs the route checks: a regex with unmatched parentheses is refused (routes.lua validate_route)', async (t) => {
   // traditional_compatible validates each route with the ATC router (kong/db/schema/entities/routes.lua).
   const { f } = t.context;

@@ -86,6 +86,19 @@ test('a write whose body is not JSON, a form or multipart is refused 415 (03-con
   t.is(((await empty.json()) as { name: string }).name, 'schema violation');
 });
 
+test('a write naming JSON with no body is 400 Cannot parse JSON body, on a route only (03-consumers_routes_spec.lua:152-160, 467-480)', async (t) => {
+  const json = { 'Content-Type': 'application/json' };
+  for (const [method, path] of [['POST', '/consumers'], ['PATCH', '/consumers/nobody'], ['PUT', '/consumers/nobody']] as const) {
+    const response = await fetch(t.context.url(path), { method, headers: json });
+    t.is(response.status, 400, `${method} ${path}`);
+    t.deepEqual(await response.json(), { message: 'Cannot parse JSON body' }, `${method} ${path}`);
+  }
+  // api_helpers.lua parse_params wraps route handlers: no route, the 404; a form without a body, the schema's check
+  t.is((await fetch(t.context.url('/non-existing'), { method: 'POST', headers: json })).status, 404);
+  const form = await fetch(t.context.url('/consumers'), { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+  t.is(((await form.json()) as { name: string }).name, 'schema violation');
+});
+
 /** A body in each of the three types Kong's specs send (it_content_types): a form, multipart, and JSON when given. */
 function form(fields: [string, string][]): URLSearchParams {
   return new URLSearchParams(fields);
@@ -108,13 +121,31 @@ test('a form and a multipart body are read by the entity\'s schema: numbers, boo
     const route = await fetch(t.context.url('/routes'), {
       method: 'POST',
       body: encode([
-        ['methods[1]', 'GET'], ['methods[2]', 'POST'], ['hosts', 'foo.api.test'], ['hosts', 'bar.api.test'], ['paths', '/foo'],
+        ['methods[1]', 'GET'], ['methods[2]', 'POST'],
+        // a form's repeated name is a list; multipart's keeps its last part (see below)
+        ...(kind === 'form' ? [['hosts', 'foo.api.test'], ['hosts', 'bar.api.test']] : [['hosts[1]', 'foo.api.test'], ['hosts[2]', 'bar.api.test']]) as [string, string][],
+        ['paths', '/foo'],
         ['service.name', `svc-${kind}`], ['strip_path', 'false'], ['regex_priority', '-2'],
       ]),
     });
     t.is(route.status, 201, kind);
     t.like(await route.json(), { methods: ['GET', 'POST'], hosts: ['foo.api.test', 'bar.api.test'], paths: ['/foo'], strip_path: false, regex_priority: -2 }, kind);
   }
+});
+
+test('multipart: every part is read, however many; a repeated name keeps its last (arguments.lua:543-551, kong-lapis 1.16.0.1 nginx.lua parse_multipart)', async (t) => {
+  // Kong takes the parts lapis parsed, which counts none (max_post_args bounds a form, arguments.lua:510-513)
+  const parts: [string, string][] = [['username', 'many-parts']];
+  for (let index = 0; index < 1000; index += 1) parts.push(['custom_id', `c${index}`]);
+  const response = await fetch(t.context.url('/consumers'), { method: 'POST', body: multipart(parts) });
+  t.is(response.status, 201);
+  t.like(await response.json(), { username: 'many-parts', custom_id: 'c999' });
+  const tags = await fetch(t.context.url('/consumers/many-parts'), { method: 'PATCH', body: multipart([['tags[]', 'a'], ['tags[]', 'b']]) });
+  t.deepEqual(((await tags.json()) as { tags: unknown }).tags, ['b']);
+  // a form's 1001 arguments are refused whole
+  const form1001 = await fetch(t.context.url('/consumers'), { method: 'POST', body: form(parts.concat([['tags', 'x']])) });
+  t.is(form1001.status, 400);
+  t.deepEqual(await form1001.json(), { message: 'Too many arguments' });
 });
 
 test('a plugin\'s config is read by that plugin\'s schema; "" is null; a credential\'s ttl is a number', async (t) => {
@@ -149,4 +180,16 @@ test('a certificate\'s PEM may come as a multipart file part: its content is the
   t.is(response.status, 400);
   // the parts were read as the fields' values: the PEM's own error, not a missing field
   t.regex(JSON.stringify(await response.json()), /invalid certificate.*invalid key/);
+});
+
+test("GET /status: memory in the unit and scale asked, 400 on a unit Kong refuses (02-kong_routes_spec.lua:369-428)", async (t) => {
+  const memory = async (query: string) => ((await (await fetch(t.context.url(`/status${query}`))).json()) as { memory: { workers_lua_vms: { http_allocated_gc: unknown }[] } }).memory;
+  t.regex(String((await memory('')).workers_lua_vms[0]!.http_allocated_gc), /^\d+\.\d{2} MiB$/);
+  t.regex(String((await memory('?unit=k')).workers_lua_vms[0]!.http_allocated_gc), /^\d+\.\d{2} KiB$/);
+  t.regex(String((await memory('?scale=3')).workers_lua_vms[0]!.http_allocated_gc), /^\d+\.\d{3} MiB$/);
+  t.is(typeof (await memory('?unit=b')).workers_lua_vms[0]!.http_allocated_gc, 'number');
+  const refused = await fetch(t.context.url('/status?unit=V'));
+  t.is(refused.status, 400);
+  // kong/tools/string.lua:150, through health.lua's pcall
+  t.deepEqual(await refused.json(), { message: "invalid unit 'V' (expected 'k/K', 'm/M', or 'g/G')" });
 });

@@ -115,3 +115,10 @@ test('certificates: a public key in key is refused', async (t) => {
   t.is(res.status, 400);
   t.regex(res.body.fields.key, /^invalid key: /);
 });
+
+test('Admin API: a foreign record is checked field by field, without its entity checks', async (t) => {
+  const { admin } = t.context;
+  // kong/db/schema/init.lua:969 validate(value, false) also runs services' entity checks (a tcp service has no path)
+  const nested = await admin('/routes', { method: 'POST', json: { methods: ['GET'], service: { protocol: 'tcp', path: '/x' } } });
+  t.deepEqual(nested.body.fields, { service: { id: 'missing primary key' } });
+});

@@ -15,7 +15,7 @@ import { mountEntityEndpoints } from './endpoints.ts';
 import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
 import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
 import { MULTIPART_AS_FIELDS, nestedMultipartNames } from './multipart.ts';
-import { corsFilter, mediaTypeFilter, optionsMethod } from './request-filters.ts';
+import { corsFilter, emptyJsonBody, mediaTypeFilter, optionsMethod } from './request-filters.ts';
 import { mountSchemaRoutes } from './schemas.ts';
 import { mountTagRoutes } from './tags.ts';
 import { mountUnsupportedRoutes } from './unsupported-routes.ts';
@@ -121,6 +121,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   }));
   app.use(nestedMultipartNames);
 
+  router.use(emptyJsonBody);
   mountNodeRoutes(router, service, registry, {
     nodeId,
     role: options.role,

@@ -1,23 +1,17 @@
 import type Koa from 'koa';
+import { definitionOf, isEntityName } from '../schema/entities/index.ts';
 import type { EntityDefinition, Subschemas } from '../schema/entity.ts';
+import { luaNumber } from '../schema/lua-number.ts';
 import { isPlainObject } from '../schema/validate.ts';
 
 /** A field's JSON Schema as the typedefs build it, with Kong's own type under `x-kong`. */
 interface FieldSchema {
   type?: string;
-  'x-kong'?: { type?: string };
+  'x-kong'?: { type?: string; reference?: string };
   anyOf?: FieldSchema[];
   items?: FieldSchema;
   properties?: Record<string, FieldSchema>;
   patternProperties?: Record<string, FieldSchema>;
-}
-
-/** Lua's tonumber of a string: decimal or hexadecimal, signed, spaces around allowed; else undefined. */
-function luaNumber(text: string): number | undefined {
-  const match = /^\s*([-+]?)(0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$/.exec(text);
-  if (!match) return undefined;
-  const magnitude = Number(match[2]);
-  return match[1] === '-' ? -magnitude : magnitude;
 }
 
 /** The field's schema without its `null` alternative (an optional field is `anyOf [X, null]`). */
@@ -51,8 +45,14 @@ function inferValue(value: unknown, field: FieldSchema | undefined): unknown {
       const values = Object.values(schema.patternProperties ?? {})[0];
       return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, inferValue(item, values)]));
     }
+    case 'foreign': {
+      // read by the referenced type's own fields, which it may name (`service.port`): arguments.lua:183-186
+      const reference = schema['x-kong']?.reference;
+      const fields = reference !== undefined && isEntityName(reference) ? definitionOf(reference).schema.properties : schema.properties;
+      return isPlainObject(value) ? inferFields(value, fields as Record<string, FieldSchema>) : value;
+    }
     default:
-      // a record, or a foreign key (read by the fields it may name)
+      // a record
       return isPlainObject(value) ? inferFields(value, schema.properties) : value;
   }
 }

@@ -38,12 +38,14 @@ export function mountEntityEndpoints(router: Router, service: EntityService): vo
     router.get(path, (ctx) => {
       const scope = parent(ctx);
       if (!foreign || !scope) {
-        ctx.body = paginate(service.list(name), ctx.query, `/${pathName(name)}`, present(name));
+        ctx.body = paginate(service.list(name), ctx, { path: `/${pathName(name)}`, filters: true }, present(name));
         return;
       }
       const owner = service.parentOf(name, scope);
       const items = service.list(name, { field: foreign.field, id: owner.id });
-      ctx.body = paginate(items, ctx.query, `/${pathName(foreign.reference)}/${owner.id}/${nestedName(name)}`, present(name));
+      // the parent's key as the URL wrote it: kong/api/endpoints.lua:366-374 (self.params, not unescaped)
+      const written = ctx.path.split('/')[2] ?? owner.id;
+      ctx.body = paginate(items, ctx, { path: `/${pathName(foreign.reference)}/${written}/${nestedName(name)}`, filters: false }, present(name));
     });
     router.post(path, async (ctx) => {
       ctx.body = service.present(name, await service.insert(name, body(ctx, name), { parent: parent(ctx) }));

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type Router from '@koa/router';
 import { KONG_TAGLINE, KONG_VERSION } from '../kong-version.ts';
+import { luaNumber } from '../schema/lua-number.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import type { EntityService } from '../db/entity-service.ts';
 
@@ -38,6 +39,22 @@ const NO_SERVER: ServerStatus = {
   total_requests: 0,
 };
 
+/**
+ * kong/tools/string.lua:123-151 bytes_to_str (3.9.3): a count of bytes in `unit` (b: the number;
+ * k, m, g: KiB, MiB, GiB with `scale` decimals); an error message for a unit or scale it refuses.
+ */
+function bytesToStr(bytes: number, unit: string, scale: number | undefined): number | string | Error {
+  const u = unit.toLowerCase();
+  if (u === '' || u === 'b') return Math.trunc(bytes);
+  const decimals = scale ?? 2;
+  if (decimals < 0) return new Error('scale must be equal or greater than 0');
+  const power = { k: [10, 'KiB'], m: [20, 'MiB'], g: [30, 'GiB'] }[u] as [number, string] | undefined;
+  if (!power) return new Error(`invalid unit '${unit}' (expected 'k/K', 'm/M', or 'g/G')`);
+  return `${(bytes / 2 ** power[0]).toFixed(Math.trunc(decimals))} ${power[1]}`;
+}
+
+const first = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
+
 /** `GET /`, `/status` and `/plugins/enabled` (kong/api/routes/kong.lua, health.lua). */
 export function mountNodeRoutes(router: Router, service: EntityService, registry: PluginRegistry, node: NodeInfo): void {
   const { nodeId } = node;
@@ -69,13 +86,23 @@ export function mountNodeRoutes(router: Router, service: EntityService, registry
     };
   });
 
+  // kong/api/routes/health.lua:15-45 (3.9.3): memory in `unit` (default m) with `scale` decimals, 400 on a bad one
   router.get('/status', async (ctx) => {
-    const memory = process.memoryUsage();
+    const scaleText = first(ctx.query.scale);
+    const scale = scaleText === undefined ? undefined : luaNumber(scaleText);
+    const unit = first(ctx.query.unit) ?? 'm';
+    const checked = bytesToStr(0, unit, scale);
+    if (checked instanceof Error) {
+      ctx.status = 400;
+      ctx.body = { message: checked.message };
+      return;
+    }
+    const gc = bytesToStr(process.memoryUsage().heapUsed, unit, scale);
     ctx.body = {
       database: { reachable: true },
       server: (await node.serverStatus?.()) ?? NO_SERVER,
       memory: {
-        workers_lua_vms: [{ pid: process.pid, http_allocated_gc: `${(memory.heapUsed / 1048576).toFixed(2)} MiB` }],
+        workers_lua_vms: [{ pid: process.pid, http_allocated_gc: gc }],
         lua_shared_dicts: {},
       },
       // Kong reports an MD5 (32 hex); the snapshot's hash is a SHA-256: its first 32 hex.

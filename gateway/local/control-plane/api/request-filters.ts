@@ -52,6 +52,22 @@ export const mediaTypeFilter: Middleware = async (ctx, next) => {
 };
 
 /**
+ * api_helpers.lua parse_params (3.9.3, :306-318), around every route's handler: a write whose
+ * Content-Type names JSON but whose body lapis could not decode, an empty one too (lapis
+ * json_params decodes nil), is 400 "Cannot parse JSON body". Mounted with `router.use`, it runs
+ * only when a route matched, as Kong's does. `bodyBytes` is what utf8Bodies read.
+ */
+export const emptyJsonBody: Middleware = async (ctx, next) => {
+  const json = ctx.get('Content-Type').toLowerCase().includes('application/json');
+  if (NEEDS_BODY.has(ctx.method) && json && ((ctx.state as { bodyBytes?: number }).bodyBytes ?? 0) === 0) {
+    ctx.status = 400;
+    ctx.body = { message: 'Cannot parse JSON body' };
+    return;
+  }
+  await next();
+};
+
+/**
  * api_helpers.lua options_method (3.9.3): OPTIONS on a known path answers 204 with the path's
  * methods (HEAD with GET, OPTIONS itself), sorted, as Allow and Access-Control-Allow-Methods. An
  * unknown path goes on to the 404.

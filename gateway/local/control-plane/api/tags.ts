@@ -74,7 +74,8 @@ export function mountTagRoutes(router: Router, service: EntityService): void {
     const page: Page<TagRow> = { data: slice.map(({ ordinality: _o, ...row }) => row), next: null };
     if (last && all.length > size) {
       page.offset = encodeOffset([last.entity_id]);
-      page.next = `/tags/${tag}?offset=${encodeURIComponent(page.offset)}`;
+      // the tag as the URL wrote it (kong/api/routes/tags.lua:18-19: self.params.tags, not unescaped)
+      page.next = `/tags/${ctx.path.slice('/tags/'.length)}?offset=${encodeURIComponent(page.offset)}`;
     }
     ctx.body = page;
   });

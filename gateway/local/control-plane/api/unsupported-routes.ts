@@ -28,7 +28,7 @@ export function mountUnsupportedRoutes(router: Router, service: EntityService): 
   // Kong OSS 3.9 entities the local gateway does not run: none held, none accepted.
   for (const type of NOT_RUN) {
     router.get(`/${type}`, (ctx) => {
-      ctx.body = paginate([], ctx.query, `/${type}`);
+      ctx.body = paginate([], ctx, { path: `/${type}`, filters: true });
     });
     router.get(`/${type}/:id`, () => {
       throw new NotFound();
@@ -42,7 +42,7 @@ export function mountUnsupportedRoutes(router: Router, service: EntityService): 
   for (const [type, nested] of NESTED_CREDENTIALS) {
     router.get(`/consumers/:consumer/${nested}`, (ctx) => {
       const consumer = service.find('consumers', ctx.params.consumer ?? '');
-      ctx.body = paginate([], ctx.query, `/consumers/${consumer.id}/${nested}`);
+      ctx.body = paginate([], ctx, { path: `/consumers/${consumer.id}/${nested}`, filters: false });
     });
     router.get(`/consumers/:consumer/${nested}/:id`, (ctx) => {
       service.find('consumers', ctx.params.consumer ?? '');

@@ -24,6 +24,7 @@ export function utf8Bodies(limit: string): Middleware {
       return;
     }
     const raw = await getRawBody(ctx.req, { length, limit });
+    (ctx.state as { bodyBytes?: number }).bodyBytes = raw.length;
     try {
       strictUtf8.decode(raw);
     } catch {

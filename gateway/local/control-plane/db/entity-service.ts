@@ -2,9 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityDefinition, Subschemas } from '../schema/entity.ts';
 import { ENTITY_NAMES, definitionOf, foreignFields, type AnyEntity, type EntityName, type EntityTypes } from '../schema/entities/index.ts';
 import { validateEntityInput, type Input } from '../schema/entity-validation.ts';
-import { ForeignKeyViolation, ForeignKeysUnresolved, NotFound, SchemaViolation, UniqueViolation, refuseInvalid } from '../schema/errors.ts';
+import { ForeignKeyViolation, ForeignKeysUnresolved, InvalidPrimaryKey, InvalidUnique, NotFound, SchemaViolation, UniqueViolation, refuseInvalid } from '../schema/errors.ts';
 import { isUuid, kongField } from '../schema/typedefs.ts';
-import { isPlainObject, type FieldErrors } from '../schema/validate.ts';
+import { isPlainObject, validateField, type FieldErrors } from '../schema/validate.ts';
 import { checkNameList, replaceNameList, snisOf } from './certificate-snis.ts';
 import type { Draft, EntityStore, Snapshot } from './entity-store.ts';
 
@@ -72,6 +72,11 @@ export class EntityService {
   select<N extends EntityName>(name: N, key: string, view: View = this.view): EntityTypes[N] | undefined {
     const definition = definitionOf(name);
     const endpointKey = definition.endpoint_key;
+    if (!isUuid(key)) {
+      // a type without an endpoint key is named by its id only (kong/db/dao/init.lua:1006-1011: validate_primary_key)
+      if (!endpointKey) throw new InvalidPrimaryKey();
+      checkEndpointKey(definition, endpointKey, key);
+    }
     const found = isUuid(key)
       ? view.get(name, key)
       : endpointKey
@@ -174,7 +179,7 @@ export class EntityService {
   upsert<N extends EntityName>(name: N, key: string, input: Input, options: WriteOptions = {}): Promise<EntityTypes[N]> {
     return this.transaction((draft) => {
       const endpointKey = definitionOf(name).endpoint_key;
-      if (!isUuid(key) && !endpointKey) throw new NotFound();
+      if (!isUuid(key) && !endpointKey) throw new InvalidPrimaryKey();
       const existing = this.select(name, key, draft);
       if (existing && options.parent) this.find(name, key, options.parent, draft);
       const given = this.scoped(draft, name, input, options.parent, 'upsert');
@@ -358,4 +363,18 @@ export class EntityService {
       }
     }
   }
+}
+
+/**
+ * A key the URL gives for the endpoint key is validated as that field before any lookup, read,
+ * update, upsert or delete alike (kong/db/dao/init.lua:349-371, 3.9.3): `GET /services/a%20b`
+ * is 400 invalid unique name, not 404.
+ */
+function checkEndpointKey(definition: EntityDefinition, endpointKey: string, key: string): void {
+  const field = definition.schema.properties[endpointKey];
+  if (field === undefined) return;
+  const errors: FieldErrors = {};
+  validateField(field, key, endpointKey, errors);
+  const message = errors[endpointKey];
+  if (message !== undefined) throw new InvalidUnique(endpointKey, message);
 }

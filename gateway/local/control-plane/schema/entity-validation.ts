@@ -1,6 +1,8 @@
 import type { Static, TObject, TProperties } from '@sinclair/typebox';
+import { definitionOf, isEntityName } from './entities/index.ts';
 import type { EntityDefinition, Subschemas } from './entity.ts';
-import { isPlainObject, validateFields, type FieldErrors } from './validate.ts';
+import { kongField } from './typedefs.ts';
+import { isPlainObject, validateField, validateFields, type FieldErrors } from './validate.ts';
 
 export type Input = Record<string, unknown>;
 
@@ -26,11 +28,14 @@ export function validateEntityInput<P extends TProperties>(
     delete given[name];
     Object.assign(given, expand(value, errors));
   }
+  // a shorthand's error is all Kong answers: process_auto_fields stops there (kong/db/schema/init.lua:1798-1859)
+  if (Object.keys(errors).length > 0) return { fields: given as Static<TObject<P>>, errors };
   for (const [name, reason] of Object.entries(definition.refusedInput ?? {})) {
     if (isSet(given[name])) errors[name] = `not supported by the local gateway: ${reason}`;
     delete given[name];
   }
   const record = validateFields(definition.schema.properties, given, '', errors, { skipAuto: true });
+  foreignRecordErrors(definition.schema.properties, given, errors);
   // The fields as the entity's type: every field validated (auto ones the entity service fills).
   const fields = record as Static<TObject<P>>;
   for (const [name, reason] of Object.entries<string | undefined>(definition.unsupported ?? {})) {
@@ -41,4 +46,28 @@ export function validateEntityInput<P extends TProperties>(
   if (fieldsValid) definition.check?.(fields, errors);
   if (Object.keys(errors).length === 0) definition.transform?.(fields);
   return { fields, errors };
+}
+
+/**
+ * A foreign key without a valid primary key is checked as a record of the type it references, its
+ * given fields only; their errors replace the primary key's (kong/db/schema/init.lua:963-975,
+ * 3.9.3: validate_primary_key, then validate(value, false)): `service.protocol: expected one of`
+ * rather than `service.id: missing primary key`. (That check's entity checks are not run.)
+ */
+function foreignRecordErrors(properties: TProperties, given: Input, errors: FieldErrors): void {
+  for (const [field, foreign] of Object.entries(properties)) {
+    const { reference } = kongField(foreign).attributes;
+    const value = given[field];
+    if (reference === undefined || !isEntityName(reference) || !isPlainObject(value) || errors[`${field}.id`] === undefined) continue;
+    const fields = definitionOf(reference).schema.properties;
+    const nested: FieldErrors = {};
+    for (const [name, item] of Object.entries(value)) {
+      const schema = fields[name];
+      if (schema === undefined || kongField(schema).attributes.internal) nested[`${field}.${name}`] = 'unknown field';
+      else validateField(schema, item, `${field}.${name}`, nested);
+    }
+    if (Object.keys(nested).length === 0) continue;
+    delete errors[`${field}.id`];
+    Object.assign(errors, nested);
+  }
 }

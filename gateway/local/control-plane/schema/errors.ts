@@ -1,3 +1,4 @@
+import { luaPretty } from './lua-pretty.ts';
 import type { FieldErrors } from './validate.ts';
 
 /** Kong's Admin API error bodies (kong/db/errors.lua): what the Admin API answers for each error class. */
@@ -58,16 +59,54 @@ function asSequences(node: Record<string, unknown>): Record<string, unknown> | u
   return Array.from({ length }, (_, i) => node[String(i + 1)] ?? null);
 }
 
+/** Lua's sort of keys: numbers by value (an element's position), before names. */
+function compareKeys(a: string, b: string): number {
+  const [x, y] = [INDEX.test(a), INDEX.test(b)];
+  if (x && y) return Number(a) - Number(b);
+  if (x !== y) return x ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A table's keys, Lua's way: an array's positions from 1 that hold an error, sorted. */
+const sortedKeys = (table: Record<string, unknown> | unknown[]): string[] =>
+  (Array.isArray(table) ? table.flatMap((item, i) => (item === null ? [] : [String(i + 1)])) : Object.keys(table)).sort(compareKeys);
+
+const isTable = (value: unknown): value is Record<string, unknown> | unknown[] => typeof value === 'object' && value !== null;
+
+/**
+ * kong/db/errors.lua:223-248 (3.9.3): the entity's own errors first, then each field's by sorted
+ * name, one level of sub-fields (`config.minute`), anything deeper printed as a Lua table.
+ */
+function violations(fields: Record<string, unknown>): string[] {
+  const list: string[] = [];
+  const entity = fields['@entity'];
+  if (Array.isArray(entity)) list.push(...entity.map(String));
+  for (const name of sortedKeys(fields)) {
+    const value = fields[name];
+    if (name === '@entity') continue;
+    if (!isTable(value)) {
+      list.push(`${name}: ${String(value)}`);
+      continue;
+    }
+    for (const sub of sortedKeys(value)) {
+      const item = Array.isArray(value) ? value[Number(sub) - 1] : value[sub];
+      list.push(`${name}.${sub}: ${isTable(item) ? luaPretty(item) : String(item)}`);
+    }
+  }
+  return list;
+}
+
 /** code 2, 400: the input does not validate. */
 export class SchemaViolation extends KongError {
   constructor(readonly errors: FieldErrors) {
-    const list = Object.entries(errors).map(([path, message]) => (path.endsWith('@entity') ? message : `${path}: ${message}`));
+    const fields = nest(errors);
+    const list = violations(fields);
     super(
       {
         code: 2,
         name: 'schema violation',
         message: list.length === 1 ? `schema violation (${list[0]})` : `${list.length} schema violations (${list.join('; ')})`,
-        fields: nest(errors),
+        fields,
       },
       400,
     );
@@ -138,6 +177,21 @@ export class InvalidPaging extends KongError {
 export class InvalidOption extends KongError {
   constructor(option: string, message: string) {
     super({ code: 11, name: 'invalid options', message: `invalid option (${option}: ${message})`, options: { [option]: message } }, 400);
+  }
+}
+
+/** code 1, 400: a URL key that is no UUID, for a type without an endpoint key (kong/db/errors.lua:194-202). */
+export class InvalidPrimaryKey extends KongError {
+  constructor() {
+    const fields = { id: 'expected a valid UUID' };
+    super({ code: 1, name: 'invalid primary key', message: `invalid primary key: '{id="expected a valid UUID"}'`, fields }, 400);
+  }
+}
+
+/** code 10, 400: a key the URL names that its field refuses (kong/db/errors.lua:433-440 invalid_unique). */
+export class InvalidUnique extends KongError {
+  constructor(field: string, message: string) {
+    super({ code: 10, name: `invalid unique ${field}`, message }, 400);
   }
 }
 

@@ -20,6 +20,7 @@ export function kongSchemaField(schema: TSchema): Record<string, unknown> {
   if (a.between) out.between = [...a.between];
   if (a.gt !== undefined) out.gt = a.gt;
   if (a.len_min !== undefined) out.len_min = a.len_min;
+  if (a.starts_with !== undefined) out.starts_with = a.starts_with;
   if (a.abstract) out.abstract = true;
   if (a.transient) out.transient = true;
   if (a.on_delete && a.on_delete !== 'restrict') out.on_delete = a.on_delete;

@@ -40,6 +40,7 @@ export interface KongAttributes {
   between?: readonly [number, number];
   gt?: number;
   len_min?: number;
+  starts_with?: string;
   match?: RegExp;
   custom?: Check;
   /** array, set: the elements; map: keys and values; record: the fields in order. */
@@ -108,6 +109,8 @@ function attrs(type: KongType, a: Common<unknown>, extra: Partial<KongAttributes
 export interface StringAttributes extends Common<string> {
   one_of?: readonly string[];
   match?: RegExp;
+  /** Kong's starts_with validator ("should start with: …"), run before match. */
+  starts_with?: string;
   len_min?: number;
   custom?: Check;
 }
@@ -121,7 +124,7 @@ export function string<const A extends StringAttributes>(a: A = {} as A): Field<
     // Kong refuses empty strings unless len_min says otherwise (validate_field).
     minLength: a.len_min ?? 1,
     ...(a.one_of ? { enum: [...a.one_of] } : {}),
-    ...(a.match ? { pattern: a.match.source } : {}),
+    ...(a.match ? { pattern: a.match.source } : a.starts_with !== undefined ? { pattern: `^${a.starts_with.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}` } : {}),
   });
   return field(json as StringSchema<A>, a);
 }

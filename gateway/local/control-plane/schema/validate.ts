@@ -164,6 +164,8 @@ function validateScalar(a: KongAttributes, value: unknown, path: string, errors:
   } else if (text !== undefined && text.length < (a.len_min ?? 1)) {
     // Empty strings are refused unless a field says len_min = 0 (validate_field).
     errors[path] = `length must be at least ${a.len_min ?? 1}`;
+  } else if (a.starts_with !== undefined && text !== undefined && !text.startsWith(a.starts_with)) {
+    errors[path] = `should start with: ${a.starts_with}`;
   } else if (a.match && text !== undefined && !a.match.test(text)) {
     errors[path] = `invalid value: ${text}`;
   } else if (a.custom && text !== undefined) {

@@ -1,7 +1,7 @@
 import type { TProperties } from '@sinclair/typebox';
 import { defineEntity, type EntityDefinition } from '../entity.ts';
 import { hostError } from '../hosts.ts';
-import { HEADER_NAME } from '../plugins/plugin-schema.ts';
+import { headerName } from '../plugins/plugin-schema.ts';
 import * as T from '../typedefs.ts';
 
 // Entity types of Kong OSS 3.9 the local gateway does not run. Describing a type is not running
@@ -15,7 +15,7 @@ const httpStatuses = (statuses: number[]) => T.array(T.integer({ between: [100, 
 const seconds = (value: number) => T.number({ default: value, between: [0, 65535] });
 const oneByte = (value: number) => T.integer({ default: value, between: [0, 255] });
 const checkType = () => T.string({ default: 'http', one_of: ['tcp', 'http', 'https', 'grpc', 'grpcs'] });
-const header = () => T.string({ match: HEADER_NAME });
+const header = headerName;
 
 /** upstreams.lua's healthchecks record, as its gen_fields builds it from healthchecks_config. */
 const healthchecks = () =>

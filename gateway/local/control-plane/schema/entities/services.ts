@@ -1,29 +1,37 @@
 import { defineEntity, type EntityOf } from '../entity.ts';
 import { hostError } from '../hosts.ts';
 import * as T from '../typedefs.ts';
+import { luaNumber } from '../lua-number.ts';
+import { parseLuaSocketUrl, pathError } from '../url-path.ts';
 import type { FieldErrors } from '../validate.ts';
 
 const timeout = () => T.integer({ default: 60000, between: [1, 2147483646] });
 
-/** The `url` shorthand: protocol, host, port and path from one URL (services.lua shorthand_fields). */
+/**
+ * The `url` shorthand (kong/db/schema/entities/services.lua:75-106, 3.9.3): protocol, host, port
+ * and path from one URL, split by LuaSocket's url.parse; a part it lacks is null (host, path) or
+ * Kong's default (protocol http, the protocol's port), and each replaces the field given. What
+ * the URL holds is then validated as those fields: `invalid url` is a missing host and a path
+ * that does not start with `/` (10-services_routes_spec.lua:894-917).
+ */
 export function serviceUrlFields(url: unknown, errors: FieldErrors): Record<string, unknown> {
   if (typeof url !== 'string') {
     errors.url = 'expected a string';
     return {};
   }
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    errors.url = 'missing host in url';
+  if (url === '') {
+    errors.url = 'length must be at least 1';
     return {};
   }
-  const protocol = parsed.protocol.replace(/:$/, '');
+  const parsed = parseLuaSocketUrl(url);
+  const port = parsed.port === undefined ? undefined : luaNumber(parsed.port);
+  const protocol = parsed.scheme ?? (port === 80 ? 'http' : port === 443 ? 'https' : 'http');
   return {
     protocol,
-    host: parsed.hostname.replace(/^\[|\]$/g, ''),
-    port: parsed.port ? Number(parsed.port) : protocol === 'https' ? 443 : 80,
-    ...(parsed.pathname && parsed.pathname !== '/' ? { path: parsed.pathname } : url.replace(/\/+$/, '') !== url ? { path: '/' } : {}),
+    host: parsed.host ?? null,
+    // a port that is not a number stays text, refused as the port's
+    port: port ?? parsed.port ?? (protocol === 'https' ? 443 : 80),
+    path: parsed.path ?? null,
   };
 }
 
@@ -41,7 +49,7 @@ export const services = defineEntity({
     protocol: T.string({ required: true, default: 'http', one_of: T.PROTOCOLS }),
     host: T.string({ required: true, custom: hostError }),
     port: T.integer({ required: true, default: 80, between: [0, 65535] }),
-    path: T.string({ match: /^\// }),
+    path: T.string({ starts_with: '/', custom: pathError }),
     connect_timeout: timeout(),
     write_timeout: timeout(),
     read_timeout: timeout(),

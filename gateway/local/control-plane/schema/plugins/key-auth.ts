@@ -1,12 +1,12 @@
 import * as T from '../typedefs.ts';
-import { configRecord, definePlugin, HEADER_NAME } from './plugin-schema.ts';
+import { configRecord, definePlugin, headerName } from './plugin-schema.ts';
 
 /** kong/plugins/key-auth/schema.lua (3.9.3). */
 export const keyAuth = definePlugin({
   name: 'key-auth',
   noConsumer: true,
   config: configRecord({
-    key_names: T.array(T.string({ match: HEADER_NAME }), { required: true, default: ['apikey'] }),
+    key_names: T.array(headerName(), { required: true, default: ['apikey'] }),
     hide_credentials: T.boolean({ required: true, default: false }),
     anonymous: T.string(),
     key_in_header: T.boolean({ required: true, default: true }),

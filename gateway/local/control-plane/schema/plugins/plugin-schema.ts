@@ -1,4 +1,5 @@
 import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox';
+import { headerNameError } from './typedef-checks.ts';
 import * as T from '../typedefs.ts';
 
 /**
@@ -46,8 +47,8 @@ export type PluginConfig<S> = S extends PluginSchema<infer C> ? Static<C> : neve
 /** A plugin's config record: required, as Kong makes records in entities (make_records_required). */
 export const configRecord = <P extends TProperties>(fields: P) => T.record(fields, { required: true });
 
-/** Kong's header_name typedef: letters, digits, dash and underscore. */
-export const HEADER_NAME = /^[A-Za-z0-9_-]+$/;
+/** A field of Kong's header_name typedef, refused with Kong's message. */
+export const headerName = () => T.string({ custom: headerNameError });
 
 /** What the data plane's Lua reports for each plugin it loads (describe mode: plugins.json). */
 export interface PluginDescription {

@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { hostError } from '../hosts.ts';
 import * as T from '../typedefs.ts';
-import { configRecord, definePlugin, HEADER_NAME, type DeprecatedShorthand } from './plugin-schema.ts';
+import { configRecord, definePlugin, headerName, type DeprecatedShorthand } from './plugin-schema.ts';
 
 export const PERIODS = ['second', 'minute', 'hour', 'day', 'month', 'year'] as const;
 const SYNC_RATE_REALTIME = -1;
@@ -27,7 +27,7 @@ export const rateLimiting = definePlugin({
     month: limit(),
     year: limit(),
     limit_by: T.string({ default: 'consumer', one_of: ['consumer', 'credential', 'ip', 'service', 'header', 'path'] }),
-    header_name: T.string({ match: HEADER_NAME }),
+    header_name: headerName(),
     path: T.string({ match: /^\// }),
     policy: T.string({ default: 'local', len_min: 0, one_of: ['local', 'cluster', 'redis'] }),
     fault_tolerant: T.boolean({ required: true, default: true }),

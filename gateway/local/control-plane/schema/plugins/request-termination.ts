@@ -1,5 +1,5 @@
 import * as T from '../typedefs.ts';
-import { configRecord, definePlugin, HEADER_NAME } from './plugin-schema.ts';
+import { configRecord, definePlugin, headerName } from './plugin-schema.ts';
 
 const present = (value: string | null) => typeof value === 'string' && value.length > 0;
 
@@ -12,7 +12,7 @@ export const requestTermination = definePlugin({
     content_type: T.string(),
     body: T.string(),
     echo: T.boolean({ required: true, default: false }),
-    trigger: T.string({ match: HEADER_NAME }),
+    trigger: headerName(),
   }),
   check(config) {
     if (present(config.message) && (present(config.content_type) || present(config.body))) {

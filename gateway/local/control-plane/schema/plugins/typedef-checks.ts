@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { hostError, sniError, wildcardHostError } from '../hosts.ts';
+import { pathError } from '../url-path.ts';
 
 /**
  * The checks behind the typedefs custom plugins' schema.lua files use. Kong's typedefs
@@ -10,6 +11,10 @@ import { hostError, sniError, wildcardHostError } from '../hosts.ts';
 type Check = (value: string) => string | undefined;
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** typedefs.header_name (typedefs.lua:345-348, kong/tools/http.lua:271-282): letters, digits, '-' and '_'. */
+export const headerNameError = (value: string): string | undefined =>
+  /^[A-Za-z0-9_-]+$/.test(value) ? undefined : `bad header name '${value}', allowed characters are A-Z, a-z, 0-9, '_', and '-'`;
 
 function cidrError(value: string, family?: 4): string | undefined {
   const [address, bits, extra] = value.split('/');
@@ -32,10 +37,10 @@ export const TYPEDEF_CHECKS: Readonly<Record<string, Check>> = {
   ip: (value) => (isIP(value) ? undefined : `not an ip address: ${value}`),
   ip_or_cidr: (value) => (isIP(value) ? undefined : cidrError(value)),
   cidr_v4: (value) => cidrError(value, 4),
-  header_name: (value) => (TOKEN.test(value) ? undefined : `bad header name '${value}', allowed characters are A-Z, a-z, 0-9, '_', and '-'`),
+  header_name: headerNameError,
   cookie_name: (value) => (TOKEN.test(value) ? undefined : `bad cookie name '${value}'`),
-  // kong/db/schema/typedefs.lua validate_path: percent-escapes must be well formed
-  path: (value) => (/%(?![0-9A-Fa-f]{2})/.test(value) ? `invalid url-encoded value: '${value}'` : undefined),
+  // kong/db/schema/typedefs.lua:318-328 typedefs.path
+  path: pathError,
   url: (value) => {
     try {
       const url = new URL(value);
