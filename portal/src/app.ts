@@ -11,6 +11,7 @@ import { vendorAssetRoutes } from './http/vendor-assets.ts';
 import { clearSessionCookie, readSignedCookie, SESSION_COOKIE } from './http/cookies.ts';
 import { csrfProtection } from './http/csrf.ts';
 import { securityHeaders } from './http/security-headers.ts';
+import { utf8Forms } from './http/utf8-form.ts';
 import { pageContext, sendPage } from './http/state.ts';
 import { HashSlots, type HashSlotLimits } from './hash-slots.ts';
 import { InviteStore } from './invites.ts';
@@ -39,6 +40,8 @@ export interface PortalAppOptions {
   /** Password hashes at once and waiting (hash-slots.ts); default DEFAULT_HASH_SLOTS. */
   hashSlots?: HashSlotLimits;
 }
+
+const FORM_LIMIT = '16kb';
 
 const defaultLogError = (error: unknown, where: string) => console.error(`[portal] unhandled error on ${where}:`, error);
 
@@ -114,7 +117,8 @@ export function createPortalApp(options: PortalAppOptions): Koa {
 
   app.use(securityHeaders);
   app.use(errorPages(logError));
-  app.use(koaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '16kb' }));
+  app.use(utf8Forms(FORM_LIMIT));
+  app.use(koaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: FORM_LIMIT }));
   app.use(sessions(services));
   app.use(csrfProtection((ctx, reason) => sendPage(ctx, 403, errorPage(pageContext(ctx), 'Form refused', reason))));
   app.use(router.routes());
