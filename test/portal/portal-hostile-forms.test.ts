@@ -1,6 +1,6 @@
-// Hostile forms sent to the portal: bytes that are not UTF-8 (raw or %-escaped), U+0000. Each is
-// refused 4xx with a page saying why, before any account is written; none reaches the gateway
-// (the Admin API here is a closed port).
+// Hostile forms sent to the portal: bytes that are not UTF-8 (raw or %-escaped), U+0000, a CSRF
+// field longer in bytes than its cookie. Each is refused 4xx with a page saying why, before any
+// account is written; none reaches the gateway (the Admin API here is a closed port).
 import anyTest, { type TestFn } from 'ava';
 import { PortalBrowser, startTestPortal, type TestPortal } from '../helpers/portal.ts';
 
@@ -73,4 +73,12 @@ test('a compressed form is refused 415', async (t) => {
   const b = await signUpPage(t.context.portal);
   const page = await b.postBytes('/portal/signup', form(b, Buffer.from('ada@b.co')), { 'content-encoding': 'gzip' });
   t.is(page.status, 415);
+});
+
+test('a CSRF field as long as its cookie in characters but longer in bytes is refused 403, not 500', async (t) => {
+  const b = await signUpPage(t.context.portal);
+  const forged = `é${b.csrf.slice(1)}`;
+  const page = await b.post('/portal/signup', { _csrf: forged, email: 'ada@b.co', name: 'Ada', password: PASSWORD });
+  t.is(page.status, 403);
+  t.regex(page.text, /Form refused/);
 });
