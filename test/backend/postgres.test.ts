@@ -35,6 +35,13 @@ test('pets are created with numeric ids and int64 fields read back as JSON numbe
   t.is(fetched.body.categoryId, Number.MAX_SAFE_INTEGER);
 });
 
+test('a name holding U+0000, which PostgreSQL text cannot hold, answers 400, not a failed insert (500)', async (t) => {
+  const { a } = t.context;
+  const refused = await createPet(a, { name: 'Rex\u0000', categoryId: 1 });
+  t.is(refused.status, 400);
+  t.is(refused.body.code, 'validation_failed');
+});
+
 test('a pet written through one replica is listed by the other at once (no per-process page cache)', async (t) => {
   const { a, b } = t.context;
   const before = await request(`${b.url}/pets?limit=100`);

@@ -191,6 +191,13 @@ test('a lone surrogate answers 400 invalid_json; a surrogate pair is kept exactl
   t.is((await request(`${t.context.backend.url}/pets/${pair.body.id}`)).body.name, 'Rex \u{1F600}');
 });
 
+test('a name holding U+0000 answers 400 validation_failed on SQLite as on PostgreSQL (which cannot store it)', async (t) => {
+  const response = await postRaw(t, '/pets', '{"name":"Rex\\u0000","categoryId":1}');
+  t.is(response.status, 400);
+  t.deepEqual(response.body, { code: 'validation_failed', message: 'Invalid pet: name: Expected a string without U+0000 (NUL).', status: 400 });
+  t.deepEqual(contractProblems('POST', '/pets', response), []);
+});
+
 test('a body that is not UTF-8 answers 400 invalid_json instead of being stored with U+FFFD', async (t) => {
   // A lone surrogate written as CESU-8 bytes (ED A0 80), and a Latin-1 byte.
   for (const bytes of [[0xed, 0xa0, 0x80], [0xe9]]) {

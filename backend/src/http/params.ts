@@ -16,11 +16,15 @@ const DIGITS = /^[0-9]+(\.0+)?$/;
 /** A path or query parameter that must be a positive integer written in digits. */
 export const IdParam = coerce(PositiveId, string(), (text) => (DIGITS.test(text) ? Number(text) : text));
 
-/** A non-blank string of 1..max characters. */
+/**
+ * A non-blank string of 1..max characters without U+0000, which PostgreSQL cannot store in text
+ * (it would fail the insert, a 500) and SQLite would: refused on both, so both stores agree.
+ */
 export function nonBlankString(max: number) {
-  return refine(size(string(), 1, max), 'NonBlank', (value) =>
-    value.trim().length > 0 ? true : 'Expected a string that is not blank',
-  );
+  return refine(size(string(), 1, max), 'NonBlank', (value) => {
+    if (value.trim().length === 0) return 'Expected a string that is not blank';
+    return value.includes('\u0000') ? 'Expected a string without U+0000 (NUL)' : true;
+  });
 }
 
 /** Query parameter `limit`: optional, integer 1..100, default 20. */

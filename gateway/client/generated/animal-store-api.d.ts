@@ -198,7 +198,7 @@ export interface components {
         /** @enum {string} */
         PetStatus: "available" | "pending" | "sold";
         NewPet: {
-            /** @description The animal's name; not blank. Any Unicode text; a lone surrogate (`"\ud800"` without its pair) is refused with `invalid_json`, never stored altered. */
+            /** @description The animal's name; not blank. Any Unicode text but U+0000 (`validation_failed`; PostgreSQL cannot store it); a lone surrogate (`"\ud800"` without its pair) is refused with `invalid_json`, never stored altered. */
             name: string;
             categoryId: components["schemas"]["Id"];
             /** @description Availability status; `available` when omitted. */
