@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
 import { koaBody } from 'koa-body';
@@ -107,7 +108,9 @@ export function createPortalApp(options: PortalAppOptions): Koa {
     supportEmail: config.supportEmail,
   };
 
-  const router = new Router({ prefix: BASE });
+  // Every method Node's parser accepts is known, so a path answers one it does not serve 405 with
+  // Allow, as the backend does; the router's default list would make PROPFIND, PURGE… a 501.
+  const router = new Router({ prefix: BASE, methods: [...METHODS] });
   assetRoutes(router);
   accountRoutes(router, services);
   keyRoutes(router, services);

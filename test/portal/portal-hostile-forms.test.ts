@@ -1,6 +1,7 @@
 // Hostile forms sent to the portal: bytes that are not UTF-8 (raw or %-escaped), U+0000, a CSRF
 // field longer in bytes than its cookie. Each is refused 4xx with a page saying why, before any
-// account is written; none reaches the gateway (the Admin API here is a closed port).
+// account is written; none reaches the gateway (the Admin API here is a closed port). And methods
+// the portal does not serve: 405, never a 5xx.
 import anyTest, { type TestFn } from 'ava';
 import { PortalBrowser, startTestPortal, type TestPortal } from '../helpers/portal.ts';
 
@@ -81,4 +82,12 @@ test('a CSRF field as long as its cookie in characters but longer in bytes is re
   const page = await b.post('/portal/signup', { _csrf: forged, email: 'ada@b.co', name: 'Ada', password: PASSWORD });
   t.is(page.status, 403);
   t.regex(page.text, /Form refused/);
+});
+
+test('a method the portal does not serve (PROPFIND, PURGE) is 405 with Allow, not 501', async (t) => {
+  for (const method of ['PROPFIND', 'PURGE', 'DELETE']) {
+    const response = await fetch(`${t.context.portal.url}/portal/signup`, { method });
+    t.is(response.status, 405, method);
+    t.regex(response.headers.get('allow') ?? '', /\bPOST\b/, method);
+  }
 });
