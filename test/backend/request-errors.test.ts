@@ -95,6 +95,15 @@ test('an unknown path answers 404 not_found in the Error shape', async (t) => {
   t.deepEqual(response.body, { code: 'not_found', message: 'No resource at GET /unicorns.', status: 404 });
 });
 
+test('a long unknown path is described by its length in the 404 and 405 messages, not echoed', async (t) => {
+  const long = `/${'a'.repeat(6000)}`;
+  const unknown = await request(`${t.context.backend.url}${long}`);
+  t.deepEqual(unknown.body, { code: 'not_found', message: 'No resource at GET a path of 6001 characters.', status: 404 });
+  const item = await request(`${t.context.backend.url}/pets/${'1'.repeat(200)}`, { method: 'DELETE' });
+  t.is(item.status, 405);
+  t.is(item.body.message, 'Method DELETE is not allowed on a path of 206 characters.');
+});
+
 test('a wrong method answers 405 with Allow', async (t) => {
   const response = await request(`${t.context.backend.url}/pets`, { method: 'DELETE' });
   t.is(response.status, 405);
