@@ -16,6 +16,7 @@ import { utf8Forms } from './http/utf8-form.ts';
 import { pageContext, sendPage } from './http/state.ts';
 import { HashSlots, type HashSlotLimits } from './hash-slots.ts';
 import { InviteStore } from './invites.ts';
+import { KeyChanges } from './key-changes.ts';
 import { isPortalConsumer, PortalKeys } from './keys.ts';
 import { errorPage } from './pages/account-pages.ts';
 import { BASE } from './paths.ts';
@@ -96,7 +97,7 @@ export function createPortalApp(options: PortalAppOptions): Koa {
     accounts: new AccountStore(db),
     sessions: new SessionStore(db),
     invites: new InviteStore(db),
-    keys: new PortalKeys(admin),
+    keys: new PortalKeys(admin, new KeyChanges(db)),
     usage: new PortalUsage(config.statusUrls, process.env),
     charts: options.charts ?? usageCharts(config, clock, isPortalConsumer),
     throttle: { account: new FailureThrottle(db, 'account', PER_ACCOUNT, clock), ip: new FailureThrottle(db, 'ip', PER_IP, clock) },
