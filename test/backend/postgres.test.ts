@@ -42,6 +42,12 @@ test('a name holding U+0000, which PostgreSQL text cannot hold, answers 400, not
   t.is(refused.body.code, 'validation_failed');
 });
 
+test('a name of 200 emoji (400 UTF-16 units) fits varchar(200), which counts characters', async (t) => {
+  const created = await createPet(t.context.a, { name: '\u{1F600}'.repeat(200), categoryId: 1 });
+  t.is(created.status, 201);
+  t.is((await request(`${t.context.b.url}/pets/${created.body.id}`)).body.name, '\u{1F600}'.repeat(200));
+});
+
 test('a pet written through one replica is listed by the other at once (no per-process page cache)', async (t) => {
   const { a, b } = t.context;
   const before = await request(`${b.url}/pets?limit=100`);

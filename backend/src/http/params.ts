@@ -1,4 +1,4 @@
-import { coerce, define, integer, refine, size, string } from 'superstruct';
+import { coerce, define, integer, refine, string } from 'superstruct';
 
 /** A positive int64 that JavaScript represents exactly; larger values are rejected, never rounded. */
 export const PositiveId = refine(integer(), 'PositiveId', (value) =>
@@ -21,7 +21,11 @@ export const IdParam = coerce(PositiveId, string(), (text) => (DIGITS.test(text)
  * (it would fail the insert, a 500) and SQLite would: refused on both, so both stores agree.
  */
 export function nonBlankString(max: number) {
-  return refine(size(string(), 1, max), 'NonBlank', (value) => {
+  return refine(string(), 'NonBlank', (value) => {
+    // characters as JSON Schema's maxLength counts them (code points, so 😀 is one, not two
+    // UTF-16 units), and as PostgreSQL's varchar(n) does
+    const length = [...value].length;
+    if (length < 1 || length > max) return `Expected a string of 1 to ${max} characters; it has ${length}`;
     if (value.trim().length === 0) return 'Expected a string that is not blank';
     return value.includes('\u0000') ? 'Expected a string without U+0000 (NUL)' : true;
   });
