@@ -244,7 +244,7 @@ export interface components {
          *     | method_not_allowed | 405 | The path exists; the method does not (see `Allow`), whatever the method (PURGE, PROPFIND… included). TRACE and CONNECT never reach the API: the gateway's HTTP server answers them 405 (`{"message": "Method not allowed"}`, no `Allow`), as nginx does in front of Kong. |
          *     | pet_not_available | 409 | The animal is not `available`. |
          *     | invalid_order_transition | 409 | The order's status does not allow that action. |
-         *     | invalid_idempotency_key | 400 | `Idempotency-Key` is empty, over 255 characters or not printable ASCII. |
+         *     | invalid_idempotency_key | 400 | `Idempotency-Key` is empty, over 255 characters, not printable ASCII, or sent more than once. |
          *     | idempotency_key_in_progress | 409 | A request with this `Idempotency-Key` is still running; see `Retry-After`. |
          *     | idempotency_key_reused | 422 | This `Idempotency-Key` was used for a different request (method, path or body). |
          *     | payload_too_large | 413, 417 | The body is over 64 KiB. 417 when the request carried `Expect: 100-continue`: the body is refused before it is sent (Kong's request-size-limiting); a client may not reuse that connection without sending the body or closing it. |
