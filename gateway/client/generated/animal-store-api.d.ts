@@ -259,7 +259,7 @@ export interface components {
          *     | bad_request | 400 | The request is malformed HTTP. A request the gateway cannot parse is refused before any route is chosen, so no API's plugins run on it: its answer is the gateway's own (Kong's `{"message": …}`), not this shape, as on any Kong shared with other APIs. Behind the balancer (production's kong-lb, `npm run start:cluster`'s) the balancer refuses such requests first, in this shape, an unknown HTTP version or transfer coding included (400, not nginx's 505/501). |
          *     | request_timeout | 408 | The request took too long to arrive. |
          *     | uri_too_long | 414 | The request URI is too long. Past the gateway's request-line buffer (8 KiB) the gateway refuses it before any route is chosen, in its own format (Kong's `{"message": …}`), as for bad_request. |
-         *     | request_headers_too_large | 431 | The request's header section is too large for the API. Past the gateway's header buffers (4 × 8 KiB) the gateway refuses it first, 400 in its own format, as for bad_request. |
+         *     | request_headers_too_large | 431 | The request's header section is too large for the API, or has more than 100 header fields, of which the gateway reads the first 100 (a key after them could not be read). Past the gateway's header buffers (4 × 8 KiB) the gateway refuses it first, 400 in its own format, as for bad_request. |
          *     | https_required | 426 | The request came over plain HTTP: the API is served over HTTPS only (see `Upgrade`). Resend it to `https://`, and rotate any API key it carried. |
          *     | gateway_error | 4xx/5xx | Any other error the gateway itself produced. |
          * @enum {string}
