@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
 import { koaBody } from 'koa-body';
@@ -11,9 +12,11 @@ import { vendorAssetRoutes } from './http/vendor-assets.ts';
 import { clearSessionCookie, readSignedCookie, SESSION_COOKIE } from './http/cookies.ts';
 import { csrfProtection } from './http/csrf.ts';
 import { securityHeaders } from './http/security-headers.ts';
+import { utf8Forms } from './http/utf8-form.ts';
 import { pageContext, sendPage } from './http/state.ts';
 import { HashSlots, type HashSlotLimits } from './hash-slots.ts';
 import { InviteStore } from './invites.ts';
+import { KeyChanges } from './key-changes.ts';
 import { isPortalConsumer, PortalKeys } from './keys.ts';
 import { errorPage } from './pages/account-pages.ts';
 import { BASE } from './paths.ts';
@@ -39,6 +42,8 @@ export interface PortalAppOptions {
   /** Password hashes at once and waiting (hash-slots.ts); default DEFAULT_HASH_SLOTS. */
   hashSlots?: HashSlotLimits;
 }
+
+const FORM_LIMIT = '16kb';
 
 const defaultLogError = (error: unknown, where: string) => console.error(`[portal] unhandled error on ${where}:`, error);
 
@@ -92,7 +97,7 @@ export function createPortalApp(options: PortalAppOptions): Koa {
     accounts: new AccountStore(db),
     sessions: new SessionStore(db),
     invites: new InviteStore(db),
-    keys: new PortalKeys(admin),
+    keys: new PortalKeys(admin, new KeyChanges(db)),
     usage: new PortalUsage(config.statusUrls, process.env),
     charts: options.charts ?? usageCharts(config, clock, isPortalConsumer),
     throttle: { account: new FailureThrottle(db, 'account', PER_ACCOUNT, clock), ip: new FailureThrottle(db, 'ip', PER_IP, clock) },
@@ -104,7 +109,9 @@ export function createPortalApp(options: PortalAppOptions): Koa {
     supportEmail: config.supportEmail,
   };
 
-  const router = new Router({ prefix: BASE });
+  // Every method Node's parser accepts is known, so a path answers one it does not serve 405 with
+  // Allow, as the backend does; the router's default list would make PROPFIND, PURGE… a 501.
+  const router = new Router({ prefix: BASE, methods: [...METHODS] });
   assetRoutes(router);
   accountRoutes(router, services);
   keyRoutes(router, services);
@@ -114,7 +121,8 @@ export function createPortalApp(options: PortalAppOptions): Koa {
 
   app.use(securityHeaders);
   app.use(errorPages(logError));
-  app.use(koaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '16kb' }));
+  app.use(utf8Forms(FORM_LIMIT));
+  app.use(koaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: FORM_LIMIT }));
   app.use(sessions(services));
   app.use(csrfProtection((ctx, reason) => sendPage(ctx, 403, errorPage(pageContext(ctx), 'Form refused', reason))));
   app.use(router.routes());

@@ -6,6 +6,7 @@
 // answers a ProvisioningError (key-options, key-exists, key-not-found) the routes show as a 4xx.
 import { loadCatalogue, Provisioning, type Catalogue, type KeySummary, type Limits, type PlanName } from '../../packages/provisioning/index.ts';
 import type { AdminConnection, Plugin } from '../../packages/provisioning/index.ts';
+import type { KeyChanges } from './key-changes.ts';
 
 /** A key handed to its owner once: the portal shows it in one response and keeps nothing of it but the fingerprint in a log line. */
 export interface ShownKey {
@@ -47,7 +48,11 @@ export const isPortalConsumer = (username: string) => username.startsWith(CONSUM
 export class PortalKeys {
   private catalogue: Catalogue | undefined;
 
-  constructor(private readonly admin: AdminConnection) {}
+  /** `changes`: adds, rotations and revocations of one consumer's keys run one at a time. */
+  constructor(
+    private readonly admin: AdminConnection,
+    private readonly changes: KeyChanges,
+  ) {}
 
   /** One per request: Provisioning reads kong.yml's counter settings once per instance. */
   private provisioning(): Provisioning {
@@ -72,13 +77,14 @@ export class PortalKeys {
 
   /** Another key beside the consumer's others, under a name none of them has. */
   async add(consumer: string, key: NewPortalKey): Promise<ShownKey> {
-    const added = await this.provisioning().addKey(consumer, key);
+    const added = await this.changes.run(consumer, () => this.provisioning().addKey(consumer, key));
     return { key: added.key, fingerprint: added.fingerprint, name: added.name };
   }
 
   /** A new key in place of the one named `name`, same scopes and expiry; the old one keeps working for ROTATION_GRACE_SECONDS. */
   async rotate(consumer: string, name: string): Promise<ShownKey> {
-    const rotated = await this.provisioning().rotateKey(consumer, { name, graceSeconds: ROTATION_GRACE_SECONDS });
+    const options = { name, graceSeconds: ROTATION_GRACE_SECONDS };
+    const rotated = await this.changes.run(consumer, () => this.provisioning().rotateKey(consumer, options));
     return { key: rotated.key, fingerprint: rotated.fingerprint, name: rotated.name };
   }
 
@@ -87,10 +93,12 @@ export class PortalKeys {
    * resolves with how many there were and the live key's fingerprint, for the audit line.
    */
   async revoke(consumer: string, name: string): Promise<{ revoked: number; fingerprint: string | undefined }> {
-    const provisioning = this.provisioning();
-    const named = (await provisioning.listKeys(consumer)).filter((key) => key.name === name);
-    const fingerprint = (named.find((key) => !key.replaced) ?? named[0])?.fingerprint;
-    return { revoked: await provisioning.revokeKeys(consumer, { name }), fingerprint };
+    return this.changes.run(consumer, async () => {
+      const provisioning = this.provisioning();
+      const named = (await provisioning.listKeys(consumer)).filter((key) => key.name === name);
+      const fingerprint = (named.find((key) => !key.replaced) ?? named[0])?.fingerprint;
+      return { revoked: await provisioning.revokeKeys(consumer, { name }), fingerprint };
+    });
   }
 
   plans(): Catalogue {

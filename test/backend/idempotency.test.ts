@@ -170,6 +170,12 @@ test('a malformed key answers 400 invalid_idempotency_key and runs nothing', asy
     t.is(response.status, 400, JSON.stringify(key));
     t.is(response.body.code, 'invalid_idempotency_key');
   }
+  // Two header lines are two keys, not the key "a, b" Node would join them into.
+  const twice = await rawPost(t.context.backend.url, '/pets', ['Idempotency-Key: a', 'Idempotency-Key: b'], body);
+  t.deepEqual(twice, {
+    status: 400,
+    body: { code: 'invalid_idempotency_key', message: 'Idempotency-Key must be sent once, as 1 to 255 printable ASCII characters.', status: 400 },
+  });
   // Other control bytes never reach it: Node's parser answers 400, in the Error shape.
   const bell = await rawPost(t.context.backend.url, '/pets', ['Idempotency-Key: bell\x07'], body);
   t.deepEqual(bell, { status: 400, body: { code: 'bad_request', message: 'The request is not valid HTTP/1.1.', status: 400 } });

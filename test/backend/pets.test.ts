@@ -81,6 +81,16 @@ test('POST /pets accepts a name of exactly 200 characters', async (t) => {
   t.is(response.status, 201);
 });
 
+test('a name is measured in characters as the contract counts them (code points): 200 emoji fit, 201 do not', async (t) => {
+  const emoji = await createPet(t, { name: '\u{1F600}'.repeat(200), categoryId: 1 });
+  t.is(emoji.status, 201);
+  t.is(emoji.body.name, '\u{1F600}'.repeat(200));
+  t.deepEqual(contractProblems('POST', '/pets', emoji), []);
+  const over = await createPet(t, { name: '\u{1F600}'.repeat(201), categoryId: 1 });
+  t.is(over.status, 400);
+  t.is(over.body.message, 'Invalid pet: name: Expected a string of 1 to 200 characters; it has 201.');
+});
+
 test('a rejected POST /pets stores nothing', async (t) => {
   const response = await createPet(t, { name: 'Ghost', categoryId: 1, extra: true });
   t.is(response.status, 400);

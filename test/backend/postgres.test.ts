@@ -35,6 +35,19 @@ test('pets are created with numeric ids and int64 fields read back as JSON numbe
   t.is(fetched.body.categoryId, Number.MAX_SAFE_INTEGER);
 });
 
+test('a name holding U+0000, which PostgreSQL text cannot hold, answers 400, not a failed insert (500)', async (t) => {
+  const { a } = t.context;
+  const refused = await createPet(a, { name: 'Rex\u0000', categoryId: 1 });
+  t.is(refused.status, 400);
+  t.is(refused.body.code, 'validation_failed');
+});
+
+test('a name of 200 emoji (400 UTF-16 units) fits varchar(200), which counts characters', async (t) => {
+  const created = await createPet(t.context.a, { name: '\u{1F600}'.repeat(200), categoryId: 1 });
+  t.is(created.status, 201);
+  t.is((await request(`${t.context.b.url}/pets/${created.body.id}`)).body.name, '\u{1F600}'.repeat(200));
+});
+
 test('a pet written through one replica is listed by the other at once (no per-process page cache)', async (t) => {
   const { a, b } = t.context;
   const before = await request(`${b.url}/pets?limit=100`);

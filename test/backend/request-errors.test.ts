@@ -95,6 +95,15 @@ test('an unknown path answers 404 not_found in the Error shape', async (t) => {
   t.deepEqual(response.body, { code: 'not_found', message: 'No resource at GET /unicorns.', status: 404 });
 });
 
+test('a long unknown path is described by its length in the 404 and 405 messages, not echoed', async (t) => {
+  const long = `/${'a'.repeat(6000)}`;
+  const unknown = await request(`${t.context.backend.url}${long}`);
+  t.deepEqual(unknown.body, { code: 'not_found', message: 'No resource at GET a path of 6001 characters.', status: 404 });
+  const item = await request(`${t.context.backend.url}/pets/${'1'.repeat(200)}`, { method: 'DELETE' });
+  t.is(item.status, 405);
+  t.is(item.body.message, 'Method DELETE is not allowed on a path of 206 characters.');
+});
+
 test('a wrong method answers 405 with Allow', async (t) => {
   const response = await request(`${t.context.backend.url}/pets`, { method: 'DELETE' });
   t.is(response.status, 405);
@@ -189,6 +198,13 @@ test('a lone surrogate answers 400 invalid_json; a surrogate pair is kept exactl
   t.is(pair.status, 201);
   t.is(pair.body.name, 'Rex \u{1F600}');
   t.is((await request(`${t.context.backend.url}/pets/${pair.body.id}`)).body.name, 'Rex \u{1F600}');
+});
+
+test('a name holding U+0000 answers 400 validation_failed on SQLite as on PostgreSQL (which cannot store it)', async (t) => {
+  const response = await postRaw(t, '/pets', '{"name":"Rex\\u0000","categoryId":1}');
+  t.is(response.status, 400);
+  t.deepEqual(response.body, { code: 'validation_failed', message: 'Invalid pet: name: Expected a string without U+0000 (NUL).', status: 400 });
+  t.deepEqual(contractProblems('POST', '/pets', response), []);
 });
 
 test('a body that is not UTF-8 answers 400 invalid_json instead of being stored with U+FFFD', async (t) => {

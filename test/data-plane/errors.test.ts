@@ -99,6 +99,22 @@ test('a header line over 8k: nginx\'s 494 goes out as 400 "Request header or coo
   t.regex(res.body, /Request header or cookie too large/);
 });
 
+// Kong 3.9.3 (nginx_kong.lua:100-102) has no error_page for 501 and 505: nginx's HTML page, a 5xx
+// for a client's request. Here it is 400 with Kong's body (docs/known-differences.md).
+for (const [name, request] of [
+  ['an HTTP version nginx does not speak (nginx: 505)', 'GET /echo HTTP/2.0\r\nHost: x\r\n\r\n'],
+  ['an unknown Transfer-Encoding (nginx: 501)', 'POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n'],
+] as const) {
+  test(`${name}: 400 with Kong's plain-text body, not a 5xx`, async (t) => {
+    const seen = upstream.seen.length;
+    const res = await rawRequest(node.proxyUrl, request);
+    t.is(res.status, 400);
+    t.is(res.headers['content-type'], 'text/plain; charset=utf-8');
+    t.regex(res.body, /^Bad request\nrequest_id: [0-9a-f]{32}\n$/);
+    t.is(upstream.seen.length, seen);
+  });
+}
+
 test('TRACE: nginx\'s 405 with Kong\'s body', async (t) => {
   const res = await rawRequest(node.proxyUrl, 'TRACE /echo HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n\r\n');
   t.is(res.status, 405);

@@ -2,6 +2,7 @@ import anyTest, { type TestFn } from 'ava';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
@@ -115,6 +116,25 @@ test('443 terminates TLS and forwards X-Forwarded-Proto: https, which the data p
   t.is(keyless.status, 401);
   t.is(((await keyless.json()) as { code: string }).code, 'missing_api_key');
   t.is(keyless.headers.get('strict-transport-security'), HSTS);
+});
+
+test('malformed HTTP over TLS is answered by the balancer in the Error shape, never nginx\'s page nor a 5xx', async (t) => {
+  for (const [request, status, code] of [
+    ['GET /v1/pets HTTP/2.0\r\nHost: x\r\n\r\n', 400, 'bad_request'],
+    ['POST /v1/pets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n', 400, 'bad_request'],
+    ['TRACE /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n', 405, 'method_not_allowed'],
+  ] as const) {
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = tlsConnect({ port: t.context.https, host: '127.0.0.1', servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, () => socket.end(request));
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+      socket.on('end', () => resolve(received));
+      socket.on('error', reject);
+    });
+    t.regex(text, new RegExp(`^HTTP/1.1 ${status} `), request);
+    const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { code: string; status: number };
+    t.deepEqual([body.code, body.status], [code, status], request);
+  }
 });
 
 test('TLS 1.1 is refused by the balancer, TLS 1.2 served (Kong\'s ssl_protocols)', (t) => {

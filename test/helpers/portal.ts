@@ -143,6 +143,11 @@ export class PortalBrowser {
     }
     return this.send(path, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
   }
+
+  /** A form POST of these exact bytes (no CSRF field added), for bodies URLSearchParams cannot write. */
+  postBytes(path: string, body: Buffer, headers: Record<string, string> = {}): Promise<PageResponse> {
+    return this.send(path, { method: 'POST', body: new Blob([new Uint8Array(body)]), headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+  }
 }
 
 /** The API key a key page shows. */

@@ -153,6 +153,19 @@ cases["a gateway 401 with a key becomes invalid_api_key"] = function()
   eq(decode(r.body).code, "invalid_api_key", "code")
 end
 
+cases["a gateway 401 with a key behind more than 100 headers (key-auth read none of it) becomes 431"] = function()
+  local headers = { Authorization = "Bearer " .. KEY.token }
+  for i = 1, 100 do headers["X-Filler-" .. i] = "v" end
+  local r = stub.request(headers)
+  stub.run(handler, "access", conf)
+  r.status, r.source = 401, "exit"
+  stub.run(handler, "header_filter", conf)
+  stub.run(handler, "body_filter", conf)
+  eq(r.status, 431, "status")
+  eq(decode(r.body).code, "request_headers_too_large", "code")
+  eq(r.response_headers["www-authenticate"], nil, "no challenge: the key was never read")
+end
+
 cases["a 403 of animal-store-access: forbidden, or insufficient_scope naming the scope (RFC 6750 3.1)"] = function()
   local r = stub.request({ Authorization = "Bearer " .. KEY.token })
   stub.run(handler, "access", conf)

@@ -219,6 +219,18 @@ test('rotating one key by name shows a new key once; the old one keeps working, 
   t.true(open.audit.some((line) => line.includes('"action":"rotate-key"')));
 });
 
+test('six rotations of one key at once (a double-clicked button) run in turn: one live key, five replaced', async (t) => {
+  const b = browser(open);
+  await signUp(b, 'rotate-at-once@example.com');
+  await b.get('/portal/');
+  const pages = await Promise.all(Array.from({ length: 6 }, () => b.post('/portal/keys/rotate', { name: 'default' })));
+  t.deepEqual(pages.map((page) => page.status), [200, 200, 200, 200, 200, 200]);
+  const account = open.audit.map((line) => JSON.parse(line)).find((e) => e.action === 'sign-up' && e.ip === b.ip).account;
+  const keys = (await stack.admin(`/consumers/portal-${account}/key-auth`)).body.data as Array<{ tags: string[]; ttl: number | null }>;
+  t.is(keys.length, 7);
+  t.is(keys.filter((key) => !key.tags.includes('replaced')).length, 1, 'one key is live; the others are in their grace period');
+});
+
 test('another named key: chosen scopes and expiry, shown once, listed; rotated and revoked alone', async (t) => {
   const b = browser(open);
   const first = shownKey(await signUp(b, 'named@example.com'))!;

@@ -142,6 +142,22 @@ test('the same email signed up at once on both replicas makes one account', asyn
   t.is(consumers.body.data.filter((c: { custom_id: string }) => c.custom_id === accounts[0].id).length, 1);
 });
 
+test('rotations of one key at once on both replicas run in turn (an advisory lock): one live key', async (t) => {
+  const onA = browser(a);
+  t.is((await signUp(onA, 'rotate-replicas@example.com')).status, 201);
+  await onA.get('/portal/');
+  // the same browser session, its requests spread over both replicas
+  const onB = browser(b, onA.ip);
+  for (const [name, value] of onA.cookies) onB.cookies.set(name, value);
+  onB.csrf = onA.csrf;
+  const pages = await Promise.all([onA, onB, onA, onB, onA, onB, onA, onB, onA, onB].map((replica) => replica.post('/portal/keys/rotate', { name: 'default' })));
+  t.true(pages.every((page) => page.status === 200));
+  const account = await db('accounts').where({ email: 'rotate-replicas@example.com' }).first();
+  const keys = (await stack.admin(`/consumers/portal-${account.id}/key-auth`)).body.data as Array<{ tags: string[] }>;
+  t.is(keys.length, 11);
+  t.is(keys.filter((key) => !key.tags.includes('replaced')).length, 1);
+});
+
 test('the purge deletes expired sessions and invitations and forgotten counters, and keeps the rest', async (t) => {
   const now = Date.now();
   const account = { id: '00000000-0000-4000-8000-000000000001' };

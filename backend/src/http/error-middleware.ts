@@ -8,6 +8,10 @@ const defaultLogger: ErrorLogger = (error, { method, path }) => {
   console.error(`[backend] unhandled error on ${method} ${path}:`, error);
 };
 
+/** Paths longer than any the API serves are described by their length, not echoed (a request line may hold 8 KiB). */
+const MAX_PATH_ECHO = 100;
+const describePath = (path: string) => (path.length <= MAX_PATH_ECHO ? path : `a path of ${path.length} characters`);
+
 /**
  * Turns every failure into the Error shape: thrown ApiErrors, unmatched routes
  * (404), methods a path does not serve (405, with the router's Allow header) and anything
@@ -20,9 +24,9 @@ export function errorMiddleware(log: ErrorLogger = defaultLogger): Middleware {
       await next();
       if (ctx.body === undefined || ctx.body === null) {
         if (ctx.status === 404) {
-          apiError = new ApiError(404, ErrorCode.notFound, `No resource at ${ctx.method} ${ctx.path}.`);
+          apiError = new ApiError(404, ErrorCode.notFound, `No resource at ${ctx.method} ${describePath(ctx.path)}.`);
         } else if (ctx.status === 405) {
-          apiError = new ApiError(405, ErrorCode.methodNotAllowed, `Method ${ctx.method} is not allowed on ${ctx.path}.`);
+          apiError = new ApiError(405, ErrorCode.methodNotAllowed, `Method ${ctx.method} is not allowed on ${describePath(ctx.path)}.`);
         }
       }
     } catch (error) {

@@ -1,4 +1,4 @@
-import { coerce, define, integer, refine, size, string } from 'superstruct';
+import { coerce, define, integer, refine, string } from 'superstruct';
 
 /** A positive int64 that JavaScript represents exactly; larger values are rejected, never rounded. */
 export const PositiveId = refine(integer(), 'PositiveId', (value) =>
@@ -16,11 +16,19 @@ const DIGITS = /^[0-9]+(\.0+)?$/;
 /** A path or query parameter that must be a positive integer written in digits. */
 export const IdParam = coerce(PositiveId, string(), (text) => (DIGITS.test(text) ? Number(text) : text));
 
-/** A non-blank string of 1..max characters. */
+/**
+ * A non-blank string of 1..max characters without U+0000, which PostgreSQL cannot store in text
+ * (it would fail the insert, a 500) and SQLite would: refused on both, so both stores agree.
+ */
 export function nonBlankString(max: number) {
-  return refine(size(string(), 1, max), 'NonBlank', (value) =>
-    value.trim().length > 0 ? true : 'Expected a string that is not blank',
-  );
+  return refine(string(), 'NonBlank', (value) => {
+    // characters as JSON Schema's maxLength counts them (code points, so 😀 is one, not two
+    // UTF-16 units), and as PostgreSQL's varchar(n) does
+    const length = [...value].length;
+    if (length < 1 || length > max) return `Expected a string of 1 to ${max} characters; it has ${length}`;
+    if (value.trim().length === 0) return 'Expected a string that is not blank';
+    return value.includes('\u0000') ? 'Expected a string without U+0000 (NUL)' : true;
+  });
 }
 
 /** Query parameter `limit`: optional, integer 1..100, default 20. */

@@ -22,18 +22,20 @@ export interface KeyedRequest {
 
 /**
  * The request's Idempotency-Key, its scope and its fingerprint, or undefined without the header.
- * The key is taken as sent (the IETF draft's quoted form included): 1 to 255 printable ASCII
- * characters, else 400. The fingerprint covers method, path and the body's exact bytes.
+ * The key is taken as sent (the IETF draft's quoted form included): one header line of 1 to 255
+ * printable ASCII characters, else 400. The fingerprint covers method, path and the body's exact bytes.
  */
 export function readKeyedRequest(ctx: Context, body: Uint8Array): KeyedRequest | undefined {
-  const header = ctx.headers['idempotency-key'];
-  if (header === undefined) return undefined;
-  const key = Array.isArray(header) ? header.join(', ') : header;
+  const lines = ctx.req.headersDistinct['idempotency-key'];
+  if (lines === undefined) return undefined;
+  // One field line: the key is one string (an sf-string in the IETF draft), not a list, so two
+  // lines are two keys, which Node would join into one ("a, b") that neither of them is.
+  const key = lines.length === 1 ? lines[0]! : '';
   if (key.length === 0 || key.length > MAX_LENGTH || !PRINTABLE.test(key)) {
     throw new ApiError(
       400,
       ErrorCode.invalidIdempotencyKey,
-      `${IDEMPOTENCY_KEY_HEADER} must be 1 to ${MAX_LENGTH} printable ASCII characters.`,
+      `${IDEMPOTENCY_KEY_HEADER} must be sent once, as 1 to ${MAX_LENGTH} printable ASCII characters.`,
     );
   }
   const consumer = ctx.get(CONSUMER_ID_HEADER);

@@ -198,7 +198,7 @@ export interface components {
         /** @enum {string} */
         PetStatus: "available" | "pending" | "sold";
         NewPet: {
-            /** @description The animal's name; not blank. Any Unicode text; a lone surrogate (`"\ud800"` without its pair) is refused with `invalid_json`, never stored altered. */
+            /** @description The animal's name; not blank. Any Unicode text but U+0000 (`validation_failed`; PostgreSQL cannot store it); a lone surrogate (`"\ud800"` without its pair) is refused with `invalid_json`, never stored altered. */
             name: string;
             categoryId: components["schemas"]["Id"];
             /** @description Availability status; `available` when omitted. */
@@ -244,7 +244,7 @@ export interface components {
          *     | method_not_allowed | 405 | The path exists; the method does not (see `Allow`), whatever the method (PURGE, PROPFIND… included). TRACE and CONNECT never reach the API: the gateway's HTTP server answers them 405 (`{"message": "Method not allowed"}`, no `Allow`), as nginx does in front of Kong. |
          *     | pet_not_available | 409 | The animal is not `available`. |
          *     | invalid_order_transition | 409 | The order's status does not allow that action. |
-         *     | invalid_idempotency_key | 400 | `Idempotency-Key` is empty, over 255 characters or not printable ASCII. |
+         *     | invalid_idempotency_key | 400 | `Idempotency-Key` is empty, over 255 characters, not printable ASCII, or sent more than once. |
          *     | idempotency_key_in_progress | 409 | A request with this `Idempotency-Key` is still running; see `Retry-After`. |
          *     | idempotency_key_reused | 422 | This `Idempotency-Key` was used for a different request (method, path or body). |
          *     | payload_too_large | 413, 417 | The body is over 64 KiB. 417 when the request carried `Expect: 100-continue`: the body is refused before it is sent (Kong's request-size-limiting); a client may not reuse that connection without sending the body or closing it. |
@@ -256,10 +256,10 @@ export interface components {
          *     | bad_gateway | 502 | The gateway could not reach the service. |
          *     | service_unavailable | 503 | The service is unavailable. |
          *     | gateway_timeout | 504 | The service did not answer in time. |
-         *     | bad_request | 400 | The request is malformed HTTP. A request the gateway cannot parse is refused before any route is chosen, so no API's plugins run on it: its answer is the gateway's own (Kong's `{"message": …}`), not this shape, as on any Kong shared with other APIs. |
+         *     | bad_request | 400 | The request is malformed HTTP. A request the gateway cannot parse is refused before any route is chosen, so no API's plugins run on it: its answer is the gateway's own (Kong's `{"message": …}`), not this shape, as on any Kong shared with other APIs. Behind the balancer (production's kong-lb, `npm run start:cluster`'s) the balancer refuses such requests first, in this shape, an unknown HTTP version or transfer coding included (400, not nginx's 505/501). |
          *     | request_timeout | 408 | The request took too long to arrive. |
          *     | uri_too_long | 414 | The request URI is too long. Past the gateway's request-line buffer (8 KiB) the gateway refuses it before any route is chosen, in its own format (Kong's `{"message": …}`), as for bad_request. |
-         *     | request_headers_too_large | 431 | The request's header section is too large for the API. Past the gateway's header buffers (4 × 8 KiB) the gateway refuses it first, 400 in its own format, as for bad_request. |
+         *     | request_headers_too_large | 431 | The request's header section is too large for the API, or has more than 100 header fields, of which the gateway reads the first 100 (a key after them could not be read). Past the gateway's header buffers (4 × 8 KiB) the gateway refuses it first, 400 in its own format, as for bad_request. |
          *     | https_required | 426 | The request came over plain HTTP: the API is served over HTTPS only (see `Upgrade`). Resend it to `https://`, and rotate any API key it carried. |
          *     | gateway_error | 4xx/5xx | Any other error the gateway itself produced. |
          * @enum {string}

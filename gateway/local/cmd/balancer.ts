@@ -46,6 +46,36 @@ const TLS_SETTINGS = `        ssl_protocols             TLSv1.2 TLSv1.3;
         ssl_session_cache         shared:SSL:10m;`;
 
 /**
+ * What nginx answers itself, before any node sees the request (malformed HTTP), in the API's
+ * Error shape with the edge plugin's codes and messages, as compose's kong-lb
+ * (deploy/nginx/kong-lb.conf). An HTTP version (505) or a transfer coding (501) nginx does not
+ * know is a malformed request from the client too: 400, never a 5xx. The nodes' own answers are
+ * not intercepted (proxy_intercept_errors is off). The pages are locations with a path, not named
+ * ones: nginx cannot redirect a request whose line it could not read to a named location (500).
+ * They are not `internal` either, which would answer a client asking for one nginx's HTML 404.
+ */
+const MALFORMED_HTTP_PAGES = `        error_page 400 494 501 505 =400 /balancer_error/bad_request;
+        error_page 405 =405 /balancer_error/method_not_allowed;
+        error_page 408 =408 /balancer_error/request_timeout;
+        error_page 414 =414 /balancer_error/uri_too_long;
+        location = /balancer_error/bad_request {
+            default_type "application/json; charset=utf-8";
+            return 400 '{"code":"bad_request","message":"The request is malformed.","status":400}';
+        }
+        location = /balancer_error/method_not_allowed {
+            default_type "application/json; charset=utf-8";
+            return 405 '{"code":"method_not_allowed","message":"This method is not allowed here.","status":405}';
+        }
+        location = /balancer_error/request_timeout {
+            default_type "application/json; charset=utf-8";
+            return 408 '{"code":"request_timeout","message":"The request took too long to arrive.","status":408}';
+        }
+        location = /balancer_error/uri_too_long {
+            default_type "application/json; charset=utf-8";
+            return 414 '{"code":"uri_too_long","message":"The request URI is too long.","status":414}';
+        }`;
+
+/**
  * The server block where TLS ends, as at compose's kong-lb (deploy/nginx/kong-lb.conf): the
  * nodes trust its X-Forwarded-Proto (https), as they trust its X-Forwarded-For.
  */
@@ -60,6 +90,7 @@ function tlsServer(dir: string, listen: string, location: string): string {
 ${certificates.join('\n')}
 ${TLS_SETTINGS}
 
+${MALFORMED_HTTP_PAGES}
 ${location}
     }`;
 }
@@ -122,6 +153,7 @@ ${servers}
         listen ${options.listen} backlog=4096;
         client_max_body_size 0;
 
+${MALFORMED_HTTP_PAGES}
 ${location}
     }${sslServer}
 }

@@ -16,7 +16,12 @@ export function renewCsrf(ctx: Context): void {
   setCsrfCookie(ctx, ctx.state.csrf);
 }
 
-const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+/** Compared as bytes: a field as long as the cookie in characters may be longer in bytes (é), which timingSafeEqual throws on. */
+function same(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
 
 /**
  * Signed double-submit: the token lives in a signed, HttpOnly, SameSite=Strict cookie and in a

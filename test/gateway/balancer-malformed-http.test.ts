@@ -1,0 +1,65 @@
+// The cluster's balancer (gateway/local/cmd/balancer.ts, as compose's kong-lb) answers malformed
+// HTTP itself, before any node sees it. Those answers are in the API's Error shape, and an HTTP
+// version or transfer coding nginx does not know is the client's malformed request (400), never
+// nginx's HTML page nor a 5xx (nginx alone: 505, 501). What a node answers passes untouched.
+import anyTest, { type TestFn } from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findNginx, startBalancer, type RunningBalancer } from '../../gateway/local/index.ts';
+import { rawRequest } from '../helpers/raw-http.ts';
+import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+
+const test = anyTest as TestFn<{ dir: string; node: Upstream; balancer: RunningBalancer }>;
+
+test.before(async (t) => {
+  t.context.dir = mkdtempSync(join(tmpdir(), 'balancer-'));
+  // a "node" that answers 400 in a shape of its own, to show the balancer leaves it alone
+  t.context.node = await startUpstream((_req, res) => {
+    res.writeHead(400, { 'content-type': 'text/plain' }).end('the node said no');
+  });
+  t.context.balancer = await startBalancer({ dir: t.context.dir, host: '127.0.0.1', port: 0, upstreams: [`127.0.0.1:${t.context.node.port}`], nginx: findNginx() });
+});
+test.after.always(async (t) => {
+  await t.context.balancer?.stop();
+  await t.context.node?.close();
+  if (t.context.dir) rmSync(t.context.dir, { recursive: true, force: true });
+});
+
+const CASES: Array<[string, string, number, string]> = [
+  ['an HTTP version nginx does not speak (nginx: 505)', 'GET /v1/pets HTTP/2.0\r\nHost: x\r\n\r\n', 400, 'bad_request'],
+  ['an unknown Transfer-Encoding (nginx: 501)', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n', 400, 'bad_request'],
+  ['Transfer-Encoding with Content-Length', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n', 400, 'bad_request'],
+  ['two Authorization headers', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n', 400, 'bad_request'],
+  ['HTTP/1.1 without Host', 'GET /v1/pets HTTP/1.1\r\n\r\n', 400, 'bad_request'],
+  ['a header over the buffers (nginx: 494)', `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(9000)}\r\n\r\n`, 400, 'bad_request'],
+  ['a URL over the buffers', `GET /v1/pets?q=${'a'.repeat(9000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414, 'uri_too_long'],
+  ['TRACE', 'TRACE /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n', 405, 'method_not_allowed'],
+];
+
+for (const [name, request, status, code] of CASES) {
+  test(`${name}: ${status} ${code} in the Error shape, from the balancer`, async (t) => {
+    const { balancer, node } = t.context;
+    const seen = node.seen.length;
+    const response = await rawRequest(balancer.url, request);
+    t.is(response.status, status);
+    t.is(response.headers['content-type'], 'application/json; charset=utf-8');
+    const body = JSON.parse(response.body) as { code: string; message: string; status: number };
+    t.is(body.code, code);
+    t.is(body.status, status);
+    t.true(body.message.length > 0);
+    t.is(node.seen.length, seen, 'no node saw it');
+  });
+}
+
+test("a node's own 400 passes through untouched", async (t) => {
+  const response = await rawRequest(t.context.balancer.url, 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  t.is(response.status, 400);
+  t.is(response.body, 'the node said no');
+});
+
+test('a client asking for an error page by its path gets it in the Error shape, not an nginx page', async (t) => {
+  const response = await rawRequest(t.context.balancer.url, 'GET /balancer_error/uri_too_long HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  t.is(response.status, 414);
+  t.is(JSON.parse(response.body).code, 'uri_too_long');
+});
