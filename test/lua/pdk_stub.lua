@@ -122,16 +122,6 @@ kong = {
       if type(v) == "table" then return v[1] end
       return v
     end,
-    -- ngx.req.get_headers(): the first 100, and "truncated" when there were more
-    get_headers = function()
-      local headers, count = {}, 0
-      for name, value in pairs(cur().upstream_headers) do
-        count = count + 1
-        if count > 100 then return headers, "truncated" end
-        headers[name] = value
-      end
-      return headers
-    end,
   },
   service = { request = {
     set_header = function(name, value) cur().upstream_headers[string.lower(name)] = tostring(value) end,
@@ -139,7 +129,6 @@ kong = {
   } },
   response = {
     get_status = function() return cur().status end,
-    set_status = function(status) cur().status = status end,
     get_source = function() return cur().source end,
     get_header = function(name) return cur().response_headers[string.lower(name)] end,
     set_header = function(name, value) cur().response_headers[string.lower(name)] = tostring(value) end,

@@ -9,6 +9,8 @@
 -- Key-auth's anonymous consumer is a consumer like any other here: it carries our group in
 -- kong.yml, and its own request-termination answers 401 (PRIORITY 2) after this check.
 --
+-- A request of more than 100 header fields whose key key-auth therefore did not read is 431.
+--
 -- Then the key's scopes (scopes.lua: the credential's `scope:` tags): a request its key's scopes
 -- do not cover is refused 403, the scope it needed left in kong.ctx.shared for the edge plugin,
 -- which answers `insufficient_scope` with RFC 6750's WWW-Authenticate.
@@ -48,8 +50,16 @@ function Access:access(conf)
   end
 
   local credential = kong.client.get_credential()
-  if not credential then -- the anonymous consumer: its own 401 answers
-    return
+  if not credential then
+    -- key-auth reads a request's first 100 header fields (kong.request.get_headers()), and the
+    -- edge plugin's key header comes after the client's: past 100 no key is ever read, so the
+    -- answer says that rather than invalid_api_key. Decided here, before any response: a status
+    -- changed in header_filter would make the PDK's ngx.exit(401) log an error.
+    local _, truncated = kong.request.get_headers()
+    if truncated then
+      return kong.response.exit(431, { message = "Request header fields too large" })
+    end
+    return -- the anonymous consumer: its own 401 answers
   end
   local allowed = scopes_of(credential)
   if allowed == ALL_SCOPES then

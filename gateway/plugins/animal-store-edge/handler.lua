@@ -17,7 +17,6 @@ local ngx = ngx
 local ceil = math.ceil
 local fmt = string.format
 local find = string.find
-local select = select
 local tostring = tostring
 local tonumber = tonumber
 local classify = api_key.classify
@@ -43,7 +42,7 @@ local CODES = {
   -- request-size-limiting's answer to an oversized body announced with Expect: 100-continue
   [417] = { "payload_too_large", "The request body is too large; it was refused before it was sent." },
   [426] = { "https_required", "The Animal Store API is served over HTTPS only: send the request to https://." },
-  -- a key key-auth could not read: see header_filter
+  -- a key key-auth could not read (animal-store-access)
   [431] = { "request_headers_too_large", "The request has more header fields than the gateway reads (100)." },
   [500] = { "internal_error", "An unexpected error occurred." },
   [502] = { "bad_gateway", "The service behind the gateway could not be reached." },
@@ -264,13 +263,6 @@ function Edge:header_filter(conf)
 
   if status < 400 or kong.response.get_source() == "service" then
     return
-  end
-  -- key-auth reads the first 100 request headers (kong.request.get_headers()); the key header
-  -- set in access comes after the client's, so in a request of more it was never read, and the
-  -- key, whatever it is, looked invalid. Checked only on that 401: no cost on the others.
-  if status == 401 and state.auth == "bearer" and select(2, kong.request.get_headers()) == "truncated" then
-    status = 431
-    kong.response.set_status(status)
   end
   local code, message, www_authenticate = error_for(conf, status, state)
   state.error_body = cjson.encode({ code = code, message = message, status = status })
