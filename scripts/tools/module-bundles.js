@@ -11,7 +11,7 @@ import { PACKAGES_BUNDLED } from './packages-bundled.js';
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BUNDLE_DIR = join(REPO_ROOT, 'node_modules/.cache/animal-store/bundles');
 /** Part of every bundle's record: a change here rebuilds every bundle. */
-const FORMAT = 7;
+const FORMAT = 8;
 /** The chunks that bundles built together share (bundleAll), by their contents' hash. */
 const CHUNK_DIR = join(BUNDLE_DIR, 'chunks');
 
@@ -28,6 +28,20 @@ const ownImportMetaUrl = {
       contents: readFileSync(path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(path).href)),
       loader: 'ts',
     }));
+  },
+};
+
+/**
+ * A package imported by `import()` stays external, imported by node from node_modules when that
+ * code runs: in a build with chunks (bundleAll) esbuild gives such a chunk of a CommonJS package
+ * only a default export (`const { createClient } = await import('redis')` would find nothing),
+ * where node's own import names its exports. Those are the seldom-run paths (Redis for `usage`,
+ * undici for TLS targets): nothing is lost by not bundling them.
+ */
+const packagesImportedLaterExternal = {
+  name: 'packages-imported-later-external',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, ({ path, kind }) => (kind === 'dynamic-import' ? { path, external: true } : undefined));
   },
 };
 
@@ -71,7 +85,7 @@ const BUILD_OPTIONS = {
   // the maps still name each module's file and line; the packages' sources would double the file
   sourcesContent: false,
   metafile: true,
-  plugins: [ownImportMetaUrl],
+  plugins: [ownImportMetaUrl, packagesImportedLaterExternal],
   logLevel: 'error',
 };
 
