@@ -48,7 +48,7 @@ function busyPort(t: ExecutionContext): Promise<number> {
 // One cluster for all three (a cluster's start is ~3-4 CPU-s): the restart needs a cluster stopped
 // with a plan plugin counting in Redis, which the first one is once it made one; restarted, it
 // also listens on TLS with https only, the balancer's TLS case.
-test('one banner lists every piece with its pid and address; one Ctrl-C stops them all; restarted with another DECK_RATE_LIMIT_POLICY, the banner says which plans still count the old way; restarted https only, the balancer terminates TLS as compose\'s kong-lb: the nodes trust its X-Forwarded-Proto, so https only serves over it', async (t) => {
+test('one banner lists every piece with its pid and address; one Ctrl-C stops them all; restarted with another DECK_RATE_LIMIT_POLICY, the banner says which plans still count the old way; restarted https only, the balancer terminates TLS as compose\'s kong-lb: the nodes trust its X-Forwarded-Proto, so https only serves over it; a SIGTERM stops it too', async (t) => {
   t.timeout(120_000);
   const { stack, dir } = startCluster(t);
   const [, balancer, balancerPid] = await stack.waitFor(/balancer\s+(http:\/\/\S+)\/v1\s+\(nginx pid (\d+)/, 60_000);
@@ -102,6 +102,9 @@ test('one banner lists every piece with its pid and address; one Ctrl-C stops th
   const [line] = await restarted.waitFor(/^warning: .*$/m);
   t.is(line, `warning:    1 plan plugin(s) still count with policy redis, not local: KONG_ADMIN_URL=${again} npm run consumers -- plans sync`);
   await balancerTerminatesTls(t, restarted, tlsBalancer!);
+  // SIGTERM stops it as Ctrl-C's SIGINT did (scripts/stack/run-stack.ts, npm start's and the cluster's)
+  restarted.child.kill('SIGTERM');
+  t.deepEqual(await restarted.exited, { code: 0, signal: null });
 });
 
 /** The https only cluster's balancer: plain HTTP answered 426, https served by a node behind it. */

@@ -1,11 +1,13 @@
 // `npm start` (scripts/stack/start.ts): the backend and the local gateway as two processes under
 // one supervisor, started here as npm does, on ephemeral ports.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
+import { parse } from 'yaml';
 import { request } from '../helpers/backend.ts';
+import { pollUntil } from '../helpers/poll.ts';
 import { REPO_ROOT, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
 
 // The status listener is off: several stacks run side by side, and its default port is fixed.
@@ -47,9 +49,18 @@ function busyPort(t: ExecutionContext): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 }
 
-// One stack for both (a whole-stack start is ~4 CPU-s); the other tests' stacks use absolute DATA_DIRs.
-test('three processes, a banner whose commands use the addresses in use, and one Ctrl-C stops them all; a relative DATA_DIR, as the default ./data is, holds the gateway\'s prefix and the databases', async (t) => {
-  const stack = startStack(t, {}, true);
+/** kong.yml's select tags: a file reloaded in their place replaces what kong.yml declared. */
+const KONG_YML = join(REPO_ROOT, 'gateway/kong.yml');
+const selectTags = (parse(readFileSync(KONG_YML, 'utf8')) as { _info: { select_tags: string[] } })._info.select_tags;
+
+// One stack for all three (a whole-stack start is ~2-4 CPU-s); the other tests' stacks use
+// absolute DATA_DIRs and the repository's kong.yml.
+test('three processes, a banner whose commands use the addresses in use, and one Ctrl-C stops them all; a relative DATA_DIR, as the default ./data is, holds the gateway\'s prefix and the databases; SIGHUP reloads kong.yml in the running stack', async (t) => {
+  const files = mkdtempSync(join(tmpdir(), 'npm-start-kong-yml-'));
+  t.teardown(() => rmSync(files, { recursive: true, force: true }));
+  const file = join(files, 'kong.yml');
+  copyFileSync(KONG_YML, file);
+  const stack = startStack(t, { KONG_DECLARATIVE_CONFIG: file }, true);
   const { proxy, admin, backend, portal, gatewayPid, nginxPid, backendPid, portalPid } = await banner(stack);
   t.is(portal, `${proxy}/portal/`);
   const signUp = await fetch(`${portal}signup`);
@@ -65,6 +76,20 @@ test('three processes, a banner whose commands use the addresses in use, and one
   t.true(stack.output().includes(`KONG_ADMIN_URL=${admin} npm run consumers -- create`));
   t.true(stack.output().includes(`curl -si ${proxy}/v1/pets`));
   t.true(stack.output().includes(`kill -HUP ${gatewayPid}\n`));
+
+  // SIGHUP to the process the banner names reloads the file; a broken one keeps what runs
+  t.is((await request(`${proxy}/b/pets`)).status, 404);
+  const reloaded = `_format_version: "3.0"\n_info:\n  select_tags: ${JSON.stringify(selectTags)}\nservices:\n  - name: s\n    url: \${{ env "DECK_ANIMAL_STORE_BACKEND_URL" }}\n    routes: [{ name: b, paths: [/b/] }]\n`;
+  writeFileSync(file, reloaded);
+  process.kill(gatewayPid, 'SIGHUP');
+  await stack.waitFor(/kong.yml reloaded/);
+  // Reloaded once the node runs it, within the 1 s bound a loaded machine can pass: poll.
+  await pollUntil('the node to run the reloaded kong.yml', async () => (await request(`${proxy}/b/pets`)).status === 200);
+  t.is((await request(`${proxy}/v1/pets`)).status, 404, 'the routes of the file before are gone');
+  writeFileSync(file, 'services: [[[');
+  process.kill(gatewayPid, 'SIGHUP');
+  await stack.waitFor(/NOT reloaded/);
+  t.is((await request(`${proxy}/b/pets`)).status, 200);
 
   stack.child.kill('SIGINT');
   t.deepEqual(await stack.exited, { code: 0, signal: null });
