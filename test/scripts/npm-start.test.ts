@@ -1,9 +1,11 @@
 // `npm start` (scripts/stack/start.ts): the backend and the local gateway as two processes under
 // one supervisor, started here as npm does, on ephemeral ports.
+import { execFile } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
 import test, { type ExecutionContext } from 'ava';
 import { parse } from 'yaml';
 import { request } from '../helpers/backend.ts';
@@ -13,7 +15,7 @@ import { REPO_ROOT, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
 // The status listener is off: several stacks run side by side, and its default port is fixed.
 const EPHEMERAL = { BACKEND_PORT: '0', PORTAL_PORT: '0', KONG_PROXY_LISTEN: '127.0.0.1:0', KONG_ADMIN_LISTEN: '127.0.0.1:0', KONG_STATUS_LISTEN: 'off' };
 
-function startStack(t: ExecutionContext, env: NodeJS.ProcessEnv = {}, relativeDataDir = false): SpawnedProcess {
+function startStack(t: ExecutionContext, env: NodeJS.ProcessEnv = {}, relativeDataDir = false): SpawnedProcess & { dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'npm-start-'));
   const dataDir = relativeDataDir ? relative(REPO_ROOT, dir) : dir;
   const stack = spawnTs('scripts/stack/start.ts', [], { ...EPHEMERAL, DATA_DIR: dataDir, ...env });
@@ -21,7 +23,7 @@ function startStack(t: ExecutionContext, env: NodeJS.ProcessEnv = {}, relativeDa
     stack.child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
-  return stack;
+  return { ...stack, dir };
 }
 
 async function banner(stack: SpawnedProcess) {
@@ -119,9 +121,18 @@ test('when nginx dies the gateway says so and the supervisor stops everything', 
   t.false(alive(backendPid));
 });
 
-test('a supervisor killed with SIGKILL leaves no process behind: each child stops when the IPC channel closes', async (t) => {
-  const stack = startStack(t);
+test('a supervisor killed with SIGKILL leaves no process behind: each child stops when the IPC channel closes; with an ssl listener, npm start prints the https address and a curl command that trusts the default certificates, and it works', async (t) => {
+  // (gateway/https.test.ts tests the listener itself)
+  const stack = startStack(t, { KONG_PROXY_LISTEN: '127.0.0.1:0, 127.0.0.1:0 http2 ssl' });
   const { backendPid, gatewayPid, nginxPid, portalPid } = await banner(stack);
+  const [, https] = await stack.waitFor(/https\s+(https:\/\/127\.0\.0\.1:\d+)\/v1\s+\(TLS 1\.2\/1\.3 and HTTP\/2; self-signed, trust \S+kong-default-ca\.crt\)/);
+  const [, command] = await stack.waitFor(/Over TLS:\s+(curl .+)\n/);
+  const port = new URL(https!).port;
+  t.is(command, `curl -si --cacert ${join(stack.dir, 'gateway', 'node', 'ssl', 'kong-default-ca.crt')} https://localhost:${port}/v1/pets -H 'Authorization: Bearer <key>'`);
+  // the command as printed, through a shell; curl negotiates HTTP/2 by ALPN
+  const { stdout } = await promisify(execFile)('sh', ['-c', command!], { timeout: 15_000 });
+  t.regex(stdout, /^HTTP\/2 401 /m);
+
   stack.child.kill('SIGKILL');
   await stack.exited;
   const deadline = Date.now() + 20_000;
