@@ -11,7 +11,6 @@ import { promisify } from 'node:util';
 import { readGatewaySettings } from '../../gateway/local/index.ts';
 import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
 import { httpGet } from '../helpers/http-request.ts';
-import { spawnTs } from '../helpers/process.ts';
 import type { SnapshotInput } from '../helpers/snapshot-builder.ts';
 import { echoRequest, startUpstream, type Upstream } from '../helpers/upstream.ts';
 
@@ -19,6 +18,7 @@ import { echoRequest, startUpstream, type Upstream } from '../helpers/upstream.t
 // certificates (kong/cmd/utils/prefix_handler.lua:103-197), the TLS settings of the intermediate
 // suite (kong/conf_loader/constants.lua:22-35, parse.lua:420-436) and the https-only routes of
 // kong/runloop/handler.lua:1260-1279, with the cases of spec/02-integration/05-proxy/06-ssl_spec.lua.
+// `npm start`'s https address and curl command: test/scripts/npm-start.test.ts.
 
 const run = promisify(execFile);
 const TLS_LISTEN = '127.0.0.1:0, 127.0.0.1:0 http2 ssl';
@@ -263,27 +263,4 @@ test('ssl_cert and ssl_cert_key (PEM content) replace the default certificate; a
   await t.throwsAsync(startTestNode({ proxyListen: '127.0.0.1:0 ssl', sslCert: [own.cert], sslCertKey: [other.key], snapshot: snapshot() }), {
     message: 'KONG_SSL_CERT_KEY: key 1 does not match certificate 1 of KONG_SSL_CERT',
   });
-});
-
-test('npm start prints the https address and a curl command that trusts the default certificates, and it works', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'https-stack-'));
-  const stack = spawnTs('scripts/stack/start.ts', [], {
-    BACKEND_PORT: '0',
-    PORTAL_PORT: '0',
-    KONG_PROXY_LISTEN: TLS_LISTEN,
-    KONG_ADMIN_LISTEN: '127.0.0.1:0',
-    KONG_STATUS_LISTEN: 'off',
-    DATA_DIR: dir,
-  });
-  t.teardown(() => {
-    stack.child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const [, https] = await stack.waitFor(/https\s+(https:\/\/127\.0\.0\.1:\d+)\/v1\s+\(TLS 1\.2\/1\.3 and HTTP\/2; self-signed, trust \S+kong-default-ca\.crt\)/, 60_000);
-  const [, command] = await stack.waitFor(/Over TLS:\s+(curl .+)\n/);
-  const port = new URL(https!).port;
-  t.is(command, `curl -si --cacert ${join(dir, 'gateway', 'node', 'ssl', 'kong-default-ca.crt')} https://localhost:${port}/v1/pets -H 'Authorization: Bearer <key>'`);
-  // the command as printed, through a shell; curl negotiates HTTP/2 by ALPN
-  const { stdout } = await run('sh', ['-c', command!], { timeout: 15_000 });
-  t.regex(stdout, /^HTTP\/2 401 /m);
 });

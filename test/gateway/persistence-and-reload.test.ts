@@ -4,11 +4,10 @@ import { join } from 'node:path';
 import test from 'ava';
 import { request } from '../helpers/backend.ts';
 import { startEchoUpstream, startTestGateway, writeConfig } from '../helpers/gateway.ts';
-import { pollUntil } from '../helpers/poll.ts';
-import { spawnTs } from '../helpers/process.ts';
 
 // Entities created through the Admin API live in SQLite and survive restarts; kong.yml is the
 // declarative layer, synced within its select tags as `deck gateway sync --select-tag` would.
+// SIGHUP in the running stack (`npm start`): test/scripts/npm-start.test.ts, on its first stack.
 
 const config = (upstream: string, extraRoute = '') => `_format_version: "3.0"
 _info:
@@ -70,37 +69,4 @@ test('a bad file on reload keeps the running configuration and says why', async 
   t.regex(error.message, /routes\[1\] \(broken\): colour: unknown field/);
   t.is((await request(`${gateway.proxyUrl}/r`, { headers: { apikey: 'k-declared' } })).status, 200);
   t.is((await request(`${gateway.proxyUrl}/b`, { headers: { apikey: 'k-declared' } })).status, 404);
-});
-
-test('SIGHUP reloads kong.yml in the running stack (npm start)', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sighup-'));
-  const file = join(dir, 'kong.yml');
-  writeFileSync(file, `_format_version: "3.0"\nservices:\n  - name: s\n    url: \${{ env "DECK_ANIMAL_STORE_BACKEND_URL" }}\n    routes: [{ name: a, paths: [/a/] }]\n`);
-  const stack = spawnTs('scripts/stack/start.ts', [], {
-    BACKEND_PORT: '0',
-    DATA_DIR: dir,
-    KONG_DECLARATIVE_CONFIG: file,
-    KONG_PROXY_LISTEN: '127.0.0.1:0',
-    KONG_ADMIN_LISTEN: '127.0.0.1:0',
-  });
-  t.teardown(() => {
-    stack.child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const [, proxy] = await stack.waitFor(/proxy\s+(http:\/\/\S+)\/v1/, 60_000);
-  const gatewayPid = Number((await stack.waitFor(/kill -HUP (\d+)/))[1]); // the banner names the process that reloads
-  t.is((await request(`${proxy}/a/pets`)).status, 200);
-  t.is((await request(`${proxy}/b/pets`)).status, 404);
-  writeFileSync(file, `_format_version: "3.0"\nservices:\n  - name: s\n    url: \${{ env "DECK_ANIMAL_STORE_BACKEND_URL" }}\n    routes: [{ name: b, paths: [/b/] }]\n`);
-  process.kill(gatewayPid, 'SIGHUP');
-  await stack.waitFor(/kong.yml reloaded/);
-  // Reloaded once the node runs it, within the 1 s bound a loaded machine can pass: poll.
-  await pollUntil('the node to run the reloaded kong.yml', async () => (await request(`${proxy}/b/pets`)).status === 200);
-  t.is((await request(`${proxy}/a/pets`)).status, 404);
-  writeFileSync(file, 'services: [[[');
-  process.kill(gatewayPid, 'SIGHUP');
-  await stack.waitFor(/NOT reloaded/);
-  t.is((await request(`${proxy}/b/pets`)).status, 200);
-  stack.child.kill('SIGTERM');
-  t.is((await stack.exited).code, 0);
 });

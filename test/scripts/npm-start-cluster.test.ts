@@ -45,9 +45,10 @@ function busyPort(t: ExecutionContext): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 }
 
-// One cluster for both (a cluster's start is ~3-4 CPU-s): the restart needs a cluster stopped with
-// a plan plugin counting in Redis, which the first test's is once it made one.
-test('one banner lists every piece with its pid and address; one Ctrl-C stops them all; restarted with another DECK_RATE_LIMIT_POLICY, the banner says which plans still count the old way', async (t) => {
+// One cluster for all three (a cluster's start is ~3-4 CPU-s): the restart needs a cluster stopped
+// with a plan plugin counting in Redis, which the first one is once it made one; restarted, it
+// also listens on TLS with https only, the balancer's TLS case.
+test('one banner lists every piece with its pid and address; one Ctrl-C stops them all; restarted with another DECK_RATE_LIMIT_POLICY, the banner says which plans still count the old way; restarted https only, the balancer terminates TLS as compose\'s kong-lb: the nodes trust its X-Forwarded-Proto, so https only serves over it; a SIGTERM stops it too', async (t) => {
   t.timeout(120_000);
   const { stack, dir } = startCluster(t);
   const [, balancer, balancerPid] = await stack.waitFor(/balancer\s+(http:\/\/\S+)\/v1\s+\(nginx pid (\d+)/, 60_000);
@@ -91,11 +92,37 @@ test('one banner lists every piece with its pid and address; one Ctrl-C stops th
   t.deepEqual(await stack.exited, { code: 0, signal: null });
   for (const pid of pids) t.false(alive(pid), `pid ${pid} stopped`);
 
-  const restarted = startCluster(t, { DECK_RATE_LIMIT_POLICY: 'local' }, dir).stack;
-  const [, again] = await restarted.waitFor(/admin API\s+(http:\/\/\S+)\s+\(control plane/, 60_000);
+  const restarted = startCluster(
+    t,
+    { DECK_RATE_LIMIT_POLICY: 'local', KONG_PROXY_LISTEN: '127.0.0.1:0, 127.0.0.1:0 http2 ssl', DECK_ANIMAL_STORE_HTTPS_ONLY: 'true' },
+    dir,
+  ).stack;
+  const [, tlsBalancer] = await restarted.waitFor(/balancer\s+(http:\/\/\S+)\/v1\s+\(nginx pid/, 60_000);
+  const [, again] = await restarted.waitFor(/admin API\s+(http:\/\/\S+)\s+\(control plane/);
   const [line] = await restarted.waitFor(/^warning: .*$/m);
   t.is(line, `warning:    1 plan plugin(s) still count with policy redis, not local: KONG_ADMIN_URL=${again} npm run consumers -- plans sync`);
+  await balancerTerminatesTls(t, restarted, tlsBalancer!);
+  // SIGTERM stops it as Ctrl-C's SIGINT did (scripts/stack/run-stack.ts, npm start's and the cluster's)
+  restarted.child.kill('SIGTERM');
+  t.deepEqual(await restarted.exited, { code: 0, signal: null });
 });
+
+/** The https only cluster's balancer: plain HTTP answered 426, https served by a node behind it. */
+async function balancerTerminatesTls(t: ExecutionContext, stack: SpawnedProcess, balancer: string) {
+  const [, https, caFile] = await stack.waitFor(/https\s+(https:\/\/127\.0\.0\.1:\d+)\/v1\s+\(TLS ends at the balancer, as compose's kong-lb; self-signed, trust (\S+)\)/);
+  await stack.waitFor(/kill -HUP \d+/);
+  const plain = await request(`${balancer}/v1/pets`);
+  t.is(plain.status, 426);
+  t.is(plain.body.code, 'https_required');
+  // the default certificates name localhost
+  const agent = new Agent({ connect: { ca: readFileSync(caFile!), servername: 'localhost' } });
+  t.teardown(() => agent.close());
+  const response = await fetch(`${https}/v1/pets`, { dispatcher: agent } as RequestInit);
+  t.is(response.status, 401);
+  t.is(((await response.json()) as { code: string }).code, 'missing_api_key');
+  t.is(response.headers.get('strict-transport-security'), 'max-age=63072000; includeSubDomains');
+  t.regex(response.headers.get('x-balancer-upstream') ?? '', /^127\.0\.0\.1:\d+$/);
+}
 
 test('a missing redis-server is one line and exit 1', async (t) => {
   const { stack } = startCluster(t, { PATH: '/nonexistent' });
@@ -112,22 +139,4 @@ test('a taken balancer port is one line naming the variable and the taken listen
   t.is(exit.code, 1);
   const lines = stack.output().trim().split('\n').filter((line) => line.startsWith('[cluster]'));
   t.deepEqual(lines, [`[cluster] cannot listen on 127.0.0.1:${port} (KONG_PROXY_LISTEN, the balancer): address already in use`]);
-});
-
-test('the balancer terminates TLS as compose\'s kong-lb: the nodes trust its X-Forwarded-Proto, so https only serves over it', async (t) => {
-  const { stack } = startCluster(t, { KONG_PROXY_LISTEN: '127.0.0.1:0, 127.0.0.1:0 http2 ssl', DECK_ANIMAL_STORE_HTTPS_ONLY: 'true' });
-  const [, balancer] = await stack.waitFor(/balancer\s+(http:\/\/\S+)\/v1\s+\(nginx pid/, 60_000);
-  const [, https, caFile] = await stack.waitFor(/https\s+(https:\/\/127\.0\.0\.1:\d+)\/v1\s+\(TLS ends at the balancer, as compose's kong-lb; self-signed, trust (\S+)\)/);
-  await stack.waitFor(/kill -HUP \d+/);
-  const plain = await request(`${balancer}/v1/pets`);
-  t.is(plain.status, 426);
-  t.is(plain.body.code, 'https_required');
-  // the default certificates name localhost
-  const agent = new Agent({ connect: { ca: readFileSync(caFile!), servername: 'localhost' } });
-  t.teardown(() => agent.close());
-  const response = await fetch(`${https}/v1/pets`, { dispatcher: agent } as RequestInit);
-  t.is(response.status, 401);
-  t.is(((await response.json()) as { code: string }).code, 'missing_api_key');
-  t.is(response.headers.get('strict-transport-security'), 'max-age=63072000; includeSubDomains');
-  t.regex(response.headers.get('x-balancer-upstream') ?? '', /^127\.0\.0\.1:\d+$/);
 });

@@ -1,17 +1,21 @@
 // `npm start` (scripts/stack/start.ts): the backend and the local gateway as two processes under
 // one supervisor, started here as npm does, on ephemeral ports.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
 import test, { type ExecutionContext } from 'ava';
+import { parse } from 'yaml';
 import { request } from '../helpers/backend.ts';
+import { pollUntil } from '../helpers/poll.ts';
 import { REPO_ROOT, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
 
 // The status listener is off: several stacks run side by side, and its default port is fixed.
 const EPHEMERAL = { BACKEND_PORT: '0', PORTAL_PORT: '0', KONG_PROXY_LISTEN: '127.0.0.1:0', KONG_ADMIN_LISTEN: '127.0.0.1:0', KONG_STATUS_LISTEN: 'off' };
 
-function startStack(t: ExecutionContext, env: NodeJS.ProcessEnv = {}, relativeDataDir = false): SpawnedProcess {
+function startStack(t: ExecutionContext, env: NodeJS.ProcessEnv = {}, relativeDataDir = false): SpawnedProcess & { dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'npm-start-'));
   const dataDir = relativeDataDir ? relative(REPO_ROOT, dir) : dir;
   const stack = spawnTs('scripts/stack/start.ts', [], { ...EPHEMERAL, DATA_DIR: dataDir, ...env });
@@ -19,7 +23,7 @@ function startStack(t: ExecutionContext, env: NodeJS.ProcessEnv = {}, relativeDa
     stack.child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
-  return stack;
+  return { ...stack, dir };
 }
 
 async function banner(stack: SpawnedProcess) {
@@ -47,9 +51,18 @@ function busyPort(t: ExecutionContext): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 }
 
-// One stack for both (a whole-stack start is ~4 CPU-s); the other tests' stacks use absolute DATA_DIRs.
-test('three processes, a banner whose commands use the addresses in use, and one Ctrl-C stops them all; a relative DATA_DIR, as the default ./data is, holds the gateway\'s prefix and the databases', async (t) => {
-  const stack = startStack(t, {}, true);
+/** kong.yml's select tags: a file reloaded in their place replaces what kong.yml declared. */
+const KONG_YML = join(REPO_ROOT, 'gateway/kong.yml');
+const selectTags = (parse(readFileSync(KONG_YML, 'utf8')) as { _info: { select_tags: string[] } })._info.select_tags;
+
+// One stack for all three (a whole-stack start is ~2-4 CPU-s); the other tests' stacks use
+// absolute DATA_DIRs and the repository's kong.yml.
+test('three processes, a banner whose commands use the addresses in use, and one Ctrl-C stops them all; a relative DATA_DIR, as the default ./data is, holds the gateway\'s prefix and the databases; SIGHUP reloads kong.yml in the running stack', async (t) => {
+  const files = mkdtempSync(join(tmpdir(), 'npm-start-kong-yml-'));
+  t.teardown(() => rmSync(files, { recursive: true, force: true }));
+  const file = join(files, 'kong.yml');
+  copyFileSync(KONG_YML, file);
+  const stack = startStack(t, { KONG_DECLARATIVE_CONFIG: file }, true);
   const { proxy, admin, backend, portal, gatewayPid, nginxPid, backendPid, portalPid } = await banner(stack);
   t.is(portal, `${proxy}/portal/`);
   const signUp = await fetch(`${portal}signup`);
@@ -65,6 +78,20 @@ test('three processes, a banner whose commands use the addresses in use, and one
   t.true(stack.output().includes(`KONG_ADMIN_URL=${admin} npm run consumers -- create`));
   t.true(stack.output().includes(`curl -si ${proxy}/v1/pets`));
   t.true(stack.output().includes(`kill -HUP ${gatewayPid}\n`));
+
+  // SIGHUP to the process the banner names reloads the file; a broken one keeps what runs
+  t.is((await request(`${proxy}/b/pets`)).status, 404);
+  const reloaded = `_format_version: "3.0"\n_info:\n  select_tags: ${JSON.stringify(selectTags)}\nservices:\n  - name: s\n    url: \${{ env "DECK_ANIMAL_STORE_BACKEND_URL" }}\n    routes: [{ name: b, paths: [/b/] }]\n`;
+  writeFileSync(file, reloaded);
+  process.kill(gatewayPid, 'SIGHUP');
+  await stack.waitFor(/kong.yml reloaded/);
+  // Reloaded once the node runs it, within the 1 s bound a loaded machine can pass: poll.
+  await pollUntil('the node to run the reloaded kong.yml', async () => (await request(`${proxy}/b/pets`)).status === 200);
+  t.is((await request(`${proxy}/v1/pets`)).status, 404, 'the routes of the file before are gone');
+  writeFileSync(file, 'services: [[[');
+  process.kill(gatewayPid, 'SIGHUP');
+  await stack.waitFor(/NOT reloaded/);
+  t.is((await request(`${proxy}/b/pets`)).status, 200);
 
   stack.child.kill('SIGINT');
   t.deepEqual(await stack.exited, { code: 0, signal: null });
@@ -94,9 +121,18 @@ test('when nginx dies the gateway says so and the supervisor stops everything', 
   t.false(alive(backendPid));
 });
 
-test('a supervisor killed with SIGKILL leaves no process behind: each child stops when the IPC channel closes', async (t) => {
-  const stack = startStack(t);
+test('a supervisor killed with SIGKILL leaves no process behind: each child stops when the IPC channel closes; with an ssl listener, npm start prints the https address and a curl command that trusts the default certificates, and it works', async (t) => {
+  // (gateway/https.test.ts tests the listener itself)
+  const stack = startStack(t, { KONG_PROXY_LISTEN: '127.0.0.1:0, 127.0.0.1:0 http2 ssl' });
   const { backendPid, gatewayPid, nginxPid, portalPid } = await banner(stack);
+  const [, https] = await stack.waitFor(/https\s+(https:\/\/127\.0\.0\.1:\d+)\/v1\s+\(TLS 1\.2\/1\.3 and HTTP\/2; self-signed, trust \S+kong-default-ca\.crt\)/);
+  const [, command] = await stack.waitFor(/Over TLS:\s+(curl .+)\n/);
+  const port = new URL(https!).port;
+  t.is(command, `curl -si --cacert ${join(stack.dir, 'gateway', 'node', 'ssl', 'kong-default-ca.crt')} https://localhost:${port}/v1/pets -H 'Authorization: Bearer <key>'`);
+  // the command as printed, through a shell; curl negotiates HTTP/2 by ALPN
+  const { stdout } = await promisify(execFile)('sh', ['-c', command!], { timeout: 15_000 });
+  t.regex(stdout, /^HTTP\/2 401 /m);
+
   stack.child.kill('SIGKILL');
   await stack.exited;
   const deadline = Date.now() + 20_000;

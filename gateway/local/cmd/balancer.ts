@@ -165,7 +165,8 @@ export async function startBalancer(options: BalancerOptions): Promise<RunningBa
   for (let attempt = 1; ; attempt++) {
     const port = options.port || (await freePort(options.host));
     const listen = `${options.host}:${port}`;
-    const sslListen = options.ssl && `${options.ssl.host}:${options.ssl.port || (await freePort(options.ssl.host))}`;
+    const sslPort = options.ssl && (options.ssl.port || (await freePort(options.ssl.host)));
+    const sslListen = options.ssl && `${options.ssl.host}:${sslPort}`;
     const confPath = join(options.dir, 'nginx.conf');
     const conf = balancerConf({ dir: options.dir, listen, ...(sslListen ? { sslListen } : {}), upstreams: options.upstreams });
     writeFileAtomically(confPath, conf);
@@ -181,8 +182,10 @@ export async function startBalancer(options: BalancerOptions): Promise<RunningBa
       const tls = sslListen ? { sslUrl: `https://${sslListen}`, caFile: defaultCertificatePaths(options.dir).trust } : {};
       return Object.assign(server, { url: `http://${listen}`, port, ...tls });
     } catch (error) {
-      const picked = !options.port || options.ssl?.port === 0;
-      if (!picked || attempt >= 5 || !/Address already in use/.test((error as Error).message)) throw error;
+      // a port picked here and taken meanwhile: pick again; a port that was asked for stays taken
+      const busy = /bind\(\) to \S+:(\d+) failed \(98: Address already in use\)/.exec((error as Error).message)?.[1];
+      const picked = [...(options.port ? [] : [port]), ...(options.ssl?.port === 0 ? [sslPort] : [])];
+      if (attempt >= 5 || busy === undefined || !picked.includes(Number(busy))) throw error;
     }
   }
 }

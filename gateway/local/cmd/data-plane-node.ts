@@ -213,7 +213,6 @@ async function startIn(
   const proxy = listeners[0];
   if (!proxy) throw new DataPlaneStartError('KONG_PROXY_LISTEN: off is not supported: a data-plane node is a proxy');
   const status = settings.statusListen ? splitListen(settings.statusListen) : undefined;
-  const anyEphemeral = listeners.some((listener) => listener.port === 0) || status?.port === 0;
   for (let attempt = 1; ; attempt++) {
     const ports: number[] = [];
     for (const listener of listeners) ports.push(listener.port === 0 ? await freeLoopbackPort(listener.host) : listener.port);
@@ -242,7 +241,12 @@ async function startIn(
     }
     if (exitedEarly) {
       const output = logs.slice(firstLine);
-      if (anyEphemeral && attempt < 5 && output.some((line) => BIND_FAILED.test(line))) continue;
+      // a port picked here and taken meanwhile: pick again; a port that was asked for stays taken
+      const picked = listeners.flatMap((listener, i) => (listener.port === 0 ? [ports[i]!] : []));
+      if (status?.port === 0) picked.push(statusPort!);
+      const busy = output.map((line) => BIND_FAILED.exec(line)?.[1]).find((address) => address !== undefined);
+      const busyPort = busy === undefined ? undefined : Number(busy.slice(busy.lastIndexOf(':') + 1));
+      if (attempt < 5 && busyPort !== undefined && picked.includes(busyPort)) continue;
       throw new DataPlaneStartError(`the data-plane node did not start: ${startFailure(output) ?? `exit code ${exitedEarly.code}`}`, output);
     }
     const urls = listeners.map((listener, i) => ({ ssl: listener.ssl, url: urlOf(connectHost(listener.host), ports[i]!, listener.ssl ? 'https' : 'http') }));

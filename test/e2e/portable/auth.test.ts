@@ -1,18 +1,19 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { classifyApiKey, digestApiKey } from '../../../packages/provisioning/index.ts';
 import { contractProblems } from '../../helpers/openapi-contract.ts';
 import { startTarget, type Target } from '../../helpers/target.ts';
 
 // The API's authentication (spec: "Authentication"; RFC 6750 for the Bearer scheme) as it runs
 // through gateway/kong.yml: animal-store-edge turns the bearer token into key-auth's key.
-const test = anyTest as TestFn<{ stack: Target; key: string }>;
+// module state, not t.context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
+const shared = {} as { stack: Target; key: string };
 
-test.before(async (t) => {
-  t.context.stack = await startTarget();
-  t.context.key = await t.context.stack.provision('auth-alice', { minute: 1000, day: 100000 });
+test.before(async () => {
+  shared.stack = await startTarget();
+  shared.key = await shared.stack.provision('auth-alice', { minute: 1000, day: 100000 });
 });
-test.after.always(async (t) => {
-  await t.context.stack?.dispose();
+test.after.always(async () => {
+  await shared.stack?.dispose();
 });
 
 const unauthenticated: Array<[string, Record<string, string>, string]> = [
@@ -28,7 +29,7 @@ const unauthenticated: Array<[string, Record<string, string>, string]> = [
 
 for (const [label, headers, code] of unauthenticated) {
   test(`${label} answers 401 ${code} in the Error shape with the rate-limit headers`, async (t) => {
-    const response = await t.context.stack.call('/v1/pets', { headers });
+    const response = await shared.stack.call('/v1/pets', { headers });
     t.is(response.status, 401);
     t.is(response.body.code, code);
     t.is(response.body.status, 401);
@@ -39,14 +40,14 @@ for (const [label, headers, code] of unauthenticated) {
 }
 
 test('a valid key as a bearer token answers 200', async (t) => {
-  const response = await t.context.stack.call('/v1/pets', { key: t.context.key });
+  const response = await shared.stack.call('/v1/pets', { key: shared.key });
   t.is(response.status, 200);
   t.deepEqual(contractProblems('GET', '/pets', response, { checkHeaders: true }), []);
 });
 
 test('the scheme is case-insensitive and surrounding spaces are tolerated (RFC 6750 / RFC 7235)', async (t) => {
-  for (const authorization of [`bearer ${t.context.key}`, `BEARER ${t.context.key}`, `Bearer    ${t.context.key}   `]) {
-    const response = await t.context.stack.call('/v1/pets', { headers: { authorization } });
+  for (const authorization of [`bearer ${shared.key}`, `BEARER ${shared.key}`, `Bearer    ${shared.key}   `]) {
+    const response = await shared.stack.call('/v1/pets', { headers: { authorization } });
     t.is(response.status, 200, authorization);
   }
 });
@@ -69,19 +70,19 @@ test('a request of more than 100 header fields, with a valid key or none: 431 re
 });
 
 test('a key in the query string is not accepted', async (t) => {
-  const response = await t.context.stack.call(`/v1/pets?apikey=${t.context.key}`);
+  const response = await shared.stack.call(`/v1/pets?apikey=${shared.key}`);
   t.is(response.status, 401);
   t.is(response.body.code, 'missing_api_key');
 });
 
 test("a key in key-auth's own header is not accepted", async (t) => {
-  const response = await t.context.stack.call('/v1/pets', { headers: { apikey: t.context.key } });
+  const response = await shared.stack.call('/v1/pets', { headers: { apikey: shared.key } });
   t.is(response.status, 401);
   t.is(response.body.code, 'missing_api_key');
 });
 
 test('a key with one character changed answers 401 invalid_api_key (its checksum fails)', async (t) => {
-  const { stack, key } = t.context;
+  const { stack, key } = shared;
   const i = 20;
   const changed = key.slice(0, i) + (key[i] === 'A' ? 'B' : 'A') + key.slice(i + 1);
   t.is(classifyApiKey(changed), 'malformed');
@@ -92,7 +93,7 @@ test('a key with one character changed answers 401 invalid_api_key (its checksum
 });
 
 test("what Kong stores, the key's digest, is no key: 401 invalid_api_key", async (t) => {
-  const { stack, key } = t.context;
+  const { stack, key } = shared;
   const stored = await stack.admin(`/key-auths/${digestApiKey(key)}`);
   t.is(stored.status, 200);
   t.is(stored.body.key, digestApiKey(key));
@@ -104,7 +105,7 @@ test("what Kong stores, the key's digest, is no key: 401 invalid_api_key", async
 // At once on the local gateway (its Admin API answers once the nodes run the write); on Kong in
 // hybrid mode once the data planes got the next push (Target.writing waits for it, bounded).
 test('a revoked key answers 401 invalid_api_key once the data planes run the deletion', async (t) => {
-  const { stack } = t.context;
+  const { stack } = shared;
   const key = await stack.provision('auth-revoked', { minute: 100 });
   t.is((await stack.call('/v1/pets', { key })).status, 200);
   // Kong holds the key's digest, and finds the credential by it (key-auth's endpoint_key)

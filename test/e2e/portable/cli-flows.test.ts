@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import anyTest, { type TestFn } from 'ava';
+import anyTest from 'ava';
 import { KEY_HASH_TAG, digestApiKey } from '../../../packages/provisioning/index.ts';
 import { runCliInProcess } from '../../helpers/cli.ts';
 import { startTarget, type Target } from '../../helpers/target.ts';
@@ -8,21 +8,23 @@ import { startTarget, type Target } from '../../helpers/target.ts';
 // proxy: the local stack, or a real Kong (GATEWAY_URL + KONG_ADMIN_URL). Kong holds only digests;
 // the keys the CLI prints are what authenticate. No clock here (real Kong has none to move):
 // rotate-key's grace is checked while it runs, expiry by --grace 0.
-const test = anyTest.serial as TestFn<{ target: Target; username: string }>;
+const test = anyTest.serial;
+// module state, not t.context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
+const shared = {} as { target: Target; username: string };
 
-test.before(async (t) => {
-  t.context.target = await startTarget();
-  t.context.username = `e2e-cli-${randomBytes(4).toString('hex')}`;
+test.before(async () => {
+  shared.target = await startTarget();
+  shared.username = `e2e-cli-${randomBytes(4).toString('hex')}`;
 });
-test.after.always(async (t) => {
-  const { target, username } = t.context;
+test.after.always(async () => {
+  const { target, username } = shared;
   if (target && (await target.admin(`/consumers/${username}`)).status === 200) await target.admin(`/consumers/${username}`, { method: 'DELETE' });
   await target?.dispose();
 });
 
 /** The CLI's run, then (on Kong in hybrid mode) the data planes' next push: its writes are live. */
-async function cli(t: { context: { target: Target } }, args: string[]): Promise<string> {
-  const result = await t.context.target.writing(() => runCliInProcess(args, { KONG_ADMIN_URL: t.context.target.adminUrl }));
+async function cli(args: string[]): Promise<string> {
+  const result = await shared.target.writing(() => runCliInProcess(args, { KONG_ADMIN_URL: shared.target.adminUrl }));
   if (result.code !== 0) throw new Error(`consumers ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
   return result.stdout;
 }
@@ -34,9 +36,9 @@ async function pets(target: Target, key: string) {
 }
 
 test('create, set-plan, rotate-key with grace, rotate-key --grace 0, revoke-key, delete', async (t) => {
-  const { target, username } = t.context;
+  const { target, username } = shared;
 
-  const first = keyOf(await cli(t, ['create', '--username', username, '--plan', 'free', '--json']));
+  const first = keyOf(await cli(['create', '--username', username, '--plan', 'free', '--json']));
   let response = await pets(target, first);
   t.is(response.status, 200, 'create: the printed key works once the CLI returned (and the data planes got it)');
   t.is(response.headers.get('x-ratelimit-limit'), '60');
@@ -45,24 +47,24 @@ test('create, set-plan, rotate-key with grace, rotate-key --grace 0, revoke-key,
   t.true(stored[0]!.tags.includes(KEY_HASH_TAG));
   t.is((await pets(target, stored[0]!.key)).status, 401, 'the stored digest is no key');
 
-  await cli(t, ['set-plan', username, '--plan', 'pro']);
+  await cli(['set-plan', username, '--plan', 'pro']);
   response = await pets(target, first);
   t.is(response.headers.get('x-ratelimit-limit'), '300', 'set-plan: the new limits apply');
 
-  const second = keyOf(await cli(t, ['rotate-key', username, '--grace', '3600', '--json']));
+  const second = keyOf(await cli(['rotate-key', username, '--grace', '3600', '--json']));
   t.is((await pets(target, first)).status, 200, 'rotate-key: the old key works during the grace period');
   t.is((await pets(target, second)).status, 200, 'rotate-key: the new key works');
 
-  const third = keyOf(await cli(t, ['rotate-key', username, '--grace', '0', '--json']));
+  const third = keyOf(await cli(['rotate-key', username, '--grace', '0', '--json']));
   t.is((await pets(target, first)).status, 401, 'rotate-key --grace 0: older keys are revoked at once');
   t.is((await pets(target, second)).status, 401);
   t.is((await pets(target, third)).status, 200);
 
-  await cli(t, ['revoke-key', username]);
+  await cli(['revoke-key', username]);
   response = await pets(target, third);
   t.is(response.status, 401, 'revoke-key: every key answers 401');
   t.is(response.body.code, 'invalid_api_key');
 
-  await cli(t, ['delete', username]);
+  await cli(['delete', username]);
   t.is((await target.admin(`/consumers/${username}`)).status, 404, 'delete: the consumer is gone');
 });

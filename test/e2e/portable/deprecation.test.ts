@@ -1,17 +1,18 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { contractProblems } from '../../helpers/openapi-contract.ts';
 import { startTarget, type Target } from '../../helpers/target.ts';
 
 // GET /v1/pets/{petId} is deprecated (spec: removal on 5 December 2030): every response of it,
 // the gateway's own included, carries Deprecation (RFC 9745), Sunset (RFC 8594) and the successor.
-const test = anyTest as TestFn<{ stack: Target; key: string }>;
+// module state, not t.context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
+const shared = {} as { stack: Target; key: string };
 
-test.before(async (t) => {
-  t.context.stack = await startTarget();
-  t.context.key = await t.context.stack.provision('deprecation-dave', { minute: 3, day: 100 });
+test.before(async () => {
+  shared.stack = await startTarget();
+  shared.key = await shared.stack.provision('deprecation-dave', { minute: 3, day: 100 });
 });
-test.after.always(async (t) => {
-  await t.context.stack?.dispose();
+test.after.always(async () => {
+  await shared.stack?.dispose();
 });
 
 function assertDeprecated(t: { is(a: unknown, b: unknown, m?: string): void }, headers: Headers, label: string) {
@@ -21,7 +22,7 @@ function assertDeprecated(t: { is(a: unknown, b: unknown, m?: string): void }, h
 }
 
 test.serial('200, 404, 400, 401 and 429 responses of GET /v1/pets/{petId} carry the deprecation headers', async (t) => {
-  const { stack, key } = t.context;
+  const { stack, key } = shared;
   const created = await stack.call('/v1/pets', { key, method: 'POST', json: { name: 'Old', categoryId: 1 } });
   const ok = await stack.call(`/v1/pets/${created.body.id}`, { key });
   t.is(ok.status, 200);
@@ -40,7 +41,7 @@ test.serial('200, 404, 400, 401 and 429 responses of GET /v1/pets/{petId} carry 
 });
 
 test.serial('other operations carry no deprecation headers', async (t) => {
-  const response = await t.context.stack.call('/v1/pets');
+  const response = await shared.stack.call('/v1/pets');
   t.is(response.headers.get('deprecation'), null);
   t.is(response.headers.get('sunset'), null);
 });

@@ -1,21 +1,22 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { contractProblems, documentedErrorCodes } from '../../helpers/openapi-contract.ts';
 import { startTarget, type Target } from '../../helpers/target.ts';
 
 // Every response carries the three rate-limit headers (spec: "Rate limit headers"); every error
 // is {code, message, status} with a documented code; gateway errors are JSON whatever the Accept.
-const test = anyTest as TestFn<{ target: Target; key: string }>;
+// module state, not t.context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
+const shared = {} as { target: Target; key: string };
 
-test.before(async (t) => {
-  t.context.target = await startTarget();
-  t.context.key = await t.context.target.provision('headers-erin', { minute: 100, day: 1000 });
+test.before(async () => {
+  shared.target = await startTarget();
+  shared.key = await shared.target.provision('headers-erin', { minute: 100, day: 1000 });
 });
-test.after.always(async (t) => {
-  await t.context.target?.dispose();
+test.after.always(async () => {
+  await shared.target?.dispose();
 });
 
 test.serial('200, 201, 400, 401, 404 (inside and outside /v1) and 405 carry X-RateLimit-*; errors use the Error shape', async (t) => {
-  const { target, key } = t.context;
+  const { target, key } = shared;
   const cases: Array<[number, string, RequestInit & { json?: unknown; key?: string }]> = [
     [200, '/v1/pets', { key }],
     [201, '/v1/pets', { key, method: 'POST', json: { name: 'Rex', categoryId: 1 } }],
@@ -40,26 +41,26 @@ test.serial('200, 201, 400, 401, 404 (inside and outside /v1) and 405 carry X-Ra
 });
 
 test.serial('X-RateLimit-Remaining counts down by one per request', async (t) => {
-  const { target, key } = t.context;
+  const { target, key } = shared;
   const first = Number((await target.call('/v1/pets', { key })).headers.get('x-ratelimit-remaining'));
   const second = Number((await target.call('/v1/pets', { key })).headers.get('x-ratelimit-remaining'));
   t.is(second, first - 1);
 });
 
 test.serial('a valid response validates against the OpenAPI document, headers included', async (t) => {
-  const response = await t.context.target.call('/v1/pets?limit=2', { key: t.context.key });
+  const response = await shared.target.call('/v1/pets?limit=2', { key: shared.key });
   t.deepEqual(contractProblems('GET', '/pets', response, { checkHeaders: true }), []);
 });
 
 test('gateway errors are JSON whatever the Accept header asks for', async (t) => {
-  const response = await t.context.target.call('/v1/pets', { headers: { accept: 'text/html' } });
+  const response = await shared.target.call('/v1/pets', { headers: { accept: 'text/html' } });
   t.is(response.status, 401);
   t.is(response.headers.get('content-type'), 'application/json; charset=utf-8');
   t.is(response.body.code, 'missing_api_key');
 });
 
 test("the backend's own errors pass through untouched", async (t) => {
-  const response = await t.context.target.call('/v1/store/orders', { key: t.context.key, method: 'POST', json: { petId: 9_007_199_254_740_991 } });
+  const response = await shared.target.call('/v1/store/orders', { key: shared.key, method: 'POST', json: { petId: 9_007_199_254_740_991 } });
   t.is(response.status, 404);
   t.is(response.body.code, 'pet_not_found');
   t.is(response.headers.get('x-api-stability'), 'experimental');
@@ -69,7 +70,7 @@ test.serial('headers nginx accepts reach the backend and are served there, never
   // Kong's nginx takes header lines up to 8 KiB in four such buffers (large_client_header_buffers
   // 4 8k, kong/templates/nginx_kong.lua leaves nginx's default): 3 x 7 KB passes the gateway, so
   // the backend must take at least as much (Node's default is 16 KiB) plus what the gateway adds.
-  const { target, key } = t.context;
+  const { target, key } = shared;
   const headers = Object.fromEntries(['X-Big-A', 'X-Big-B', 'X-Big-C'].map((name) => [name, 'v'.repeat(7000)]));
   const response = await target.call('/v1/pets?limit=1', { key, headers });
   t.is(response.status, 200);

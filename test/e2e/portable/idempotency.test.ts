@@ -1,24 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import anyTest, { type TestFn } from 'ava';
+import anyTest from 'ava';
 import { digestApiKey } from '../../../packages/provisioning/index.ts';
 import { startTarget, type Target } from '../../helpers/target.ts';
 
 // Idempotency-Key through the gateway: replays are requests like any other (rate-limit headers,
 // counted), and keys are scoped by the X-Consumer-ID that key-auth sends upstream, which a client
 // cannot forge (key-auth sets it from the credential, kong/plugins/key-auth/handler.lua).
-const test = anyTest.serial as TestFn<{ target: Target; alice: string; bob: string }>;
+const test = anyTest.serial;
+// module state, not t.context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
+const shared = {} as { target: Target; alice: string; bob: string };
 
-test.before(async (t) => {
-  t.context.target = await startTarget();
-  t.context.alice = await t.context.target.provision('idem-alice', { minute: 100, day: 1000 });
-  t.context.bob = await t.context.target.provision('idem-bob', { minute: 100, day: 1000 });
+test.before(async () => {
+  shared.target = await startTarget();
+  shared.alice = await shared.target.provision('idem-alice', { minute: 100, day: 1000 });
+  shared.bob = await shared.target.provision('idem-bob', { minute: 100, day: 1000 });
 });
-test.after.always(async (t) => {
-  await t.context.target?.dispose();
+test.after.always(async () => {
+  await shared.target?.dispose();
 });
 
 test('a replay through the gateway carries the rate-limit headers and counts against the limit', async (t) => {
-  const { target, alice } = t.context;
+  const { target, alice } = shared;
   const key = randomUUID();
   const init = { key: alice, method: 'POST', headers: { 'Idempotency-Key': key }, json: { name: 'Retry', categoryId: 1 } };
   const first = await target.call('/v1/pets', init);
@@ -35,7 +37,7 @@ test('a replay through the gateway carries the rate-limit headers and counts aga
 });
 
 test('keys are per consumer, and a client cannot borrow another consumer\'s scope with X-Consumer-ID', async (t) => {
-  const { target, alice, bob } = t.context;
+  const { target, alice, bob } = shared;
   const key = randomUUID();
   const body = { name: 'Shared key', categoryId: 1 };
   const fromAlice = await target.call('/v1/pets', { key: alice, method: 'POST', headers: { 'Idempotency-Key': key }, json: body });

@@ -1,23 +1,24 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { startTarget, type Target } from '../../helpers/target.ts';
 
 // GET /v1/pets/ (a trailing slash, no id) is not GET /v1/pets/{petId}: kong.yml's regex route
 // animal-store-v1-pets-slash outranks the deprecated prefix route (kong/router/transform.lua
 // get_priority: REGEX_URL_BIT above any prefix length), so it carries no deprecation headers
 // and reaches the backend as /v1/ would send it.
-const test = anyTest as TestFn<{ stack: Target; key: string }>;
+// module state, not t.context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
+const shared = {} as { stack: Target; key: string };
 
-test.before(async (t) => {
-  t.context.stack = await startTarget();
-  t.context.key = await t.context.stack.provision('slash-sam', { minute: 1000, day: 100000 });
+test.before(async () => {
+  shared.stack = await startTarget();
+  shared.key = await shared.stack.provision('slash-sam', { minute: 1000, day: 100000 });
 });
-test.after.always(async (t) => {
-  await t.context.stack?.dispose();
+test.after.always(async () => {
+  await shared.stack?.dispose();
 });
 
 for (const method of ['GET', 'HEAD']) {
   test(`${method} /v1/pets/ is not captured by the deprecated get-by-id route`, async (t) => {
-    const { stack, key } = t.context;
+    const { stack, key } = shared;
     const slash = await stack.call('/v1/pets/', { key, method });
     t.is(slash.headers.get('deprecation'), null);
     t.is(slash.headers.get('sunset'), null);
@@ -27,7 +28,7 @@ for (const method of ['GET', 'HEAD']) {
 }
 
 test('GET /v1/pets/{id} still goes through the deprecated route', async (t) => {
-  const { stack, key } = t.context;
+  const { stack, key } = shared;
   const response = await stack.call('/v1/pets/1', { key });
   t.is(response.headers.get('deprecation'), '@1795305600');
 });

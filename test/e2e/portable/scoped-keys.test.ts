@@ -1,4 +1,4 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { digestApiKey } from '../../../packages/provisioning/index.ts';
 import { contractProblems } from '../../helpers/openapi-contract.ts';
 import { startTarget, type Target } from '../../helpers/target.ts';
@@ -7,7 +7,8 @@ import { startTarget, type Target } from '../../helpers/target.ts';
 // refuses what they do not cover, after rate-limiting (gateway/plugins/animal-store-access/
 // scopes.lua), and the edge plugin answers 403 insufficient_scope (RFC 6750 3.1). Portable: the
 // local stack, or real Kong (GATEWAY_URL + KONG_ADMIN_URL) with the same kong.yml and plugins.
-const test = anyTest as TestFn<{ target: Target }>;
+// module state, not t.context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
+const shared = {} as { target: Target };
 
 const SCOPES = ['pets:read', 'pets:write', 'orders:read', 'orders:write'] as const;
 
@@ -44,11 +45,11 @@ async function setScopes(target: Target, key: string, scopes: readonly string[])
   });
 }
 
-test.before(async (t) => {
-  t.context.target = await startTarget();
+test.before(async () => {
+  shared.target = await startTarget();
 });
-test.after.always(async (t) => {
-  await t.context.target?.dispose();
+test.after.always(async () => {
+  await shared.target?.dispose();
 });
 
 function call(target: Target, key: string, operation: (typeof OPERATIONS)[number]) {
@@ -57,7 +58,7 @@ function call(target: Target, key: string, operation: (typeof OPERATIONS)[number
 
 for (const scope of SCOPES) {
   test(`scope matrix: a key with only ${scope}, against every operation`, async (t) => {
-    const { target } = t.context;
+    const { target } = shared;
     const key = await scopedKey(target, `scoped-${scope.replace(':', '-')}`, [scope]);
     for (const operation of OPERATIONS) {
       const what = `${operation.method} ${operation.path}`;
@@ -78,14 +79,14 @@ for (const scope of SCOPES) {
 }
 
 test('a key without scopes, and one with every scope, may do everything', async (t) => {
-  const { target } = t.context;
+  const { target } = shared;
   for (const key of [await scopedKey(target, 'scoped-none', []), await scopedKey(target, 'scoped-all', SCOPES)]) {
     for (const operation of OPERATIONS) t.not((await call(target, key, operation)).status, 403, `${operation.method} ${operation.path}`);
   }
 });
 
 test('the path is matched as the router and the backend see it: case, escapes, dot segments, slashes', async (t) => {
-  const { target } = t.context;
+  const { target } = shared;
   const key = await scopedKey(target, 'scoped-paths', ['orders:read']);
   for (const path of ['/v1/PETS', '/v1/%70ets', '/v1/x/../pets', '/v1//pets', '/v1/Pets/1']) {
     const response = await target.call(path, { key });
@@ -96,7 +97,7 @@ test('the path is matched as the router and the backend see it: case, escapes, d
 });
 
 test('a refusal counts like any other answer', async (t) => {
-  const { target } = t.context;
+  const { target } = shared;
   const key = await scopedKey(target, 'scoped-counted', ['pets:read']);
   const first = await target.call('/v1/store/orders', { key });
   const second = await target.call('/v1/store/orders', { key });
@@ -105,7 +106,7 @@ test('a refusal counts like any other answer', async (t) => {
 });
 
 test('changing a credential’s scope tags applies from the next request (no stale cached scopes)', async (t) => {
-  const { target } = t.context;
+  const { target } = shared;
   const key = await scopedKey(target, 'scoped-changed', ['pets:read']);
   t.is((await target.call('/v1/store/orders', { key })).status, 403);
   await setScopes(target, key, ['orders:read']);
