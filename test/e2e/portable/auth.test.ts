@@ -56,16 +56,16 @@ test('a request of more than 100 header fields, with a valid key or none: 431 re
   // key-auth reads the first 100 headers (kong.request.get_headers()); the edge plugin's key
   // header comes after the client's, so with 100 of them it is never read
   const many = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`x-filler-${i}`, 'v']));
-  const tooMany = await t.context.stack.call('/v1/pets', { key: t.context.key, headers: many(100) });
+  const tooMany = await shared.stack.call('/v1/pets', { key: shared.key, headers: many(100) });
   t.is(tooMany.status, 431);
   t.deepEqual(tooMany.body, { code: 'request_headers_too_large', message: 'The request has more header fields than the gateway reads (100).', status: 431 });
   t.deepEqual(contractProblems('GET', '/pets', tooMany), []);
   // without a key: none could have been read either
-  t.is((await t.context.stack.call('/v1/pets', { headers: many(100) })).body.code, 'request_headers_too_large');
+  t.is((await shared.stack.call('/v1/pets', { headers: many(100) })).body.code, 'request_headers_too_large');
   // fetch adds host, connection, accept, accept-language, sec-fetch-mode, user-agent, accept-encoding
   // and authorization: 90 of ours keep the key header within the first 100
-  t.is((await t.context.stack.call('/v1/pets', { key: t.context.key, headers: many(90) })).status, 200);
-  const unknown = await t.context.stack.call('/v1/pets', { headers: { authorization: 'Bearer not-a-real-key', ...many(90) } });
+  t.is((await shared.stack.call('/v1/pets', { key: shared.key, headers: many(90) })).status, 200);
+  const unknown = await shared.stack.call('/v1/pets', { headers: { authorization: 'Bearer not-a-real-key', ...many(90) } });
   t.is(unknown.body.code, 'invalid_api_key');
 });
 
