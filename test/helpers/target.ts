@@ -1,3 +1,4 @@
+import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -138,4 +139,21 @@ export async function startTarget(): Promise<Target> {
     },
   };
   return target;
+}
+
+/**
+ * The target of one portable test file with one consumer's key: started in the file's `before`,
+ * disposed in its `after.always`. Module state rather than `t.context`: test/deck/sync-then-e2e
+ * and the other runs of the portable files import them all into one worker.
+ */
+export function targetWithKey(username: string, limits: { minute?: number; day?: number }): { target: Target; key: string } {
+  const shared = {} as { target: Target; key: string };
+  test.before(async () => {
+    shared.target = await startTarget();
+    shared.key = await shared.target.provision(username, limits);
+  });
+  test.after.always(async () => {
+    await shared.target?.dispose();
+  });
+  return shared;
 }

@@ -54,26 +54,21 @@ const TLS_SETTINGS = `        ssl_protocols             TLSv1.2 TLSv1.3;
  * ones: nginx cannot redirect a request whose line it could not read to a named location (500).
  * They are not `internal` either, which would answer a client asking for one nginx's HTML 404.
  */
-const MALFORMED_HTTP_PAGES = `        error_page 400 494 501 505 =400 /balancer_error/bad_request;
-        error_page 405 =405 /balancer_error/method_not_allowed;
-        error_page 408 =408 /balancer_error/request_timeout;
-        error_page 414 =414 /balancer_error/uri_too_long;
-        location = /balancer_error/bad_request {
+const MALFORMED_HTTP_ANSWERS: Array<{ statuses: string; status: number; code: string; message: string }> = [
+  { statuses: '400 494 501 505', status: 400, code: 'bad_request', message: 'The request is malformed.' },
+  { statuses: '405', status: 405, code: 'method_not_allowed', message: 'This method is not allowed here.' },
+  { statuses: '408', status: 408, code: 'request_timeout', message: 'The request took too long to arrive.' },
+  { statuses: '414', status: 414, code: 'uri_too_long', message: 'The request URI is too long.' },
+];
+const MALFORMED_HTTP_PAGES = [
+  ...MALFORMED_HTTP_ANSWERS.map(({ statuses, status, code }) => `        error_page ${statuses} =${status} /balancer_error/${code};`),
+  ...MALFORMED_HTTP_ANSWERS.map(
+    ({ status, code, message }) => `        location = /balancer_error/${code} {
             default_type "application/json; charset=utf-8";
-            return 400 '{"code":"bad_request","message":"The request is malformed.","status":400}';
-        }
-        location = /balancer_error/method_not_allowed {
-            default_type "application/json; charset=utf-8";
-            return 405 '{"code":"method_not_allowed","message":"This method is not allowed here.","status":405}';
-        }
-        location = /balancer_error/request_timeout {
-            default_type "application/json; charset=utf-8";
-            return 408 '{"code":"request_timeout","message":"The request took too long to arrive.","status":408}';
-        }
-        location = /balancer_error/uri_too_long {
-            default_type "application/json; charset=utf-8";
-            return 414 '{"code":"uri_too_long","message":"The request URI is too long.","status":414}';
-        }`;
+            return ${status} '${JSON.stringify({ code, message, status })}';
+        }`,
+  ),
+].join('\n');
 
 /**
  * The server block where TLS ends, as at compose's kong-lb (deploy/nginx/kong-lb.conf): the

@@ -1,19 +1,10 @@
 import test from 'ava';
 import { contractProblems, documentedErrorCodes } from '../../helpers/openapi-contract.ts';
-import { startTarget, type Target } from '../../helpers/target.ts';
+import { targetWithKey } from '../../helpers/target.ts';
 
 // Every response carries the three rate-limit headers (spec: "Rate limit headers"); every error
 // is {code, message, status} with a documented code; gateway errors are JSON whatever the Accept.
-// module state, not t.context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
-const shared = {} as { target: Target; key: string };
-
-test.before(async () => {
-  shared.target = await startTarget();
-  shared.key = await shared.target.provision('headers-erin', { minute: 100, day: 1000 });
-});
-test.after.always(async () => {
-  await shared.target?.dispose();
-});
+const shared = targetWithKey('headers-erin', { minute: 100, day: 1000 });
 
 test.serial('200, 201, 400, 401, 404 (inside and outside /v1) and 405 carry X-RateLimit-*; errors use the Error shape', async (t) => {
   const { target, key } = shared;

@@ -1,34 +1,25 @@
 import test from 'ava';
-import { startTarget, type Target } from '../../helpers/target.ts';
+import { targetWithKey } from '../../helpers/target.ts';
 
 // GET /v1/pets/ (a trailing slash, no id) is not GET /v1/pets/{petId}: kong.yml's regex route
 // animal-store-v1-pets-slash outranks the deprecated prefix route (kong/router/transform.lua
 // get_priority: REGEX_URL_BIT above any prefix length), so it carries no deprecation headers
 // and reaches the backend as /v1/ would send it.
-// module state, not t.context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
-const shared = {} as { stack: Target; key: string };
-
-test.before(async () => {
-  shared.stack = await startTarget();
-  shared.key = await shared.stack.provision('slash-sam', { minute: 1000, day: 100000 });
-});
-test.after.always(async () => {
-  await shared.stack?.dispose();
-});
+const shared = targetWithKey('slash-sam', { minute: 1000, day: 100000 });
 
 for (const method of ['GET', 'HEAD']) {
   test(`${method} /v1/pets/ is not captured by the deprecated get-by-id route`, async (t) => {
-    const { stack, key } = shared;
-    const slash = await stack.call('/v1/pets/', { key, method });
+    const { target, key } = shared;
+    const slash = await target.call('/v1/pets/', { key, method });
     t.is(slash.headers.get('deprecation'), null);
     t.is(slash.headers.get('sunset'), null);
-    const list = await stack.call('/v1/pets', { key, method });
+    const list = await target.call('/v1/pets', { key, method });
     t.is(slash.status, list.status, 'answered as the list path is');
   });
 }
 
 test('GET /v1/pets/{id} still goes through the deprecated route', async (t) => {
-  const { stack, key } = shared;
-  const response = await stack.call('/v1/pets/1', { key });
+  const { target, key } = shared;
+  const response = await target.call('/v1/pets/1', { key });
   t.is(response.headers.get('deprecation'), '@1795305600');
 });
