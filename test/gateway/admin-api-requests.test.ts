@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import anyTest, { type TestFn } from 'ava';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 
@@ -192,4 +193,40 @@ test("GET /status: memory in the unit and scale asked, 400 on a unit Kong refuse
   t.is(refused.status, 400);
   // kong/tools/string.lua:150, through health.lua's pcall
   t.deepEqual(await refused.json(), { message: "invalid unit 'V' (expected 'k/K', 'm/M', or 'g/G')" });
+});
+
+/** A request fetch() will not send (TRACE): status, headers and body as the server answered. */
+function rawRequest(url: string, method: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    request(url, { method }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+test('TRACE is nginx\'s own 405 page, before any Lua: no CORS, no latency header (ngx_http_request.c "client sent TRACE method")', async (t) => {
+  for (const path of ['/', '/consumers', '/non-existing']) {
+    const response = await rawRequest(t.context.url(path), 'TRACE');
+    t.is(response.status, 405, path);
+    t.regex(response.body, /<title>405 Not Allowed<\/title>[\s\S]*<center>openresty<\/center>/, path);
+    t.is(response.headers['access-control-allow-origin'], undefined, path);
+    t.is(response.headers['x-kong-admin-latency'], undefined, path);
+  }
+});
+
+test('a method a known path does not take, one lapis has no name for too, is 405 Method not allowed without Allow; an unknown path 404 (api_helpers.lua:548-556)', async (t) => {
+  for (const method of ['PUT', 'PROPFIND', 'PURGE']) {
+    const response = await fetch(t.context.url('/consumers'), { method });
+    t.is(response.status, 405, method);
+    t.deepEqual(await response.json(), { message: 'Method not allowed' }, method);
+    t.is(response.headers.get('allow'), null, method);
+  }
+  const unknown = await fetch(t.context.url('/non-existing'), { method: 'PROPFIND' });
+  t.is(unknown.status, 404);
+  t.deepEqual(await unknown.json(), { message: 'Not found' });
 });

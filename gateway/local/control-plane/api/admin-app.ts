@@ -15,7 +15,7 @@ import { mountEntityEndpoints } from './endpoints.ts';
 import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
 import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
 import { MULTIPART_AS_FIELDS, nestedMultipartNames } from './multipart.ts';
-import { corsFilter, emptyJsonBody, mediaTypeFilter, optionsMethod } from './request-filters.ts';
+import { corsFilter, emptyJsonBody, mediaTypeFilter, methodNotAllowed, optionsMethod, traceRefused } from './request-filters.ts';
 import { mountSchemaRoutes } from './schemas.ts';
 import { mountTagRoutes } from './tags.ts';
 import { mountUnsupportedRoutes } from './unsupported-routes.ts';
@@ -61,6 +61,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   const app = new Koa();
   const router = new Router();
 
+  app.use(traceRefused);
   app.use(async (ctx, next) => {
     const started = performance.now();
     try {
@@ -147,7 +148,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
 
   app.use(certificatesBySni(service));
   app.use(optionsMethod(router));
+  app.use(methodNotAllowed);
   app.use(router.routes());
-  app.use(router.allowedMethods());
   return app;
 }

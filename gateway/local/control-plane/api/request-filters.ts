@@ -22,10 +22,39 @@ const YAML_TYPES = ['application/yaml', 'text/yaml'];
 /** Routes that take YAML too (api_helpers.lua ACCEPTS_YAML). */
 const ACCEPTS_YAML = new Set(['/config']);
 
-/** What Kong's nginx sends for `kong.response.exit(415)` with no body: its own page (server_tokens off). */
-const UNSUPPORTED_MEDIA_TYPE_PAGE =
-  '<html>\r\n<head><title>415 Unsupported Media Type</title></head>\r\n<body>\r\n' +
-  '<center><h1>415 Unsupported Media Type</h1></center>\r\n<hr><center>openresty</center>\r\n</body>\r\n</html>\r\n';
+/** nginx's own page for a status it answers without a body (server_tokens off: signed openresty). */
+const nginxPage = (status: string) =>
+  `<html>\r\n<head><title>${status}</title></head>\r\n<body>\r\n<center><h1>${status}</h1></center>\r\n<hr><center>openresty</center>\r\n</body>\r\n</html>\r\n`;
+
+/** What Kong's nginx sends for `kong.response.exit(415)` with no body. */
+const UNSUPPORTED_MEDIA_TYPE_PAGE = nginxPage('415 Unsupported Media Type');
+
+/**
+ * nginx refuses TRACE itself, 405 with its page, before any of Kong's Lua runs
+ * (ngx_http_request.c, ngx_http_process_request_header): no CORS headers, no latency header.
+ */
+export const traceRefused: Middleware = async (ctx, next) => {
+  if (ctx.method !== 'TRACE') {
+    await next();
+    return;
+  }
+  ctx.status = 405;
+  ctx.type = 'text/html';
+  ctx.body = nginxPage('405 Not Allowed');
+  ctx.set('Server', 'openresty');
+};
+
+/**
+ * A method no route of a known path takes, one lapis has no name for (PROPFIND) included, is 405
+ * "Method not allowed": lapis' respond_to raises "don't know how to respond to", which
+ * api_helpers.lua handle_error (3.9.3, :548-556) answers so, with no Allow header. An unknown path
+ * stays 404 whatever the method. Wraps the router's routes.
+ */
+export const methodNotAllowed: Middleware = async (ctx, next) => {
+  await next();
+  const matched = (ctx as { matched?: Array<{ methods: string[] }> }).matched ?? [];
+  if (ctx.status === 404 && ctx.body === undefined && matched.some((layer) => layer.methods.length > 0)) ctx.status = 405;
+};
 
 function acceptedBody(ctx: Koa.Context): boolean {
   const type = ctx.get('Content-Type');
