@@ -267,3 +267,26 @@ test('/schemas/{entity} describes every entity type Kong has, run here or not (k
   t.regex(write.body.message, /upstreams: not supported by the local gateway/);
   t.is((await f.admin('/schemas/nope')).status, 404);
 });
+
+test("a route's protocols: at least one, and from one of Kong's subsets (routes.lua:154-166; 06-routes_spec.lua:150-175)", async (t) => {
+  const { f } = t.context;
+  await f.admin('/services', { method: 'POST', json: { name: 'protocols-owner', url: 'http://127.0.0.1:9' } });
+  const route = { paths: ['/protocols'], service: { name: 'protocols-owner' } };
+  const empty = await f.admin('/routes', { method: 'POST', json: { ...route, name: 'protocols-empty', protocols: [] } });
+  t.is(empty.status, 400);
+  t.is(empty.body.message, 'schema violation (protocols: length must be at least 1)');
+  for (const [protocols, sets] of [
+    [['http', 'tcp'], "('http', 'https'), ('tcp', 'tls', 'udp')"],
+    [['https', 'tls'], "('http', 'https'), ('tcp', 'tls', 'udp')"],
+    [['grpc', 'https'], "('grpc', 'grpcs'), ('http', 'https')"],
+  ] as const) {
+    const mixed = await f.admin('/routes', { method: 'POST', json: { ...route, name: 'protocols-mixed', protocols } });
+    t.is(mixed.status, 400, protocols.join());
+    t.deepEqual(mixed.body.fields, { protocols: `these sets are mutually exclusive: ${sets}` }, protocols.join());
+  }
+  // an update too: before, the control plane stored `[]`, and every data plane refused each
+  // configuration from then on (keeping the one before it)
+  t.is((await f.admin('/routes', { method: 'POST', json: { ...route, name: 'protocols-kept' } })).status, 201);
+  t.is((await f.admin('/routes/protocols-kept', { method: 'PATCH', json: { protocols: [] } })).status, 400);
+  t.deepEqual((await f.admin('/routes/protocols-kept')).body.protocols, ['http', 'https']);
+});

@@ -20,6 +20,7 @@ export function kongSchemaField(schema: TSchema): Record<string, unknown> {
   if (a.between) out.between = [...a.between];
   if (a.gt !== undefined) out.gt = a.gt;
   if (a.len_min !== undefined) out.len_min = a.len_min;
+  if (a.mutually_exclusive_subsets) out.mutually_exclusive_subsets = a.mutually_exclusive_subsets.map((subset) => [...subset]);
   if (a.starts_with !== undefined) out.starts_with = a.starts_with;
   if (a.abstract) out.abstract = true;
   if (a.transient) out.transient = true;

@@ -40,6 +40,8 @@ export interface KongAttributes {
   between?: readonly [number, number];
   gt?: number;
   len_min?: number;
+  /** array, set: elements of two of these subsets may not be there together. */
+  mutually_exclusive_subsets?: readonly (readonly string[])[];
   starts_with?: string;
   match?: RegExp;
   custom?: Check;
@@ -161,6 +163,7 @@ export function boolean<const A extends Common<boolean>>(a: A = {} as A): Field<
 
 export interface ArrayAttributes extends Common<unknown[]> {
   len_min?: number;
+  mutually_exclusive_subsets?: readonly (readonly string[])[];
   transient?: boolean;
 }
 

@@ -131,7 +131,25 @@ function validateElements(a: KongAttributes, items: unknown[], path: string, err
   // Elements are required: `[null]` is an error, as Kong's validate_elements sets.
   const elements = a.elements;
   const result = elements ? items.map((item, i) => validateRequired(elements, item, `${path}.${i + 1}`, errors)) : items;
+  if (a.mutually_exclusive_subsets && errors[path] === undefined) {
+    const exclusive = mutuallyExclusive(result, a.mutually_exclusive_subsets);
+    if (exclusive) errors[path] = exclusive;
+  }
   return a.type === 'set' ? [...new Set(result)] : result;
+}
+
+/**
+ * kong/db/schema/init.lua validators.mutually_exclusive_subsets (3.9.3, :355-378): the subsets the
+ * elements come from, in the order of the first element of each; more than one is an error.
+ */
+function mutuallyExclusive(items: unknown[], subsets: readonly (readonly string[])[]): string | undefined {
+  const memberOf: Array<readonly string[]> = [];
+  for (const item of items) {
+    const subset = subsets.find((candidate) => candidate.includes(item as string));
+    if (subset && !memberOf.includes(subset)) memberOf.push(subset);
+  }
+  if (memberOf.length <= 1) return undefined;
+  return `these sets are mutually exclusive: ${memberOf.map((subset) => `(${subset.map((element) => `'${element}'`).join(', ')})`).join(', ')}`;
 }
 
 function validateMap(a: KongAttributes, value: Record<string, unknown>, path: string, errors: FieldErrors): Record<string, unknown> {

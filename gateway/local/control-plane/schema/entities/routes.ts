@@ -18,7 +18,12 @@ export const routes = defineEntity({
     created_at: T.autoTimestamp(),
     updated_at: T.autoTimestamp(),
     name: T.utf8Name(),
-    protocols: T.set(T.string({ one_of: T.PROTOCOLS }), { required: true, default: ['http', 'https'] }),
+    protocols: T.set(T.string({ one_of: T.PROTOCOLS }), {
+      required: true,
+      len_min: 1,
+      mutually_exclusive_subsets: [['http', 'https'], ['tcp', 'tls', 'udp'], ['tls_passthrough'], ['grpc', 'grpcs']],
+      default: ['http', 'https'],
+    }),
     https_redirect_status_code: T.integer({ required: true, default: 426, one_of: [426, 301, 302, 307, 308] }),
     strip_path: T.boolean({ required: true, default: true }),
     preserve_host: T.boolean({ required: true, default: false }),
