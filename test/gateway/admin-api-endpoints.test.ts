@@ -290,3 +290,18 @@ test("a route's protocols: at least one, and from one of Kong's subsets (routes.
   t.is((await f.admin('/routes/protocols-kept', { method: 'PATCH', json: { protocols: [] } })).status, 400);
   t.deepEqual((await f.admin('/routes/protocols-kept')).body.protocols, ['http', 'https']);
 });
+
+test('a protocol Kong takes that the data plane does not run is refused at the write, naming the field (a data plane would refuse the whole configuration)', async (t) => {
+  const { f } = t.context;
+  const service = await f.admin('/services', { method: 'POST', json: { name: 'stream-probe', protocol: 'tcp', host: 'example.com', port: 80 } });
+  t.is(service.status, 400);
+  t.deepEqual(service.body.fields, { protocol: 'not supported by the local gateway: expected one of: http, https' });
+  await f.admin('/services', { method: 'POST', json: { name: 'grpc-owner', url: 'http://127.0.0.1:9' } });
+  const route = await f.admin('/routes', { method: 'POST', json: { name: 'grpc-probe', protocols: ['grpc'], paths: ['/g'], service: { name: 'grpc-owner' } } });
+  t.is(route.status, 400);
+  t.regex(String(route.body.fields?.protocols), /^not supported by the local gateway: /);
+  // the configuration still moves: a write after the refusals reaches the data plane
+  t.is((await f.admin('/routes', { method: 'POST', json: { name: 'after-probe', paths: ['/after-probe'], service: { name: 'grpc-owner' } } })).status, 201);
+  const proxied = await fetch(`${f.gateway.proxyUrl}/after-probe`);
+  t.not(proxied.status, 404, 'the route written after the refusals is served');
+});

@@ -195,8 +195,10 @@ test("GET /status: memory in the unit and scale asked, 400 on a unit Kong refuse
   t.deepEqual(await refused.json(), { message: "invalid unit 'V' (expected 'k/K', 'm/M', or 'g/G')" });
 });
 
+type RawResponse = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
+
 /** A request fetch() will not send (TRACE): status, headers and body as the server answered. */
-function rawRequest(url: string, method: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function rawRequest(url: string, method: string): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     request(url, { method }, (response) => {
       let body = '';

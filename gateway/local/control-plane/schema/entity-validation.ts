@@ -1,6 +1,6 @@
-import type { Static, TObject, TProperties } from '@sinclair/typebox';
+import type { Static, TObject, TProperties, TSchema } from '@sinclair/typebox';
 import { definitionOf, isEntityName } from './entities/index.ts';
-import type { EntityDefinition, Subschemas } from './entity.ts';
+import type { EntityDefinition, RunDefinition, Subschemas } from './entity.ts';
 import { kongField } from './typedefs.ts';
 import { isPlainObject, validateField, validateFields, type FieldErrors } from './validate.ts';
 
@@ -40,6 +40,15 @@ export function validateEntityInput<P extends TProperties>(
   const fields = record as Static<TObject<P>>;
   for (const [name, reason] of Object.entries<string | undefined>(definition.unsupported ?? {})) {
     if (isSet(record[name])) errors[name] = `not supported by the local gateway: ${reason}`;
+  }
+  // Valid for Kong, outside what the data plane runs: the data plane would refuse the whole
+  // configuration, and every node would keep the one before it from then on.
+  for (const [name, narrow] of Object.entries<TSchema | undefined>((definition as Partial<RunDefinition<P>>).snapshot?.narrow ?? {})) {
+    if (narrow === undefined || Object.keys(errors).some((path) => path === name || path.startsWith(`${name}.`))) continue;
+    const outside: FieldErrors = {};
+    validateField(narrow, record[name], name, outside);
+    const [problem] = Object.values(outside);
+    if (problem !== undefined) errors[name] = `not supported by the local gateway: ${problem}`;
   }
   const fieldsValid = Object.keys(errors).length === 0;
   if (definition.subschema && typeof record[definition.subschema_key ?? ''] === 'string') definition.subschema(fields, errors, subschemas);
