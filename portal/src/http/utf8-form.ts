@@ -1,9 +1,6 @@
-import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
+import { isUtf8 } from 'node:buffer';
 import type { Middleware } from 'koa';
-import getRawBody from 'raw-body';
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+import { readBodyOnce } from '../../../packages/node-runtime/body-bytes.js';
 
 /** A 4xx whose message the error pages show (app.ts: `expose`). */
 const refused = (status: number, message: string) => Object.assign(new Error(message), { status, expose: true });
@@ -28,15 +25,6 @@ function* formParts(raw: Buffer): Generator<Buffer> {
   }
 }
 
-const isUtf8 = (bytes: Buffer) => {
-  try {
-    strictUtf8.decode(bytes);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /**
  * Forms are UTF-8, in their bytes and in what their %XY escapes decode to: anything else (a stray
  * 0xFF, `%FF`, an encoded surrogate) is refused 400 before koa-body, which would decode it to
@@ -54,13 +42,11 @@ export function utf8Forms(limit: string): Middleware {
     }
     const encoding = ctx.get('Content-Encoding').trim().toLowerCase();
     if (encoding !== '' && encoding !== 'identity') throw refused(415, 'Forms must be sent without a Content-Encoding.');
-    const { headers } = ctx.req;
-    const raw = await getRawBody(ctx.req, { length: headers['content-length'], limit });
+    const raw = await readBodyOnce(ctx, limit);
     for (const part of formParts(raw)) {
       if (!isUtf8(part)) throw refused(400, 'The form is not valid UTF-8 text. Reload the page and type it again.');
       if (part.includes(0)) throw refused(400, 'The form holds a NUL character (U+0000), which no field accepts.');
     }
-    ctx.req = Object.assign(Readable.from([raw]), { headers }) as unknown as IncomingMessage;
     await next();
   };
 }

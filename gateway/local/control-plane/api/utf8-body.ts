@@ -1,10 +1,7 @@
-import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
+import { isUtf8 } from 'node:buffer';
 import type { Middleware } from 'koa';
-import getRawBody from 'raw-body';
+import { readBodyOnce } from '../../../../packages/node-runtime/body-bytes.js';
 import { tooManyArguments } from './arguments.ts';
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** An error whose status koa's error handling and admin-app's read (raw-body's carry one too). */
 const malformed = () => Object.assign(new Error('the request body is not valid UTF-8'), { status: 400 });
@@ -23,21 +20,15 @@ export function utf8Bodies(limit: string): Middleware {
       await next();
       return;
     }
-    const raw = await getRawBody(ctx.req, { length, limit });
+    const raw = await readBodyOnce(ctx, limit);
     (ctx.state as { bodyBytes?: number }).bodyBytes = raw.length;
-    try {
-      strictUtf8.decode(raw);
-    } catch {
-      throw malformed();
-    }
+    if (!isUtf8(raw)) throw malformed();
     // arguments.lua:508-513 (3.9.3): a form of more than 1000 fields is refused, not truncated
     if (ctx.get('Content-Type').toLowerCase().startsWith('application/x-www-form-urlencoded') && tooManyArguments(raw.toString('latin1'))) {
       ctx.status = 400;
       ctx.body = { message: 'Too many arguments' };
       return;
     }
-    // what koa-body (co-body, raw-body, inflate) reads of a request: its headers and its stream
-    ctx.req = Object.assign(Readable.from([raw]), { headers }) as unknown as IncomingMessage;
     await next();
   };
 }
