@@ -114,6 +114,37 @@ test('a backend restarted on the same database keeps its data and does not re-ru
   }
 });
 
+test('replicas started at once on a new database all start, and knex is left one free lock row', async (t) => {
+  // knex inserts its lock row unguarded: two starts that both found the lock table empty left two
+  // rows, and from then on every start failed with "Migration table is already locked"
+  const url = await t.context.postgres.createDatabase('replicas_at_once');
+  const replicas = await Promise.all(Array.from({ length: 4 }, () => startTestBackend({ databaseUrl: url })));
+  try {
+    t.is((await request(`${replicas[3]!.url}/pets`)).status, 200);
+    t.deepEqual(await replicas[0]!.db('knex_migrations_lock').select('is_locked'), [{ is_locked: 0 }]);
+    t.is((await replicas[0]!.db('knex_migrations').count({ n: '*' }))[0]!.n, '2');
+  } finally {
+    await Promise.all(replicas.map((replica) => replica.dispose()));
+  }
+});
+
+test('a lock table an earlier race left with two rows, or a crashed run left locked, is put right at the next start', async (t) => {
+  const url = await t.context.postgres.createDatabase('lock_left_behind');
+  const first = await startTestBackend({ databaseUrl: url });
+  await first.db('knex_migrations_lock').insert({ is_locked: 0 });
+  await first.dispose();
+  const second = await startTestBackend({ databaseUrl: url });
+  t.deepEqual(await second.db('knex_migrations_lock').select('is_locked'), [{ is_locked: 0 }]);
+  await second.db('knex_migrations_lock').update({ is_locked: 1 });
+  await second.dispose();
+  const third = await startTestBackend({ databaseUrl: url });
+  try {
+    t.deepEqual(await third.db('knex_migrations_lock').select('is_locked'), [{ is_locked: 0 }]);
+  } finally {
+    await third.dispose();
+  }
+});
+
 const keyed = (backend: TestBackend, key: string, json: unknown) =>
   request(`${backend.url}/pets`, { method: 'POST', headers: { 'Idempotency-Key': key, 'X-Consumer-ID': 'pg' }, json });
 

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { migrations } from './migrations.ts';
+import { migrateToLatest } from '../../../packages/node-runtime/migrations.js';
 import { sqliteConfig } from '../../../packages/node-runtime/sqlite.js';
 
 export interface DatabaseOptions {
@@ -23,6 +24,12 @@ function postgresConfig(url: string): Knex.Config {
 /** Opens the store and brings its schema up to date. */
 export async function openDatabase(options: DatabaseOptions): Promise<Knex> {
   const db = knex(options.url !== undefined ? postgresConfig(options.url) : sqliteFileConfig(options.dataDir));
-  await db.migrate.latest({ migrationSource: migrations });
-  return db;
+  try {
+    // replicas starting together on one PostgreSQL database take turns (migrateToLatest)
+    await migrateToLatest(db, { migrationSource: migrations });
+    return db;
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
 }
