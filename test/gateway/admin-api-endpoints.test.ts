@@ -138,6 +138,37 @@ test("a service's url is split as LuaSocket's url.parse does and validated as it
   t.like(https.body, { protocol: 'https', host: 'x.test', port: 443, path: null });
 });
 
+test("a null url, or an empty one in a form or multipart body, is split as the text tostring(ngx.null) (arguments.lua:242-253, schema/init.lua:1805-1806, services.lua:79)", async (t) => {
+  const { f } = t.context;
+  // LuaSocket's url.parse("userdata: NULL"): scheme "userdata", path " NULL", no host
+  const expected = {
+    code: 2,
+    name: 'schema violation',
+    message: '3 schema violations (host: required field missing; path: should start with: /; protocol: expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp)',
+    fields: { host: 'required field missing', path: 'should start with: /', protocol: 'expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp' },
+  };
+  const multipart = new FormData();
+  multipart.set('name', 'null-url');
+  multipart.set('url', '');
+  const bodies: Array<{ body: string | URLSearchParams | FormData; headers?: Record<string, string> }> = [
+    { body: JSON.stringify({ name: 'null-url', url: null }), headers: { 'Content-Type': 'application/json' } },
+    { body: new URLSearchParams([['name', 'null-url'], ['url', '']]) },
+    { body: multipart },
+  ];
+  for (const { body, headers } of bodies) {
+    const response = await fetch(`${f.gateway.adminUrl}/services`, { method: 'POST', body, headers });
+    t.is(response.status, 400);
+    t.deepEqual(await response.json(), expected);
+  }
+  // JSON's empty string is a string shorter than 1; a form's url parts as JSON's
+  t.deepEqual((await f.admin('/services', { method: 'POST', json: { url: '' } })).body.fields, { url: 'length must be at least 1' });
+  const form = await fetch(`${f.gateway.adminUrl}/services`, { method: 'POST', body: new URLSearchParams([['name', 'form-url'], ['url', 'https://x.test:8443/p'], ['port', '1']]) });
+  t.is(form.status, 201);
+  t.like(await form.json(), { protocol: 'https', host: 'x.test', port: 8443, path: '/p' });
+  const twice = await fetch(`${f.gateway.adminUrl}/services`, { method: 'POST', body: new URLSearchParams([['url', 'http://a.test'], ['url', 'http://b.test']]) });
+  t.deepEqual(((await twice.json()) as { fields: unknown }).fields, { url: 'expected a string' });
+});
+
 test('a URL key its endpoint key field refuses is 400 invalid unique, for every method (kong/db/dao/init.lua:349-371, 19-vaults_spec.lua:173-186)', async (t) => {
   const { f } = t.context;
   const message = "invalid value 'a b': the only accepted ascii characters are alphanumerics or ., -, _, and ~";
