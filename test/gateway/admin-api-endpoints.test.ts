@@ -138,6 +138,37 @@ test("a service's url is split as LuaSocket's url.parse does and validated as it
   t.like(https.body, { protocol: 'https', host: 'x.test', port: 443, path: null });
 });
 
+test("a null url, or an empty one in a form or multipart body, is split as the text tostring(ngx.null) (arguments.lua:242-253, schema/init.lua:1805-1806, services.lua:79)", async (t) => {
+  const { f } = t.context;
+  // LuaSocket's url.parse("userdata: NULL"): scheme "userdata", path " NULL", no host
+  const expected = {
+    code: 2,
+    name: 'schema violation',
+    message: '3 schema violations (host: required field missing; path: should start with: /; protocol: expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp)',
+    fields: { host: 'required field missing', path: 'should start with: /', protocol: 'expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp' },
+  };
+  const multipart = new FormData();
+  multipart.set('name', 'null-url');
+  multipart.set('url', '');
+  const bodies: Array<{ body: string | URLSearchParams | FormData; headers?: Record<string, string> }> = [
+    { body: JSON.stringify({ name: 'null-url', url: null }), headers: { 'Content-Type': 'application/json' } },
+    { body: new URLSearchParams([['name', 'null-url'], ['url', '']]) },
+    { body: multipart },
+  ];
+  for (const { body, headers } of bodies) {
+    const response = await fetch(`${f.gateway.adminUrl}/services`, { method: 'POST', body, headers });
+    t.is(response.status, 400);
+    t.deepEqual(await response.json(), expected);
+  }
+  // JSON's empty string is a string shorter than 1; a form's url parts as JSON's
+  t.deepEqual((await f.admin('/services', { method: 'POST', json: { url: '' } })).body.fields, { url: 'length must be at least 1' });
+  const form = await fetch(`${f.gateway.adminUrl}/services`, { method: 'POST', body: new URLSearchParams([['name', 'form-url'], ['url', 'https://x.test:8443/p'], ['port', '1']]) });
+  t.is(form.status, 201);
+  t.like(await form.json(), { protocol: 'https', host: 'x.test', port: 8443, path: '/p' });
+  const twice = await fetch(`${f.gateway.adminUrl}/services`, { method: 'POST', body: new URLSearchParams([['url', 'http://a.test'], ['url', 'http://b.test']]) });
+  t.deepEqual(((await twice.json()) as { fields: unknown }).fields, { url: 'expected a string' });
+});
+
 test('a URL key its endpoint key field refuses is 400 invalid unique, for every method (kong/db/dao/init.lua:349-371, 19-vaults_spec.lua:173-186)', async (t) => {
   const { f } = t.context;
   const message = "invalid value 'a b': the only accepted ascii characters are alphanumerics or ., -, _, and ~";
@@ -149,6 +180,30 @@ test('a URL key its endpoint key field refuses is 400 invalid unique, for every 
   // a valid name no entity has is still 404; a consumer's username takes any text
   t.is((await f.admin('/services/no-such-service')).status, 404);
   t.is((await f.admin('/consumers/a%20b')).status, 404);
+});
+
+test('a URL key is read as ngx.unescape_uri reads it: + is a space, bytes that are not UTF-8 refused with Kong\'s position (endpoints.lua:244-266, typedefs.lua:137-141, string.lua:85-104)', async (t) => {
+  const { f } = t.context;
+  const utf8 = (at: number) => ({ code: 10, name: 'invalid unique name', message: `invalid utf-8 character sequence detected at position ${at}` });
+  for (const [path, at] of [['/services/%FF', 1], ['/services/ab%FF', 3], ['/services/%C3%41', 1], ['/services/%FF/routes', 1], ['/routes/%E2%82', 1]] as const) {
+    for (const method of ['GET', 'DELETE'] as const) {
+      const response = await f.admin(path, { method });
+      t.is(response.status, path.endsWith('/routes') && method === 'DELETE' ? 405 : 400, `${method} ${path}`);
+      if (response.status === 400) t.deepEqual(response.body, utf8(at), `${method} ${path}`);
+    }
+  }
+  // well-formed escapes name the entity; '+' is a space (lua-nginx-module ngx_http_lua_unescape_uri)
+  await f.admin('/consumers', { method: 'POST', json: { username: 'plus sign' } });
+  t.is((await f.admin('/consumers/plus+sign')).body.username, 'plus sign');
+  t.is((await f.admin('/consumers/plus%2Bsign')).status, 404);
+  await f.admin('/services', { method: 'POST', json: { name: 'café', url: 'http://example.test' } });
+  t.is((await f.admin('/services/caf%C3%A9')).body.name, 'café');
+  t.deepEqual((await f.admin('/services/a+b')).body.message, "invalid value 'a b': the only accepted ascii characters are alphanumerics or ., -, _, and ~");
+  // known difference: a field Kong does not check for UTF-8 (a username, a key) is refused the
+  // same; Kong hands the bytes to PostgreSQL, which refuses them (500)
+  t.deepEqual((await f.admin('/consumers/%FF')).body, { code: 10, name: 'invalid unique username', message: 'invalid utf-8 character sequence detected at position 1' });
+  // a tag the same (kong/api/endpoints.lua:237-240)
+  t.is((await f.admin('/tags/%FF')).body.message, 'invalid utf-8 character sequence detected at position 1');
 });
 
 test('a header name is letters, digits, - and _, refused with Kong\'s message (03-plugins/09-key-auth/01-api_spec.lua:363-403)', async (t) => {

@@ -25,7 +25,43 @@ test('GET / and GET /status describe the node', async (t) => {
   t.deepEqual(kongAdminProblems('GET', '/', 200, root.body), []);
   const status = await f.admin('/status');
   t.is(status.body.database.reachable, true);
+  // GET / presents DB mode: no configuration_hash, which Kong gives DB-less nodes and data
+  // planes only (health.lua:47-56; 02-kong_routes_spec.lua:213-221)
+  t.is(root.body.configuration.database, 'postgres');
+  t.false('configuration_hash' in status.body);
   t.deepEqual(kongAdminProblems('GET', '/status', 200, status.body), []);
+});
+
+test('GET /endpoints lists every path the Admin API serves, keys named as Kong names them, in Kong\'s order (kong.lua:150-184; 02-kong_routes_spec.lua:169-192)', async (t) => {
+  const { f } = t.context;
+  const response = await f.admin('/endpoints');
+  t.is(response.status, 200);
+  t.deepEqual(kongAdminProblems('GET', '/endpoints', 200, response.body), []);
+  const data = response.body.data as string[];
+  for (const path of ['/', '/plugins', '/services/{services}/routes/{routes}', '/consumers/{consumers}/key-auth/{keyauth_credentials}', '/consumers/{consumers}/acls/{acls}', '/basic-auths/{basicauth_credentials}', '/schemas/{db_entity_name}/validate', '/tags/{tags}', '/endpoints', '/timers', '/status', '/metrics']) {
+    t.true(data.includes(path), path);
+  }
+  t.is(new Set(data).size, data.length, 'each path once');
+  // known difference: Kong's paths this Admin API does not serve (404 here) are not listed
+  for (const path of ['/config', '/cache', '/upstreams/{upstreams}/targets', '/debug/node/log-level', '/status/dns']) t.false(data.includes(path), path);
+  // "/" sorts below every other byte: a path's children come before a longer sibling
+  t.true(data.indexOf('/key-auths/{keyauth_credentials}/consumer') < data.indexOf('/key-sets'));
+  t.true(data.indexOf('/plugins/enabled') < data.indexOf('/plugins/{plugins}'));
+  // each path without a key is served: none answers a GET with the Not found of an unknown path
+  for (const path of data.filter((p) => !p.includes('{'))) t.notDeepEqual((await f.admin(path)).body, { message: 'Not found' }, path);
+});
+
+test('GET /timers: the answering worker and its timer statistics in Kong\'s shape; the Admin API process runs no timers (kong.lua:258-272; 20-timers_spec.lua:28-53)', async (t) => {
+  const { f } = t.context;
+  const response = await f.admin('/timers');
+  t.is(response.status, 200);
+  t.deepEqual(kongAdminProblems('GET', '/timers', 200, response.body), []);
+  t.deepEqual(response.body, {
+    worker: { id: 0, count: 1 },
+    stats: { flamegraph: { running: '', pending: '', elapsed_time: '' }, sys: { total: 0, runs: 0, running: 0, pending: 0, waiting: 0 }, timers: {} },
+  });
+  // the worker GET / lists
+  t.deepEqual((await f.admin('/')).body.pids.workers.length, response.body.worker.count);
 });
 
 test('consumers: create, read by id or username, update, replace, delete', async (t) => {

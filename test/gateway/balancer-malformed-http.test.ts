@@ -3,10 +3,11 @@
 // version or transfer coding nginx does not know is the client's malformed request (400), never
 // nginx's HTML page nor a 5xx (nginx alone: 505, 501). What a node answers passes untouched.
 import anyTest, { type TestFn } from 'ava';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findNginx, startBalancer, type RunningBalancer } from '../../gateway/local/index.ts';
+import { BALANCER_ERROR_PREFIX, findNginx, startBalancer, type RunningBalancer } from '../../gateway/local/index.ts';
+import { REPO_ROOT } from '../helpers/process.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 
@@ -59,7 +60,20 @@ test("a node's own 400 passes through untouched", async (t) => {
 });
 
 test('a client asking for an error page by its path gets it in the Error shape, not an nginx page', async (t) => {
-  const response = await rawRequest(t.context.balancer.url, 'GET /balancer_error/uri_too_long HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  const response = await rawRequest(t.context.balancer.url, `GET ${BALANCER_ERROR_PREFIX}/uri_too_long HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
   t.is(response.status, 414);
   t.is(JSON.parse(response.body).code, 'uri_too_long');
+});
+
+test("the error pages' prefix shadows no plausible route: /balancer_error/… reaches the nodes, as compose's kong-lb", async (t) => {
+  t.regex(BALANCER_ERROR_PREFIX, /^\/[\w-]*[0-9a-f]{8}$/, 'a segment no team would pick');
+  for (const path of ['/balancer_error/x', '/balancer_error/bad_request', '/errors/bad_request']) {
+    const response = await rawRequest(t.context.balancer.url, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    t.is(response.body, 'the node said no', path);
+    t.true(t.context.node.seen.some((request) => request.url === path), path);
+  }
+  // compose's kong-lb renders the same pages under the same prefix
+  const conf = readFileSync(join(REPO_ROOT, 'deploy/nginx/kong-lb.conf'), 'utf8');
+  const pages = [...conf.matchAll(/^\s*location = (\S+) \{/gm)].map((match) => match[1]);
+  t.deepEqual(pages, ['bad_request', 'method_not_allowed', 'request_timeout', 'uri_too_long'].map((code) => `${BALANCER_ERROR_PREFIX}/${code}`));
 });

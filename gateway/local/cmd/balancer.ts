@@ -53,7 +53,10 @@ const TLS_SETTINGS = `        ssl_protocols             TLSv1.2 TLSv1.3;
  * not intercepted (proxy_intercept_errors is off). The pages are locations with a path, not named
  * ones: nginx cannot redirect a request whose line it could not read to a named location (500).
  * They are not `internal` either, which would answer a client asking for one nginx's HTML 404.
+ * Their prefix is one no team's route would own: every path under it is the balancer's, on a Kong
+ * that several teams share (deploy/nginx/kong-lb.conf uses the same).
  */
+export const BALANCER_ERROR_PREFIX = '/_balancer-error-5f1c9a7e';
 const MALFORMED_HTTP_ANSWERS: Array<{ statuses: string; status: number; code: string; message: string }> = [
   { statuses: '400 494 501 505', status: 400, code: 'bad_request', message: 'The request is malformed.' },
   { statuses: '405', status: 405, code: 'method_not_allowed', message: 'This method is not allowed here.' },
@@ -61,9 +64,9 @@ const MALFORMED_HTTP_ANSWERS: Array<{ statuses: string; status: number; code: st
   { statuses: '414', status: 414, code: 'uri_too_long', message: 'The request URI is too long.' },
 ];
 const MALFORMED_HTTP_PAGES = [
-  ...MALFORMED_HTTP_ANSWERS.map(({ statuses, status, code }) => `        error_page ${statuses} =${status} /balancer_error/${code};`),
+  ...MALFORMED_HTTP_ANSWERS.map(({ statuses, status, code }) => `        error_page ${statuses} =${status} ${BALANCER_ERROR_PREFIX}/${code};`),
   ...MALFORMED_HTTP_ANSWERS.map(
-    ({ status, code, message }) => `        location = /balancer_error/${code} {
+    ({ status, code, message }) => `        location = ${BALANCER_ERROR_PREFIX}/${code} {
             default_type "application/json; charset=utf-8";
             return ${status} '${JSON.stringify({ code, message, status })}';
         }`,

@@ -147,7 +147,6 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     log: (message) => log('err', message),
     settled: () => cluster.settled(options.writeSettleMs ?? WRITE_SETTLE_MS),
     dataPlanes: () => cluster.dataPlanes(),
-    configurationHash: () => cluster.snapshot.hash,
     proxyListeners: options.proxyListeners,
     nodeStatus: options.nodeStatus,
     serverStatus: options.nodeStatus ? serverStatusOf(options.nodeStatus) : undefined,

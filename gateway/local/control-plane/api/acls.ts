@@ -6,6 +6,7 @@ import { definitionOf } from '../schema/entities/index.ts';
 import { NotFound } from '../schema/errors.ts';
 import { isUuid } from '../schema/typedefs.ts';
 import { entityArguments } from './arguments.ts';
+import { entityKey, unescapedParam } from './path-keys.ts';
 
 /**
  * kong/plugins/acl/api.lua: `/consumers/{consumer}/acls/{group}` names an ACL by its group within
@@ -14,17 +15,18 @@ import { entityArguments } from './arguments.ts';
  * the body gives one).
  */
 export function mountAclRoutes(router: Router, service: EntityService): void {
-  const path = '/consumers/:parent/acls/:group';
+  const path = '/consumers/:consumers/acls/:acls';
 
   /** The ACL's id when the consumer has the group; undefined when it has not. */
   const aclId = (ctx: Koa.Context): { parent: Parent; group: string; id: string | undefined } => {
-    const { parent: consumerKey, group } = ctx.params as { parent: string; group: string };
+    const consumerKey = entityKey(ctx, 'consumers', 'consumers');
+    const group = unescapedParam(ctx, 'acls').text;
     const consumerId = isUuid(consumerKey) ? consumerKey : service.select('consumers', consumerKey)?.id;
     if (consumerId === undefined) throw new NotFound();
     const acl = service.list('acls', { field: 'consumer', id: consumerId }).find((entry) => entry.group === group);
     return { parent: { field: 'consumer', key: consumerKey }, group, id: acl?.id };
   };
-  const byGroup = (ctx: Koa.Context) => !isUuid((ctx.params as { group: string }).group);
+  const byGroup = (ctx: Koa.Context) => !isUuid(unescapedParam(ctx, 'acls').text);
   const body = (ctx: Koa.Context) => entityArguments(ctx, definitionOf('acls'), service.subschemas);
   const existing = (ctx: Koa.Context) => {
     const found = aclId(ctx);

@@ -34,7 +34,6 @@ export interface AdminAppOptions {
   now: () => number;
   log: (message: string) => void;
   serverStatus?: NodeInfo['serverStatus'];
-  configurationHash: NodeInfo['configurationHash'];
   proxyListeners?: NodeInfo['proxyListeners'];
   /**
    * Resolves when every data-plane node runs the current configuration (bounded): a write is
@@ -128,7 +127,6 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     role: options.role,
     luaVersion: options.luaVersion,
     serverStatus: options.serverStatus,
-    configurationHash: options.configurationHash,
     proxyListeners: options.proxyListeners,
   });
   mountSchemaRoutes(router, registry, service);

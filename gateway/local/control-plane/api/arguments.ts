@@ -69,6 +69,8 @@ export function entityArguments(ctx: Koa.Context, definition: EntityDefinition, 
   const args = isPlainObject(body) ? body : {};
   if (!ctx.request.is('urlencoded', 'multipart')) return args;
   const inferred = inferFields(args, definition.schema.properties as Record<string, FieldSchema>);
+  // the shorthand fields are inferred too (arguments.lua:242-253): strings, so only '' changes, to null
+  for (const name of Object.keys(definition.shorthands ?? {})) if (inferred[name] === '') inferred[name] = null;
   const subschemaKey = definition.subschema_key;
   if (subschemaKey !== undefined && typeof inferred[subschemaKey] === 'string' && isPlainObject(inferred.config)) {
     const config = subschemas.configSchema(inferred[subschemaKey]) as FieldSchema | undefined;

@@ -4,6 +4,7 @@ import type Koa from 'koa';
 import type { EntityService } from '../db/entity-service.ts';
 import { isUuid } from '../schema/typedefs.ts';
 import { isPlainObject } from '../schema/validate.ts';
+import { unescapeUri } from './path-keys.ts';
 
 // kong/api/routes/certificates.lua (3.9.3): a certificate is also named by one of its SNIs.
 
@@ -11,14 +12,6 @@ const CERTIFICATE_PATH = /^\/certificates\/([^/]+)(\/snis(?:\/[^/]+)?)?\/?$/;
 
 /** The SNI name a PUT /certificates/{name} was addressed by, for prepare_args. */
 const SNI_NAME = 'certificateSniName';
-
-const decode = (segment: string): string | undefined => {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return undefined;
-  }
-};
 
 /**
  * prepare_params: `/certificates/{name}` (and its `/snis` paths) with a name that is not a UUID is
@@ -28,8 +21,9 @@ const decode = (segment: string): string | undefined => {
 export function certificatesBySni(service: EntityService): Koa.Middleware {
   return async (ctx, next) => {
     const match = CERTIFICATE_PATH.exec(ctx.path);
-    const name = match && decode(match[1]!);
-    if (!match || name === undefined || name === null || isUuid(name)) {
+    // certificates.lua:15: unescape_uri(self.params.certificates)
+    const name = match && unescapeUri(match[1]!).toString('utf8');
+    if (!match || name === null || isUuid(name)) {
       await next();
       return;
     }
@@ -69,6 +63,6 @@ export function mountCertificateRoutes(router: Router): void {
     if (snis !== undefined) (ctx.request as { body: unknown }).body = { ...input, snis };
     await next();
   };
-  router.put('/certificates/:key', prepare);
-  router.patch('/certificates/:key', prepare);
+  router.put('/certificates/:certificates', prepare);
+  router.patch('/certificates/:certificates', prepare);
 }

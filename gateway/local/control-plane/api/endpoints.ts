@@ -6,6 +6,7 @@ import { MethodNotAllowed, NotFound } from '../schema/errors.ts';
 import { isPlainObject } from '../schema/validate.ts';
 import { entityArguments } from './arguments.ts';
 import { paginate } from './listing.ts';
+import { entityKey } from './path-keys.ts';
 
 /**
  * The Admin API's entity endpoints, generated from the entity definitions as Kong's
@@ -17,24 +18,26 @@ import { paginate } from './listing.ts';
  *   /{references}/{key}/{entities}           GET, POST, scoped to the parent
  *   /{references}/{key}/{entities}/{key}     GET, PUT, PATCH, DELETE, scoped to the parent
  *
- * `{key}` is an id, or the type's endpoint key (a name, a username, a key).
+ * `{key}` is an id, or the type's endpoint key (a name, a username, a key), its parameter named
+ * after the type as Kong names it (`/services/:services/routes/:routes`).
  */
 
 const pathName = (name: EntityName) => definitionOf(name).admin_api_name ?? name;
 const nestedName = (name: EntityName) => definitionOf(name).admin_api_nested_name ?? pathName(name);
 
-function param(ctx: Koa.Context, name: string): string {
-  const value = (ctx.params as Record<string, string | undefined>)[name];
-  if (value === undefined) throw new NotFound();
-  return value;
-}
+
+/** The entity a nested path is under, as its foreign field names it. */
+const parentKey = (ctx: Koa.Context, { field, reference }: { field: string; reference: EntityName }): Parent => ({
+  field,
+  key: entityKey(ctx, reference, reference),
+});
 
 export function mountEntityEndpoints(router: Router, service: EntityService): void {
   const present = (name: EntityName) => (entity: AnyEntity) => service.present(name, entity);
   const body = (ctx: Koa.Context, name: EntityName) => entityArguments(ctx, definitionOf(name), service.subschemas);
 
   const collection = (path: string, name: EntityName, foreign?: { field: string; reference: EntityName }) => {
-    const parent = (ctx: Koa.Context): Parent | undefined => (foreign ? { field: foreign.field, key: param(ctx, 'parent') } : undefined);
+    const parent = (ctx: Koa.Context): Parent | undefined => (foreign ? parentKey(ctx, foreign) : undefined);
     router.get(path, (ctx) => {
       const scope = parent(ctx);
       if (!foreign || !scope) {
@@ -53,19 +56,20 @@ export function mountEntityEndpoints(router: Router, service: EntityService): vo
     });
   };
 
-  const entity = (path: string, name: EntityName, parentField?: string) => {
-    const parent = (ctx: Koa.Context): Parent | undefined => (parentField ? { field: parentField, key: param(ctx, 'parent') } : undefined);
+  const entity = (path: string, name: EntityName, foreign?: { field: string; reference: EntityName }) => {
+    const parent = (ctx: Koa.Context): Parent | undefined => (foreign ? parentKey(ctx, foreign) : undefined);
+    const key = (ctx: Koa.Context) => entityKey(ctx, name, name);
     router.get(path, (ctx) => {
-      ctx.body = service.present(name, service.find(name, param(ctx, 'key'), parent(ctx)));
+      ctx.body = service.present(name, service.find(name, key(ctx), parent(ctx)));
     });
     router.put(path, async (ctx) => {
-      ctx.body = service.present(name, await service.upsert(name, param(ctx, 'key'), body(ctx, name), { parent: parent(ctx) }));
+      ctx.body = service.present(name, await service.upsert(name, key(ctx), body(ctx, name), { parent: parent(ctx) }));
     });
     router.patch(path, async (ctx) => {
-      ctx.body = service.present(name, await service.update(name, param(ctx, 'key'), body(ctx, name), { parent: parent(ctx) }));
+      ctx.body = service.present(name, await service.update(name, key(ctx), body(ctx, name), { parent: parent(ctx) }));
     });
     router.delete(path, async (ctx) => {
-      await service.delete(name, param(ctx, 'key'), { parent: parent(ctx) });
+      await service.delete(name, key(ctx), { parent: parent(ctx) });
       ctx.status = 204;
     });
   };
@@ -73,7 +77,7 @@ export function mountEntityEndpoints(router: Router, service: EntityService): vo
   /** `/routes/{route}/service`: the referenced entity, read and written through the referencing one. */
   const foreignEntity = (path: string, name: EntityName, field: string, reference: EntityName) => {
     const target = (ctx: Koa.Context): string => {
-      const entity: Record<string, unknown> = service.find(name, param(ctx, 'key'));
+      const entity: Record<string, unknown> = service.find(name, entityKey(ctx, name, name));
       const key = entity[field];
       if (!isPlainObject(key) || typeof key.id !== 'string') throw new NotFound();
       return key.id;
@@ -85,7 +89,7 @@ export function mountEntityEndpoints(router: Router, service: EntityService): vo
       ctx.body = service.present(reference, await service.update(reference, target(ctx), body(ctx, reference)));
     });
     router.put(path, async (ctx) => {
-      ctx.body = service.present(reference, await service.upsertReferenced(name, param(ctx, 'key'), field, body(ctx, reference)));
+      ctx.body = service.present(reference, await service.upsertReferenced(name, entityKey(ctx, name, name), field, body(ctx, reference)));
     });
     router.delete(path, (ctx) => {
       target(ctx);
@@ -95,11 +99,11 @@ export function mountEntityEndpoints(router: Router, service: EntityService): vo
 
   for (const name of ENTITY_NAMES) {
     collection(`/${pathName(name)}`, name);
-    entity(`/${pathName(name)}/:key`, name);
+    entity(`/${pathName(name)}/:${name}`, name);
     for (const { field, reference } of foreignFields(definitionOf(name))) {
-      foreignEntity(`/${pathName(name)}/:key/${field}`, name, field, reference);
-      collection(`/${pathName(reference)}/:parent/${nestedName(name)}`, name, { field, reference });
-      entity(`/${pathName(reference)}/:parent/${nestedName(name)}/:key`, name, field);
+      foreignEntity(`/${pathName(name)}/:${name}/${field}`, name, field, reference);
+      collection(`/${pathName(reference)}/:${reference}/${nestedName(name)}`, name, { field, reference });
+      entity(`/${pathName(reference)}/:${reference}/${nestedName(name)}/:${name}`, name, { field, reference });
     }
   }
 }

@@ -23,8 +23,6 @@ export interface NodeInfo {
   luaVersion: string;
   /** The data plane's nginx counters; zeros when no node answers. */
   serverStatus?: () => Promise<ServerStatus | undefined>;
-  /** The hash of the configuration the control plane publishes. */
-  configurationHash: () => string;
   /** Kong's configuration.proxy_listeners: the node's proxy listeners, as kong/conf_loader parses them. */
   proxyListeners?: () => Array<Record<string, unknown>>;
 }
@@ -55,7 +53,13 @@ function bytesToStr(bytes: number, unit: string, scale: number | undefined): num
 
 const first = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
 
-/** `GET /`, `/status` and `/plugins/enabled` (kong/api/routes/kong.lua, health.lua). */
+/** Lua's `a < b` after kong.lua:179's gsub: `/` below every other byte, so paths sort segment by segment. */
+const bySegments = (a: string, b: string): number => {
+  const [x, y] = [a.replaceAll('/', '\0'), b.replaceAll('/', '\0')];
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/** `GET /`, `/status`, `/endpoints`, `/timers` and `/plugins/enabled` (kong/api/routes/kong.lua, health.lua). */
 export function mountNodeRoutes(router: Router, service: EntityService, registry: PluginRegistry, node: NodeInfo): void {
   const { nodeId } = node;
   router.get('/', (ctx) => {
@@ -105,8 +109,27 @@ export function mountNodeRoutes(router: Router, service: EntityService, registry
         workers_lua_vms: [{ pid: process.pid, http_allocated_gc: gc }],
         lua_shared_dicts: {},
       },
-      // Kong reports an MD5 (32 hex); the snapshot's hash is a SHA-256: its first 32 hex.
-      configuration_hash: node.configurationHash().slice(0, 32),
+      // no configuration_hash: Kong reports one in DB-less mode or on a data plane only
+      // (health.lua:47-56; 02-kong_routes_spec.lua:218), and GET / presents DB mode
+    };
+  });
+
+  // kong.lua:150-184 (3.9.3): every path the Admin API routes, its parameters as {name}, sorted
+  router.get('/endpoints', (ctx) => {
+    const paths = new Set(router.stack.filter((layer) => layer.methods.length > 0).map((layer) => String(layer.path)));
+    ctx.body = { data: [...paths].map((path) => path.replace(/:([^/:]+)/g, '{$1}')).sort(bySegments) };
+  });
+
+  // kong.lua:258-272 (3.9.3): the answering worker and its timer-ng statistics. The Admin API is
+  // one Node process (GET / lists it as the one worker) that runs no timer-ng timers.
+  router.get('/timers', (ctx) => {
+    ctx.body = {
+      worker: { id: 0, count: 1 },
+      stats: {
+        flamegraph: { running: '', pending: '', elapsed_time: '' },
+        sys: { total: 0, runs: 0, running: 0, pending: 0, waiting: 0 },
+        timers: {},
+      },
     };
   });
 

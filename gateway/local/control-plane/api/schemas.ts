@@ -73,8 +73,8 @@ export function mountSchemaRoutes(router: Router, registry: PluginRegistry, serv
     ctx.status = definition ? 200 : 404;
     ctx.body = definition ? entitySchema(definition) : noEntity(name);
   });
-  router.post('/schemas/:name/validate', (ctx) => {
-    const name = ctx.params.name ?? '';
+  router.post('/schemas/:db_entity_name/validate', (ctx) => {
+    const name = ctx.params.db_entity_name ?? '';
     const definition = definitionNamed(name);
     if (!definition) {
       ctx.status = 404;

@@ -3,31 +3,13 @@ import type { EntityService } from '../db/entity-service.ts';
 import { ENTITY_NAMES, type EntityName } from '../schema/entities/index.ts';
 import { KongError } from '../schema/errors.ts';
 import { encodeOffset, pageArguments, type Page } from './listing.ts';
+import { unescapedParam } from './path-keys.ts';
 
 /** A row of Kong's tags table: one per tag of a tagged entity. */
 interface TagRow {
   entity_id: string;
   entity_name: EntityName;
   tag: string;
-}
-
-/** A path segment's bytes, its %XX escapes decoded (invalid UTF-8 kept as it came). */
-const segmentBytes = (segment: string): Buffer =>
-  Buffer.concat(segment.split(/(%[0-9A-Fa-f]{2})/).map((part) => (/^%[0-9A-Fa-f]{2}$/.test(part) ? Buffer.from([parseInt(part.slice(1), 16)]) : Buffer.from(part))));
-
-/** The 1-based position of the first byte that is not well-formed UTF-8, or undefined. */
-function invalidUtf8At(bytes: Buffer): number | undefined {
-  const wellFormed = (end: number, stream: boolean) => {
-    try {
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, end), { stream });
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  if (wellFormed(bytes.length, false)) return undefined;
-  for (let end = 1; end < bytes.length; end++) if (!wellFormed(end, true)) return end;
-  return bytes.length;
 }
 
 /**
@@ -59,10 +41,10 @@ export function mountTagRoutes(router: Router, service: EntityService): void {
     ctx.body = page;
   });
 
-  router.get('/tags/:tag', (ctx) => {
-    const tag = ctx.params.tag ?? '';
-    // kong/db/dao/tags.lua page_by_tag: the tag is validated first, refused as invalid_unique (code 10)
-    const at = invalidUtf8At(segmentBytes(ctx.path.slice('/tags/'.length)));
+  router.get('/tags/:tags', (ctx) => {
+    // kong/api/endpoints.lua:237-240: the tag unescaped; kong/db/dao/tags.lua page_by_tag validates
+    // it first, refused as invalid_unique (code 10)
+    const { text: tag, invalidAt: at } = unescapedParam(ctx, 'tags');
     if (at !== undefined) {
       throw new KongError({ code: 10, name: 'invalid unique tag', message: `invalid utf-8 character sequence detected at position ${at}` }, 400);
     }

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { EntityService } from '../db/entity-service.ts';
 import { NotFound, SchemaViolation } from '../schema/errors.ts';
 import { paginate } from './listing.ts';
+import { entityKey } from './path-keys.ts';
 
 /**
  * Entity types of Kong OSS 3.9 that decK reads and the local gateway does not run: their lists
@@ -20,6 +21,18 @@ const NESTED_CREDENTIALS: ReadonlyArray<readonly [(typeof NOT_RUN)[number], stri
   ['oauth2', 'oauth2'],
 ];
 
+/** Their schemas' names, which Kong names their keys after (`/basic-auths/:basicauth_credentials`). */
+const SCHEMA_NAMES: Record<(typeof NOT_RUN)[number], string> = {
+  upstreams: 'upstreams',
+  vaults: 'vaults',
+  keys: 'keys',
+  'key-sets': 'key_sets',
+  'basic-auths': 'basicauth_credentials',
+  'hmac-auths': 'hmacauth_credentials',
+  jwts: 'jwt_secrets',
+  oauth2: 'oauth2_credentials',
+};
+
 const refusal = (type: string) => () => {
   throw new SchemaViolation({ '@entity': `${type}: not supported by the local gateway (it runs certificates, SNIs, CA certificates, services, routes, consumers, key-auth credentials, ACLs and plugins)` });
 };
@@ -30,29 +43,32 @@ export function mountUnsupportedRoutes(router: Router, service: EntityService): 
     router.get(`/${type}`, (ctx) => {
       ctx.body = paginate([], ctx, { path: `/${type}`, filters: true });
     });
-    router.get(`/${type}/:id`, () => {
+    const entity = `/${type}/:${SCHEMA_NAMES[type]}`;
+    router.get(entity, () => {
       throw new NotFound();
     });
     router.post(`/${type}`, refusal(type));
-    router.put(`/${type}/:id`, refusal(type));
-    router.patch(`/${type}/:id`, refusal(type));
+    router.put(entity, refusal(type));
+    router.patch(entity, refusal(type));
   }
   // The same under a consumer, where go-kong and decK write credentials: the consumer is looked
   // up (404 when absent, as Kong), it holds none of them, and a write is refused naming the type.
   for (const [type, nested] of NESTED_CREDENTIALS) {
-    router.get(`/consumers/:consumer/${nested}`, (ctx) => {
-      const consumer = service.find('consumers', ctx.params.consumer ?? '');
+    const collection = `/consumers/:consumers/${nested}`;
+    const entity = `${collection}/:${SCHEMA_NAMES[type]}`;
+    router.get(collection, (ctx) => {
+      const consumer = service.find('consumers', entityKey(ctx, 'consumers', 'consumers'));
       ctx.body = paginate([], ctx, { path: `/consumers/${consumer.id}/${nested}`, filters: false });
     });
-    router.get(`/consumers/:consumer/${nested}/:id`, (ctx) => {
-      service.find('consumers', ctx.params.consumer ?? '');
+    router.get(entity, (ctx) => {
+      service.find('consumers', entityKey(ctx, 'consumers', 'consumers'));
       throw new NotFound();
     });
-    router.post(`/consumers/:consumer/${nested}`, refusal(type));
-    router.put(`/consumers/:consumer/${nested}/:id`, refusal(type));
-    router.patch(`/consumers/:consumer/${nested}/:id`, refusal(type));
+    router.post(collection, refusal(type));
+    router.put(entity, refusal(type));
+    router.patch(entity, refusal(type));
   }
-  router.all(['/filter-chains', '/filter-chains/:id'], (ctx) => {
+  router.all(['/filter-chains', '/filter-chains/:filter_chains'], (ctx) => {
     // kong/api/routes/filter_chains.lua with wasm off (Kong's default)
     ctx.status = 400;
     ctx.body = { message: 'this endpoint is only available when wasm is enabled' };

@@ -13,8 +13,14 @@ const timeout = () => T.integer({ default: 60000, between: [1, 2147483646] });
  * Kong's default (protocol http, the protocol's port), and each replaces the field given. What
  * the URL holds is then validated as those fields: `invalid url` is a missing host and a path
  * that does not start with `/` (10-services_routes_spec.lua:894-917).
+ *
+ * A null url (JSON null; in a form or multipart body an empty one, which arguments.lua:242-253
+ * infers as null) passes the shorthand's check, as any null of an optional field
+ * (kong/db/schema/init.lua:874-887, 1805-1806), and Kong splits `tostring(ngx.null)`: the text
+ * "userdata: NULL" (services.lua:79), whose scheme and path its fields then refuse.
  */
-export function serviceUrlFields(url: unknown, errors: FieldErrors): Record<string, unknown> {
+export function serviceUrlFields(given: unknown, errors: FieldErrors): Record<string, unknown> {
+  const url = given === null ? 'userdata: NULL' : given;
   if (typeof url !== 'string') {
     errors.url = 'expected a string';
     return {};
