@@ -22,6 +22,8 @@ export type ProvisioningErrorCode =
   | 'key-exists'
   /** The consumer has no key of that name (or id). */
   | 'key-not-found'
+  /** Another change of the same key name ran at the same time; this one backed out: retry it. */
+  | 'key-conflict'
   /** Keys of several names, and no name said which to act on. */
   | 'key-ambiguous'
   /** gateway/plans.yaml is malformed. */

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import anyTest, { type TestFn } from 'ava';
+import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { parse as parseYaml } from 'yaml';
 import {
   API_KEY_PATTERN,
@@ -105,6 +105,79 @@ test('revoke-key: every key of the consumer answers 401', async (t) => {
   const response = await stack.call('/v1/pets', { key: issued.key });
   t.is(response.status, 401);
   t.is(response.body.code, 'invalid_api_key');
+});
+
+/**
+ * A proxy to the Admin API that holds the first key creation (POST …/key-auth) until released:
+ * the CLI behind it has read the consumer's keys and waits to create its own, while another
+ * change runs whole.
+ */
+async function holdingFirstKeyCreation(t: ExecutionContext, adminUrl: string) {
+  const target = new URL(adminUrl);
+  let onHeld = () => {};
+  const held = new Promise<void>((resolve) => (onHeld = resolve));
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let holding = false;
+  const proxy = createServer((req, res) => {
+    const forward = () => {
+      const forwarded = { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers };
+      const upstream = httpRequest(forwarded, (r) => {
+        res.writeHead(r.statusCode!, r.headers);
+        r.pipe(res);
+      });
+      req.pipe(upstream);
+    };
+    if (!holding && req.method === 'POST' && /\/key-auth$/.test(req.url ?? '')) {
+      holding = true;
+      onHeld();
+      void released.then(forward);
+    } else {
+      forward();
+    }
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => proxy.close());
+  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, held, release };
+}
+
+const keyOf = (stdout: string) => (JSON.parse(stdout.trim().split('\n').pop()!) as { key: string }).key;
+
+// Kong's Admin API has no lock (docs/api-keys.md "Changes at the same time"); without the check
+// after the create both rotations succeed and the consumer keeps two live default keys.
+test('two rotate-key at once: the one that lists second backs out with one line; one live key', async (t) => {
+  const { stack, cli } = t.context;
+  const first = await create(t, 'cli-race-rotate', '--plan', 'free');
+  const gate = await holdingFirstKeyCreation(t, stack.gateway.adminUrl);
+  const late = runCliInProcess(['rotate-key', 'cli-race-rotate', '--json'], { KONG_ADMIN_URL: gate.url });
+  await gate.held;
+  const early = await cli(['rotate-key', 'cli-race-rotate', '--json']);
+  t.is(early.code, 0, early.stderr);
+  gate.release();
+  const backedOut = await late;
+  t.is(backedOut.code, 1);
+  t.is(backedOut.stdout, '');
+  t.is(backedOut.stderr, "error: another change of cli-race-rotate's key default ran at the same time; this one changed nothing: run it again\n");
+  const keys: Array<{ key: string; tags: string[] }> = (await stack.admin('/consumers/cli-race-rotate/key-auth')).body.data;
+  t.deepEqual(keys.filter((k) => !k.tags.includes('replaced')).map((k) => k.key), [digestApiKey(keyOf(early.stdout))]);
+  t.deepEqual(keys.filter((k) => k.tags.includes('replaced')).map((k) => k.key), [digestApiKey(first.key)]);
+  t.is((await stack.call('/v1/pets', { key: keyOf(early.stdout) })).status, 200);
+});
+
+test('two add-key of one name at once: the one that lists second backs out; one key of the name', async (t) => {
+  const { stack, cli } = t.context;
+  await create(t, 'cli-race-add', '--plan', 'free');
+  const gate = await holdingFirstKeyCreation(t, stack.gateway.adminUrl);
+  const late = runCliInProcess(['add-key', 'cli-race-add', '--name', 'ci', '--json'], { KONG_ADMIN_URL: gate.url });
+  await gate.held;
+  const early = await cli(['add-key', 'cli-race-add', '--name', 'ci', '--json']);
+  t.is(early.code, 0, early.stderr);
+  gate.release();
+  const backedOut = await late;
+  t.is(backedOut.code, 1);
+  t.is(backedOut.stderr, "error: another change of cli-race-add's key ci ran at the same time; this one changed nothing: run it again\n");
+  const keys: Array<{ key: string; tags: string[] }> = (await stack.admin('/consumers/cli-race-add/key-auth')).body.data;
+  t.deepEqual(keys.filter((k) => k.tags.includes('name:ci')).map((k) => k.key), [digestApiKey(keyOf(early.stdout))]);
 });
 
 test('provisioned consumers survive a reload of kong.yml', async (t) => {
