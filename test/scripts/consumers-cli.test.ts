@@ -108,11 +108,11 @@ test('revoke-key: every key of the consumer answers 401', async (t) => {
 });
 
 /**
- * A proxy to the Admin API that holds the first key creation (POST …/key-auth) until released:
- * the CLI behind it has read the consumer's keys and waits to create its own, while another
- * change runs whole.
+ * A proxy to the Admin API that holds the first `method` request on a path matching `path` until
+ * released: the CLI behind it has read what it changes and waits to write, while another change
+ * runs whole.
  */
-async function holdingFirstKeyCreation(t: ExecutionContext, adminUrl: string) {
+async function holdingFirst(t: ExecutionContext, adminUrl: string, method: string, path: RegExp) {
   const target = new URL(adminUrl);
   let onHeld = () => {};
   const held = new Promise<void>((resolve) => (onHeld = resolve));
@@ -128,7 +128,7 @@ async function holdingFirstKeyCreation(t: ExecutionContext, adminUrl: string) {
       });
       req.pipe(upstream);
     };
-    if (!holding && req.method === 'POST' && /\/key-auth$/.test(req.url ?? '')) {
+    if (!holding && req.method === method && path.test(req.url ?? '')) {
       holding = true;
       onHeld();
       void released.then(forward);
@@ -148,7 +148,7 @@ const keyOf = (stdout: string) => (JSON.parse(stdout.trim().split('\n').pop()!) 
 test('two rotate-key at once: the one that lists second backs out with one line; one live key', async (t) => {
   const { stack, cli } = t.context;
   const first = await create(t, 'cli-race-rotate', '--plan', 'free');
-  const gate = await holdingFirstKeyCreation(t, stack.gateway.adminUrl);
+  const gate = await holdingFirst(t, stack.gateway.adminUrl, 'POST', /\/key-auth$/);
   const late = runCliInProcess(['rotate-key', 'cli-race-rotate', '--json'], { KONG_ADMIN_URL: gate.url });
   await gate.held;
   const early = await cli(['rotate-key', 'cli-race-rotate', '--json']);
@@ -167,7 +167,7 @@ test('two rotate-key at once: the one that lists second backs out with one line;
 test('two add-key of one name at once: the one that lists second backs out; one key of the name', async (t) => {
   const { stack, cli } = t.context;
   await create(t, 'cli-race-add', '--plan', 'free');
-  const gate = await holdingFirstKeyCreation(t, stack.gateway.adminUrl);
+  const gate = await holdingFirst(t, stack.gateway.adminUrl, 'POST', /\/key-auth$/);
   const late = runCliInProcess(['add-key', 'cli-race-add', '--name', 'ci', '--json'], { KONG_ADMIN_URL: gate.url });
   await gate.held;
   const early = await cli(['add-key', 'cli-race-add', '--name', 'ci', '--json']);
@@ -178,6 +178,26 @@ test('two add-key of one name at once: the one that lists second backs out; one 
   t.is(backedOut.stderr, "error: another change of cli-race-add's key ci ran at the same time; this one changed nothing: run it again\n");
   const keys: Array<{ key: string; tags: string[] }> = (await stack.admin('/consumers/cli-race-add/key-auth')).body.data;
   t.deepEqual(keys.filter((k) => k.tags.includes('name:ci')).map((k) => k.key), [digestApiKey(keyOf(early.stdout))]);
+});
+
+// Without the check after the writes the consumer stays tagged plan:pro (show, list --plan, the
+// usage metrics) while the plugin in force holds enterprise's limits.
+test('two set-plan at once: the plugin written last is the plan in force, and the tag follows it', async (t) => {
+  const { stack, cli } = t.context;
+  await create(t, 'cli-race-plan', '--plan', 'free');
+  const gate = await holdingFirst(t, stack.gateway.adminUrl, 'PATCH', /^\/consumers\/[^/]+$/);
+  const early = runCliInProcess(['set-plan', 'cli-race-plan', '--plan', 'pro'], { KONG_ADMIN_URL: gate.url });
+  await gate.held;
+  const late = await cli(['set-plan', 'cli-race-plan', '--plan', 'enterprise', '--minute', '5000', '--day', '500000']);
+  t.is(late.code, 0, late.stderr);
+  gate.release();
+  const overtaken = await early;
+  t.is(overtaken.code, 1);
+  t.is(overtaken.stderr, 'error: another plan change of cli-race-plan ran at the same time and wrote last: cli-race-plan is on plan enterprise\n');
+  const consumer = (await stack.admin('/consumers/cli-race-plan')).body;
+  t.deepEqual(consumer.tags.filter((tag: string) => tag.startsWith('plan:')), ['plan:enterprise']);
+  const [plugin] = (await stack.admin('/consumers/cli-race-plan/plugins')).body.data;
+  t.like(plugin.config, { minute: 5000, day: 500000 });
 });
 
 test('provisioned consumers survive a reload of kong.yml', async (t) => {
