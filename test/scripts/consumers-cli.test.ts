@@ -200,6 +200,22 @@ test('two set-plan at once: the plugin written last is the plan in force, and th
   t.like(plugin.config, { minute: 5000, day: 500000 });
 });
 
+// Without the mapping the later create said "Kong answered 409: UNIQUE violation …" with code
+// admin-api-failed, which a web front end answers 502 (packages/provisioning/README.md).
+test('two create of one username at once: the later is consumer-exists, as when it comes second', async (t) => {
+  const { stack, cli } = t.context;
+  const gate = await holdingFirst(t, stack.gateway.adminUrl, 'POST', /^\/consumers$/);
+  const late = runCliInProcess(['create', '--username', 'cli-race-create', '--plan', 'free'], { KONG_ADMIN_URL: gate.url });
+  await gate.held;
+  const early = await cli(['create', '--username', 'cli-race-create', '--plan', 'pro', '--json']);
+  t.is(early.code, 0, early.stderr);
+  gate.release();
+  const refused = await late;
+  t.is(refused.code, 1);
+  t.is(refused.stderr, 'error: consumer cli-race-create already exists\n');
+  t.is((await stack.call('/v1/pets', { key: keyOf(early.stdout) })).headers.get('x-ratelimit-limit'), '300', "the first one's consumer, plan and key");
+});
+
 test('provisioned consumers survive a reload of kong.yml', async (t) => {
   const { stack } = t.context;
   const issued = await create(t, 'cli-survivor', '--plan', 'free');
