@@ -17,6 +17,7 @@ import {
   type KeySummary,
   type NewKey,
 } from './key-credentials.ts';
+import { checkAlone, inTurn } from './key-change-turns.ts';
 import { DEFAULT_KEY_NAME, REPLACED_TAG, isReplaced, keyNameOf, scopesOf } from './key-tags.ts';
 import { limitsFor } from './plans.ts';
 import { withRollback } from './rollback.ts';
@@ -70,45 +71,19 @@ const newestFirst = (credentials: KeyAuthCredential[]) => [...credentials].sort(
 /** A new key beside the consumer's others, under a name none of its live keys has. */
 export async function addKey(context: ProvisioningContext, username: string, options: KeyOptions): Promise<AddedKey> {
   const spec = keySpec(options, context.now());
-  const consumer = await requireConsumer(context, username);
-  const before = await context.admin.keys(consumer.id);
-  if (before.some((credential) => keyNameOf(credential) === spec.name)) {
-    throw new ProvisioningError('key-exists', `consumer ${username} already has a key named ${spec.name} (rotating it replaces it)`);
-  }
-  return withRollback(async (onRollback) => {
-    const { newKey, credential } = await issueKey(context.admin, consumer.id, spec, context.now(), `creating the key ${spec.name}`);
-    onRollback(() => context.admin.deleteKey(consumer.id, credential.id, 'removing the new key'));
-    await refuseConcurrentChange(context, username, consumer.id, spec.name, before, credential);
-    return { username, consumerId: consumer.id, ...newKey };
+  return inTurn(context, username, async () => {
+    const consumer = await requireConsumer(context, username);
+    const before = await context.admin.keys(consumer.id);
+    if (before.some((credential) => keyNameOf(credential) === spec.name)) {
+      throw new ProvisioningError('key-exists', `consumer ${username} already has a key named ${spec.name} (rotating it replaces it)`);
+    }
+    return withRollback(async (onRollback) => {
+      const { newKey, credential } = await issueKey(context.admin, consumer.id, spec, context.now(), `creating the key ${spec.name}`);
+      onRollback(() => context.admin.deleteKey(consumer.id, credential.id, 'removing the new key'));
+      await checkAlone(context, consumer.id, spec.name, before, credential);
+      return { username, consumerId: consumer.id, ...newKey };
+    });
   });
-}
-
-/**
- * Kong's Admin API has no lock, so two changes of one key name at once (two `rotate-key`, two
- * `add-key`, or either beside the portal) would both read the same keys and each leave a live
- * key of that name. So a change that created its key lists the keys again: a live key of the name
- * that is neither its own nor one it read before is another change's, and this one backs out
- * (its key is deleted by the rollback, nothing else was changed yet). Of two changes at once at
- * most one goes on: the one that lists second sees the other's key (docs/api-keys.md).
- */
-async function refuseConcurrentChange(
-  { admin }: ProvisioningContext,
-  username: string,
-  consumerId: string,
-  name: string,
-  before: readonly KeyAuthCredential[],
-  created: KeyAuthCredential,
-): Promise<void> {
-  const known = new Set([created.id, ...before.map((credential) => credential.id)]);
-  const rival = (await admin.keys(consumerId)).some(
-    (credential) => !known.has(credential.id) && !isReplaced(credential) && keyNameOf(credential) === name,
-  );
-  if (rival) {
-    throw new ProvisioningError(
-      'key-conflict',
-      `another change of ${username}'s key ${name} ran at the same time; this one changed nothing: run it again`,
-    );
-  }
 }
 
 /** The keys of one name: `name`'s, or, without it, the consumer's keys if they all have one name. */
@@ -144,44 +119,46 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
   if (options.name !== undefined) checkedName(options.name);
   const scopes = options.scopes && checkedScopes(options.scopes);
   const ttl = ttlOf(options, context.now());
-  const consumer = await requireConsumer(context, username);
-  const summary = await summarizeConsumer(context, consumer);
-  const before = await admin.keys(consumer.id);
-  const { name, keys: old } = keysNamed(username, before, options.name);
-  // the key being replaced: a key rotated out before is not (Kong's created_at has whole seconds only)
-  const newest = newestFirst(old.filter((credential) => !isReplaced(credential)))[0] ?? newestFirst(old)[0];
-  const spec = keySpec(
-    {
-      name: name ?? DEFAULT_KEY_NAME,
-      scopes: scopes ?? (newest ? scopesOf(newest) : []),
-      ...(ttl !== undefined ? { expiresInSeconds: ttl } : newest?.ttl ? { expiresInSeconds: newest.ttl } : {}),
-    },
-    context.now(),
-  );
-  return withRollback(async (onRollback) => {
-    const { newKey, credential: created } = await issueKey(admin, consumer.id, spec, context.now(), 'creating the new key');
-    onRollback(() => admin.deleteKey(consumer.id, created.id, 'removing the new key'));
-    await refuseConcurrentChange(context, username, consumer.id, spec.name, before, created);
-    for (const credential of old) {
-      if (graceSeconds === 0) {
-        await admin.deleteKey(consumer.id, credential.id, 'revoking an old key');
-        continue;
+  return inTurn(context, username, async () => {
+    const consumer = await requireConsumer(context, username);
+    const summary = await summarizeConsumer(context, consumer);
+    const before = await admin.keys(consumer.id);
+    const { name, keys: old } = keysNamed(username, before, options.name);
+    // the key being replaced: a key rotated out before is not (Kong's created_at has whole seconds only)
+    const newest = newestFirst(old.filter((credential) => !isReplaced(credential)))[0] ?? newestFirst(old)[0];
+    const spec = keySpec(
+      {
+        name: name ?? DEFAULT_KEY_NAME,
+        scopes: scopes ?? (newest ? scopesOf(newest) : []),
+        ...(ttl !== undefined ? { expiresInSeconds: ttl } : newest?.ttl ? { expiresInSeconds: newest.ttl } : {}),
+      },
+      context.now(),
+    );
+    return withRollback(async (onRollback) => {
+      const { newKey, credential: created } = await issueKey(admin, consumer.id, spec, context.now(), 'creating the new key');
+      onRollback(() => admin.deleteKey(consumer.id, created.id, 'removing the new key'));
+      await checkAlone(context, consumer.id, spec.name, before, created);
+      for (const credential of old) {
+        if (graceSeconds === 0) {
+          await admin.deleteKey(consumer.id, credential.id, 'revoking an old key');
+          continue;
+        }
+        // Kong answers `"ttl": null` for a key that never expires (kong/api/endpoints.lua reads
+        // with `nulls = true`): such a key gets the grace too. Only a key expiring sooner keeps its ttl.
+        const ttl = credential.ttl !== null && credential.ttl <= graceSeconds ? {} : { ttl: graceSeconds };
+        const tags = isReplaced(credential) ? {} : { tags: [...credential.tags, REPLACED_TAG] };
+        if ('ttl' in ttl || 'tags' in tags) await admin.updateKey(consumer.id, credential.id, { ...ttl, ...tags }, 'setting the grace period of an old key');
       }
-      // Kong answers `"ttl": null` for a key that never expires (kong/api/endpoints.lua reads
-      // with `nulls = true`): such a key gets the grace too. Only a key expiring sooner keeps its ttl.
-      const ttl = credential.ttl !== null && credential.ttl <= graceSeconds ? {} : { ttl: graceSeconds };
-      const tags = isReplaced(credential) ? {} : { tags: [...credential.tags, REPLACED_TAG] };
-      if ('ttl' in ttl || 'tags' in tags) await admin.updateKey(consumer.id, credential.id, { ...ttl, ...tags }, 'setting the grace period of an old key');
-    }
-    return {
-      username,
-      plan: summary.plan ?? 'free',
-      ...newKey,
-      consumerId: consumer.id,
-      limits: summary.limits ?? limitsFor(context.catalogue, 'free'),
-      graceSeconds,
-      previousKeys: old.length,
-    };
+      return {
+        username,
+        plan: summary.plan ?? 'free',
+        ...newKey,
+        consumerId: consumer.id,
+        limits: summary.limits ?? limitsFor(context.catalogue, 'free'),
+        graceSeconds,
+        previousKeys: old.length,
+      };
+    });
   });
 }
 
