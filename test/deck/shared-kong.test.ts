@@ -83,12 +83,10 @@ test('two teams sync at once: each gets its whole file, ours is untouched, the p
   ]);
   t.like(summaryOf(inventory), { updated: 0, deleted: 0 });
   t.like(summaryOf(gardenSync), { updated: 0, deleted: 0 });
+  // decK dumps no ids: each dump is what a sync of that file alone leaves
   t.is(await dump(t, 'team-inventory'), theirs);
   t.is(await dump(t, 'team-garden'), theirs.replaceAll('inventory', 'garden').replace(/key: \S+/, `key: ${gardenEnv.DECK_GARDEN_KEY}`));
   t.is(await dump(t, 'animal-store'), ours);
-  for (const file of [TEAM_INVENTORY_YML, garden]) {
-    t.deepEqual(summaryOf(await deck(['gateway', 'diff', ...stack.addr, file], gardenEnv)), { created: 0, updated: 0, deleted: 0 }, file);
-  }
   for (const path of ['/inventory', '/garden']) {
     const response = await fetch(`${stack.gateway.proxyUrl}${path}`);
     t.is(response.status, 200, path);
