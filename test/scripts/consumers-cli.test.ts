@@ -221,7 +221,7 @@ test('two set-plan at once: the plugin written last is the plan in force, and th
   gate.release();
   const overtaken = await early;
   t.is(overtaken.code, 1);
-  t.is(overtaken.stderr, 'error: another plan change of cli-race-plan ran at the same time and wrote last: cli-race-plan is on plan enterprise\n');
+  t.is(overtaken.stderr, 'error: another plan change of cli-race-plan ran at the same time and wrote last: cli-race-plan is on plan enterprise (5000/min, 500000/day)\n');
   const consumer = (await stack.admin('/consumers/cli-race-plan')).body;
   t.deepEqual(consumer.tags.filter((tag: string) => tag.startsWith('plan:')), ['plan:enterprise']);
   const [plugin] = (await stack.admin('/consumers/cli-race-plan/plugins')).body.data;
@@ -242,6 +242,20 @@ test('two create of one username at once: the later is consumer-exists, as when 
   t.is(refused.code, 1);
   t.is(refused.stderr, 'error: consumer cli-race-create already exists\n');
   t.is((await stack.call('/v1/pets', { key: keyOf(early.stdout) })).headers.get('x-ratelimit-limit'), '300', "the first one's consumer, plan and key");
+});
+
+test('two set-plan of one plan with other limits at once: the one overwritten says which limits hold', async (t) => {
+  const { stack, cli } = t.context;
+  await create(t, 'cli-race-limits', '--plan', 'free');
+  const gate = await holdingFirst(t, stack.gateway.adminUrl, 'PATCH', /^\/consumers\/[^/]+$/);
+  const limits = (minute: number) => ['set-plan', 'cli-race-limits', '--plan', 'enterprise', '--minute', String(minute), '--day', '500000'];
+  const early = runCliInProcess(limits(5000), { KONG_ADMIN_URL: gate.url });
+  await gate.held;
+  t.is((await cli(limits(6000))).code, 0);
+  gate.release();
+  const overtaken = await early;
+  t.is(overtaken.code, 1);
+  t.regex(overtaken.stderr, /wrote last: cli-race-limits is on plan enterprise \(6000\/min, 500000\/day\)\n$/);
 });
 
 test('provisioned consumers survive a reload of kong.yml', async (t) => {
