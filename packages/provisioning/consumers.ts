@@ -49,10 +49,16 @@ export async function createConsumer(context: ProvisioningContext, input: NewCon
   const { admin } = context;
   const limits = limitsFor(context.catalogue, input.plan, input.limits);
   const spec = keySpec({ ...input.key, name: input.key?.name ?? DEFAULT_KEY_NAME }, context.now());
-  if (await admin.findConsumer(input.username)) throw new ProvisioningError('consumer-exists', `consumer ${input.username} already exists`);
+  const exists = () => new ProvisioningError('consumer-exists', `consumer ${input.username} already exists`);
+  if (await admin.findConsumer(input.username)) throw exists();
   const tags = [CONSUMER_TAG, planTag(input.plan)];
   return withRollback(async (onRollback) => {
-    const consumer = await admin.createConsumer({ username: input.username, custom_id: input.customId, tags }, `creating consumer ${input.username}`);
+    // Another create of the name between the check and here: Kong's unique violation says so.
+    const consumer = await admin
+      .createConsumer({ username: input.username, custom_id: input.customId, tags }, `creating consumer ${input.username}`)
+      .catch((error: unknown) => {
+        throw error instanceof ProvisioningError && error.status === 409 ? exists() : error;
+      });
     // Deleting the consumer deletes its credentials and plugins (Kong cascades).
     onRollback(() => admin.deleteConsumer(consumer.id, `removing consumer ${input.username} again`));
     const { newKey } = await issueKey(admin, consumer.id, spec, context.now(), 'creating the API key');

@@ -16,12 +16,16 @@ export type ProvisioningErrorCode =
   | 'consumer-not-managed'
   /** Limits that do not fit the plan: what the caller asked for is wrong, not the gateway. */
   | 'plan-limits'
+  /** Another plan change of the consumer ran at the same time and wrote last; the message names the plan in force. */
+  | 'plan-conflict'
   /** A key's name, scopes or expiry that cannot be: what the caller asked for is wrong. */
   | 'key-options'
   /** The consumer already has a live key of that name. */
   | 'key-exists'
   /** The consumer has no key of that name (or id). */
   | 'key-not-found'
+  /** Another change of the same key name ran at the same time; this one backed out: retry it. */
+  | 'key-conflict'
   /** Keys of several names, and no name said which to act on. */
   | 'key-ambiguous'
   /** gateway/plans.yaml is malformed. */

@@ -17,6 +17,7 @@ import {
   type KeySummary,
   type NewKey,
 } from './key-credentials.ts';
+import { checkAlone, inTurn } from './key-change-turns.ts';
 import { DEFAULT_KEY_NAME, REPLACED_TAG, isReplaced, keyNameOf, scopesOf } from './key-tags.ts';
 import { limitsFor } from './plans.ts';
 import { withRollback } from './rollback.ts';
@@ -70,13 +71,19 @@ const newestFirst = (credentials: KeyAuthCredential[]) => [...credentials].sort(
 /** A new key beside the consumer's others, under a name none of its live keys has. */
 export async function addKey(context: ProvisioningContext, username: string, options: KeyOptions): Promise<AddedKey> {
   const spec = keySpec(options, context.now());
-  const consumer = await requireConsumer(context, username);
-  const taken = (await context.admin.keys(consumer.id)).some((credential) => keyNameOf(credential) === spec.name);
-  if (taken) {
-    throw new ProvisioningError('key-exists', `consumer ${username} already has a key named ${spec.name} (rotating it replaces it)`);
-  }
-  const { newKey } = await issueKey(context.admin, consumer.id, spec, context.now(), `creating the key ${spec.name}`);
-  return { username, consumerId: consumer.id, ...newKey };
+  return inTurn(context, username, async () => {
+    const consumer = await requireConsumer(context, username);
+    const before = await context.admin.keys(consumer.id);
+    if (before.some((credential) => keyNameOf(credential) === spec.name)) {
+      throw new ProvisioningError('key-exists', `consumer ${username} already has a key named ${spec.name} (rotating it replaces it)`);
+    }
+    return withRollback(async (onRollback) => {
+      const { newKey, credential } = await issueKey(context.admin, consumer.id, spec, context.now(), `creating the key ${spec.name}`);
+      onRollback(() => context.admin.deleteKey(consumer.id, credential.id, 'removing the new key'));
+      await checkAlone(context, consumer.id, spec.name, before, credential);
+      return { username, consumerId: consumer.id, ...newKey };
+    });
+  });
 }
 
 /** The keys of one name: `name`'s, or, without it, the consumer's keys if they all have one name. */
@@ -112,42 +119,46 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
   if (options.name !== undefined) checkedName(options.name);
   const scopes = options.scopes && checkedScopes(options.scopes);
   const ttl = ttlOf(options, context.now());
-  const consumer = await requireConsumer(context, username);
-  const summary = await summarizeConsumer(context, consumer);
-  const { name, keys: old } = keysNamed(username, await admin.keys(consumer.id), options.name);
-  // the key being replaced: a key rotated out before is not (Kong's created_at has whole seconds only)
-  const newest = newestFirst(old.filter((credential) => !isReplaced(credential)))[0] ?? newestFirst(old)[0];
-  const spec = keySpec(
-    {
-      name: name ?? DEFAULT_KEY_NAME,
-      scopes: scopes ?? (newest ? scopesOf(newest) : []),
-      ...(ttl !== undefined ? { expiresInSeconds: ttl } : newest?.ttl ? { expiresInSeconds: newest.ttl } : {}),
-    },
-    context.now(),
-  );
-  return withRollback(async (onRollback) => {
-    const { newKey, credential: created } = await issueKey(admin, consumer.id, spec, context.now(), 'creating the new key');
-    onRollback(() => admin.deleteKey(consumer.id, created.id, 'removing the new key'));
-    for (const credential of old) {
-      if (graceSeconds === 0) {
-        await admin.deleteKey(consumer.id, credential.id, 'revoking an old key');
-        continue;
+  return inTurn(context, username, async () => {
+    const consumer = await requireConsumer(context, username);
+    const summary = await summarizeConsumer(context, consumer);
+    const before = await admin.keys(consumer.id);
+    const { name, keys: old } = keysNamed(username, before, options.name);
+    // the key being replaced: a key rotated out before is not (Kong's created_at has whole seconds only)
+    const newest = newestFirst(old.filter((credential) => !isReplaced(credential)))[0] ?? newestFirst(old)[0];
+    const spec = keySpec(
+      {
+        name: name ?? DEFAULT_KEY_NAME,
+        scopes: scopes ?? (newest ? scopesOf(newest) : []),
+        ...(ttl !== undefined ? { expiresInSeconds: ttl } : newest?.ttl ? { expiresInSeconds: newest.ttl } : {}),
+      },
+      context.now(),
+    );
+    return withRollback(async (onRollback) => {
+      const { newKey, credential: created } = await issueKey(admin, consumer.id, spec, context.now(), 'creating the new key');
+      onRollback(() => admin.deleteKey(consumer.id, created.id, 'removing the new key'));
+      await checkAlone(context, consumer.id, spec.name, before, created);
+      for (const credential of old) {
+        if (graceSeconds === 0) {
+          await admin.deleteKey(consumer.id, credential.id, 'revoking an old key');
+          continue;
+        }
+        // Kong answers `"ttl": null` for a key that never expires (kong/api/endpoints.lua reads
+        // with `nulls = true`): such a key gets the grace too. Only a key expiring sooner keeps its ttl.
+        const ttl = credential.ttl !== null && credential.ttl <= graceSeconds ? {} : { ttl: graceSeconds };
+        const tags = isReplaced(credential) ? {} : { tags: [...credential.tags, REPLACED_TAG] };
+        if ('ttl' in ttl || 'tags' in tags) await admin.updateKey(consumer.id, credential.id, { ...ttl, ...tags }, 'setting the grace period of an old key');
       }
-      // Kong answers `"ttl": null` for a key that never expires (kong/api/endpoints.lua reads
-      // with `nulls = true`): such a key gets the grace too. Only a key expiring sooner keeps its ttl.
-      const ttl = credential.ttl !== null && credential.ttl <= graceSeconds ? {} : { ttl: graceSeconds };
-      const tags = isReplaced(credential) ? {} : { tags: [...credential.tags, REPLACED_TAG] };
-      if ('ttl' in ttl || 'tags' in tags) await admin.updateKey(consumer.id, credential.id, { ...ttl, ...tags }, 'setting the grace period of an old key');
-    }
-    return {
-      username,
-      plan: summary.plan ?? 'free',
-      ...newKey,
-      consumerId: consumer.id,
-      limits: summary.limits ?? limitsFor(context.catalogue, 'free'),
-      graceSeconds,
-      previousKeys: old.length,
-    };
+      return {
+        username,
+        plan: summary.plan ?? 'free',
+        ...newKey,
+        consumerId: consumer.id,
+        limits: summary.limits ?? limitsFor(context.catalogue, 'free'),
+        graceSeconds,
+        previousKeys: old.length,
+      };
+    });
   });
 }
 

@@ -1,9 +1,10 @@
 import { listConsumers, requireConsumer } from './consumers.ts';
 import type { ProvisioningContext } from './context.ts';
-import { planPluginOf } from './plan-plugin.ts';
+import { ProvisioningError } from './errors.ts';
+import { limitsOf, planPluginOf } from './plan-plugin.ts';
 import { limitsFor, type Limits, type PlanName } from './plans.ts';
 import { withRollback } from './rollback.ts';
-import { CONSUMER_TAG, planTag } from './tags.ts';
+import { CONSUMER_TAG, planTag, type ManagedConsumer } from './tags.ts';
 
 export interface PlanAssignment {
   username: string;
@@ -21,7 +22,7 @@ export async function setPlan(
   const { admin } = context;
   const limits = limitsFor(context.catalogue, plan, custom);
   const consumer = await requireConsumer(context, username);
-  return withRollback(async (onRollback) => {
+  const assignment = await withRollback(async (onRollback) => {
     const existing = await planPluginOf(admin, consumer.id);
     const tags = [CONSUMER_TAG, planTag(plan)];
     if (existing) {
@@ -39,6 +40,39 @@ export async function setPlan(
     await admin.setConsumerTags(consumer.id, [...tags, ...otherTags], 'tagging the consumer with its plan');
     return { username, plan, limits };
   });
+  await refuseConcurrentPlanChange(context, consumer, plan, limits);
+  return assignment;
+}
+
+/**
+ * Kong's Admin API has no lock: two plan changes of one consumer at once each write the plan
+ * plugin, then the consumer's `plan:` tag, and the plugin can end with one's limits while the tag
+ * names the other's plan (what `show`, `list --plan` and the usage metrics read). The plugin
+ * written last is the plan in force, so a change that finds another plan or other limits in it
+ * after its own writes fails with `plan-conflict`, naming them, and first tags the consumer with
+ * that plan; the one whose plugin stayed succeeds (docs/api-keys.md "Changes at the same time").
+ */
+async function refuseConcurrentPlanChange(
+  context: ProvisioningContext,
+  consumer: ManagedConsumer,
+  plan: PlanName,
+  limits: Limits,
+): Promise<void> {
+  const plugin = await planPluginOf(context.admin, consumer.id);
+  const inForce = plugin?.tags.find((tag) => tag.startsWith('plan:'));
+  const limitsInForce = limitsOf(plugin);
+  if (inForce === undefined || limitsInForce === null) return;
+  if (inForce === planTag(plan) && limitsInForce.minute === limits.minute && limitsInForce.day === limits.day) return;
+  if (inForce !== planTag(plan)) {
+    const otherTags = consumer.tags.filter((tag) => !tag.startsWith('plan:') && tag !== CONSUMER_TAG);
+    await context.admin.setConsumerTags(consumer.id, [CONSUMER_TAG, inForce, ...otherTags], 'tagging the consumer with the plan in force');
+  }
+  const { username } = consumer;
+  throw new ProvisioningError(
+    'plan-conflict',
+    `another plan change of ${username} ran at the same time and wrote last: ${username} is on plan ${inForce.slice(5)} ` +
+      `(${limitsInForce.minute}/min, ${limitsInForce.day}/day)`,
+  );
 }
 
 /** Pushes the catalogue's limits to every consumer of the given plans; reports progress. */

@@ -102,6 +102,28 @@ test('an order moves through approve and deliver, and the pet ends sold', async 
   t.is(again.body.code, 'invalid_order_transition');
 });
 
+// The conditional UPDATE decides across processes: PostgreSQL re-reads the row the loser waited
+// on and finds it no longer approved, so the pet cannot end available after a delivery.
+test('deliver and cancel of one order at once on two replicas: one wins, the pet follows the winner', async (t) => {
+  const { a, b } = t.context;
+  const outcomes = new Set<string>();
+  for (let round = 0; round < 4; round++) {
+    const pet = (await createPet(a, { name: `Contested ${round}`, categoryId: 5 })).body;
+    const order = (await request(`${a.url}/store/orders`, { method: 'POST', json: { petId: pet.id } })).body;
+    t.is((await request(`${b.url}/store/orders/${order.id}/approve`, { method: 'POST' })).status, 200);
+    const [delivered, cancelled] = await Promise.all([
+      request(`${(round % 2 ? a : b).url}/store/orders/${order.id}/deliver`, { method: 'POST' }),
+      request(`${(round % 2 ? b : a).url}/store/orders/${order.id}/cancel`, { method: 'POST' }),
+    ]);
+    t.deepEqual([delivered.status, cancelled.status].sort(), [200, 409]);
+    const winner = delivered.status === 200 ? 'delivered' : 'cancelled';
+    outcomes.add(winner);
+    t.is((await request(`${b.url}/store/orders/${order.id}`)).body.status, winner);
+    t.is((await request(`${a.url}/pets/${pet.id}`)).body.status, winner === 'delivered' ? 'sold' : 'available');
+  }
+  t.log('winners seen:', [...outcomes].join(', '));
+});
+
 test('a backend restarted on the same database keeps its data and does not re-run migrations', async (t) => {
   const { a, url } = t.context;
   const created = await createPet(a, { name: 'Survivor', categoryId: 5 });

@@ -63,3 +63,33 @@ test('ours first: their sync, and their removal, leave our entities byte-identic
   t.is(await dump(t, 'team-inventory'), theirs, 'theirs as before: decK dumps no ids');
   t.deepEqual(await diff(t, KONG_YML), { created: 0, updated: 0, deleted: 0 });
 });
+
+// Two platform teams' pipelines run whenever they like: both syncs at once against one control
+// plane interleave their Admin API writes, and each must still end with its whole file, the
+// other's untouched, and the data plane running both.
+test('two teams sync at once: each gets its whole file, ours is untouched, the proxy runs both', async (t) => {
+  const { stack, env, upstream } = t.context;
+  const garden = stack.file(
+    'team-garden.yml',
+    readFileSync(TEAM_INVENTORY_YML, 'utf8').replaceAll('inventory', 'garden').replaceAll('DECK_INVENTORY_KEY', 'DECK_GARDEN_KEY'),
+  );
+  const gardenEnv = { ...env, DECK_GARDEN_KEY: digestApiKey(generateApiKey()) };
+  const theirs = await dump(t, 'team-inventory');
+  const ours = await dump(t, 'animal-store');
+  await deck(['gateway', 'reset', ...stack.addr, '--select-tag', 'team-inventory', '--force'], env);
+  const [inventory, gardenSync] = await Promise.all([
+    deck(['gateway', 'sync', ...stack.addr, TEAM_INVENTORY_YML], gardenEnv),
+    deck(['gateway', 'sync', ...stack.addr, garden], gardenEnv),
+  ]);
+  t.like(summaryOf(inventory), { updated: 0, deleted: 0 });
+  t.like(summaryOf(gardenSync), { updated: 0, deleted: 0 });
+  // decK dumps no ids: each dump is what a sync of that file alone leaves
+  t.is(await dump(t, 'team-inventory'), theirs);
+  t.is(await dump(t, 'team-garden'), theirs.replaceAll('inventory', 'garden').replace(/key: \S+/, `key: ${gardenEnv.DECK_GARDEN_KEY}`));
+  t.is(await dump(t, 'animal-store'), ours);
+  for (const path of ['/inventory', '/garden']) {
+    const response = await fetch(`${stack.gateway.proxyUrl}${path}`);
+    t.is(response.status, 200, path);
+    t.is(upstream.last()?.url, path);
+  }
+});

@@ -103,6 +103,47 @@ test('consumers: Kong error bodies', async (t) => {
   t.is((await f.admin('/consumers', { method: 'DELETE' })).status, 405);
 });
 
+// Writes that arrive together are decided one at a time, as Kong's database decides them:
+// one name, one 201 (kong/db/errors.lua:366, Kong 3.9.3); PUTs of one name, one entity; a route
+// and its service's delete, either the route (the delete refused, errors.lua:310) or the delete
+// (the route refused, errors.lua:292), never a route left without its service.
+test('writes at once: one name is one 201, PUTs one entity, a route never outlives its service', async (t) => {
+  const { f } = t.context;
+  const posts = await Promise.all(Array.from({ length: 8 }, () => f.admin('/consumers', { method: 'POST', json: { username: 'racer' } })));
+  t.deepEqual(posts.map((r) => r.status).sort(), [201, 409, 409, 409, 409, 409, 409, 409]);
+  for (const refused of posts.filter((r) => r.status === 409)) t.is(refused.body.message, `UNIQUE violation detected on '{username="racer"}'`);
+
+  const puts = await Promise.all(Array.from({ length: 8 }, (_, i) => f.admin('/consumers/upserted', { method: 'PUT', json: { custom_id: `put-${i}` } })));
+  t.deepEqual([...new Set(puts.map((r) => r.status))], [200]);
+  t.is(new Set(puts.map((r) => r.body.id)).size, 1);
+  const stored = (await f.admin('/consumers/upserted')).body;
+  t.true(puts.some((r) => r.body.custom_id === stored.custom_id));
+
+  // the delete and six route writes at once; then again with a route in place before them
+  for (const routeBefore of [false, true]) {
+    const name = `doomed-${routeBefore}`;
+    const service = (await f.admin('/services', { method: 'POST', json: { name, url: f.upstream.url } })).body;
+    const route = (i: number) =>
+      i % 2
+        ? f.admin(`/services/${name}/routes`, { method: 'POST', json: { name: `${name}-r${i}`, paths: [`/${name}/r${i}`] } })
+        : f.admin('/routes', { method: 'POST', json: { name: `${name}-r${i}`, paths: [`/${name}/r${i}`], service: { id: service.id } } });
+    if (routeBefore) t.is((await route(6)).status, 201);
+    const [deleted, ...routes] = await Promise.all([f.admin(`/services/${service.id}`, { method: 'DELETE' }), ...Array.from({ length: 6 }, (_, i) => route(i))]);
+    const statuses = [deleted.status, ...routes.map((r) => r.status)];
+    t.true(statuses.every((status) => [201, 204, 400, 404].includes(status)), JSON.stringify(statuses));
+    const left = ((await f.admin('/routes?size=1000')).body.data as Array<{ name: string | null; service: { id: string } }>).filter((r) => r.name?.startsWith(`${name}-`));
+    t.is(left.length, routes.filter((r) => r.status === 201).length + (routeBefore ? 1 : 0));
+    if (deleted.status === 204) {
+      t.false(routeBefore);
+      t.is((await f.admin(`/services/${service.id}`)).status, 404);
+      t.is(left.length, 0);
+    } else {
+      t.is(deleted.body.message, "an existing 'routes' entity references this 'services' entity");
+      t.true(left.length > 0 && left.every((r) => r.service.id === service.id));
+    }
+  }
+});
+
 test('null elements of arrays, sets and map values are 400, never stored, fields as cjson writes them (Kong: validate_elements; 09-routes_routes_spec.lua:368)', async (t) => {
   // kong/db/schema/init.lua: validate_elements sets `field.elements.required = true`, the map
   // branch `field.values.required = true`, so `[null]` is "required field missing".

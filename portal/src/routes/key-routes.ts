@@ -28,6 +28,8 @@ function refusal(error: unknown, name: string): { status: number; text: string }
       return { status: 409, text: `You already have a key named ${name}: choose another name, or rotate that key.` };
     case 'key-not-found':
       return { status: 404, text: `You have no key named ${name}.` };
+    case 'key-conflict':
+      return { status: 409, text: `Your key ${name} was being changed elsewhere at the same moment: nothing was changed, try again.` };
     default:
       return undefined;
   }
