@@ -25,6 +25,8 @@ services:
       - { name: version-2, paths: [/v], headers: { x-version: ["~*^v2"] }, strip_path: false }
       - { name: version-any, paths: [/v], strip_path: false, preserve_host: true }
       - { name: https-only, paths: [/secure], protocols: [https] }
+      - { name: any-host, paths: [/z], hosts: [], methods: [], strip_path: false }
+      - { name: any-host-deeper, paths: [/z/deeper], strip_path: true }
   - name: based
     url: \${UPSTREAM}/base
     routes:
@@ -43,6 +45,19 @@ test.serial('the longer prefix wins, and a regex path beats prefixes', async (t)
   t.is(f.upstream.last()!.headers['x-forwarded-prefix'], '/a/b');
   await f.call('/a/b/42');
   t.is(f.upstream.last()!.url, '/a/b/42', 'the regex route (strip_path false) matched');
+});
+
+test.serial('an empty list in the file is no list, as decK sends it: hosts [] is no host and gets no host priority', async (t) => {
+  // go-kong omits empty lists (`json:"hosts,omitempty"`), so Kong stores null; a hosts list,
+  // even an empty one, would outrank any path length (kong/router/transform.lua:609, 3.9.3)
+  const { f } = t.context;
+  const route = await f.admin('/routes/any-host');
+  t.is(route.body.hosts, null);
+  t.is(route.body.methods, null);
+  await f.call('/z/deeper/x');
+  t.is(f.upstream.last()!.url, '/x', 'the longer path, which strips its prefix, matched');
+  await f.call('/z/other');
+  t.is(f.upstream.last()!.url, '/z/other');
 });
 
 test.serial('a route with methods outranks one without', async (t) => {

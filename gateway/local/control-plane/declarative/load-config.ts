@@ -113,6 +113,9 @@ export function readDeclarativeConfig(file: string, env: NodeJS.ProcessEnv = pro
     const { declarative } = definitionOf(type);
     const input = { ...raw };
     for (const child of childrenOf(type)) delete input[child.type];
+    // decK sends no empty list (go-kong's fields are `omitempty`), so Kong stores none: a route's
+    // `hosts: []` is no hosts, not a hosts list that outranks longer paths (transform.lua:609)
+    for (const [field, value] of Object.entries(input)) if (Array.isArray(value) && value.length === 0) delete input[field];
     const refs: Declared['refs'] = parent ? { [parent.field]: parent.ref } : {};
     for (const { field, reference } of foreignFields(definitionOf(type))) {
       const value = input[field];
