@@ -5,7 +5,8 @@ import { startBackend, type RunningBackend } from '../../backend/src/index.ts';
 import { digestApiKey, generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { ManualClock } from './clock.ts';
 import { LOCAL_DECK_ENV, type GatewayOptions } from '../../gateway/local/index.ts';
-import { GATEWAY_CONFIG, startEchoUpstream, startTestGateway, type EchoUpstream, type TestGateway } from './gateway.ts';
+import { startEchoUpstream, startTestGateway, type EchoUpstream, type TestGateway } from './gateway.ts';
+import { GATEWAY_CONFIG } from './gateway-files.ts';
 import { requestWithHost } from './host-request.ts';
 import { REPO_ROOT } from './process.ts';
 
