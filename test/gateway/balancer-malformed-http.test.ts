@@ -6,7 +6,7 @@ import anyTest, { type TestFn } from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findNginx, startBalancer, type RunningBalancer } from '../../gateway/local/data-plane-entry.ts';
+import { findNginx, startBalancer, type RunningBalancer } from '../../gateway/local/index.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 
