@@ -6,12 +6,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { dirname, join, relative } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
+import { keepOwnMappings } from './own-mappings.js';
 import { PACKAGES_BUNDLED } from './packages-bundled.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BUNDLE_DIR = join(REPO_ROOT, 'node_modules/.cache/animal-store/bundles');
 /** Part of every bundle's record: a change here rebuilds every bundle. */
-const FORMAT = 8;
+const FORMAT = 9;
 /** The chunks that bundles built together share (bundleAll), by their contents' hash. */
 const CHUNK_DIR = join(BUNDLE_DIR, 'chunks');
 
@@ -84,6 +85,7 @@ const BUILD_OPTIONS = {
   sourcemap: 'inline',
   // the maps still name each module's file and line; the packages' sources would double the file
   sourcesContent: false,
+  // and only our own modules' (./own-mappings.js, after each build)
   metafile: true,
   plugins: [ownImportMetaUrl, packagesImportedLaterExternal],
   logLevel: 'error',
@@ -121,6 +123,7 @@ async function buildBundle(entry, bundle, options) {
   const { build } = await import('esbuild');
   const { metafile } = await build({ ...options, entryPoints: [entry], outfile: staging });
   const [output] = Object.values(metafile.outputs);
+  keepOwnMappingsIn(staging);
   place(staging, bundle, output.inputs, [], started);
   return bundle;
 }
@@ -147,12 +150,15 @@ export async function bundleAll(entries, kind = 'module') {
       outbase: REPO_ROOT,
       outExtension: { '.js': `.ts${suffix}` },
       splitting: true,
-      chunkNames: 'chunks/[name]-[hash]',
+      // esbuild's hash is of its own output: the format in the name keeps an older format's chunk
+      // (the same hash, another treatment after the build) from being taken for this one
+      chunkNames: `chunks/[name]-${FORMAT}-[hash]`,
     });
     const asked = new Set(stale.map((entry) => relative(REPO_ROOT, entry)));
     const outputs = Object.entries(metafile.outputs);
     const isBundle = ({ entryPoint }) => entryPoint !== undefined && asked.has(entryPoint);
     const inStaging = (output) => relative(staging, join(REPO_ROOT, output));
+    for (const output of Object.keys(metafile.outputs)) keepOwnMappingsIn(join(REPO_ROOT, output));
     // Chunks first, an entry in place must find the chunks it imports: the shared ones and those of
     // dynamic imports (esbuild's entries too, in the metafile).
     for (const [output, meta] of outputs) {
@@ -176,6 +182,15 @@ export async function bundleAll(entries, kind = 'module') {
   }
   pruneChunks();
   return stale.length;
+}
+
+const PACKAGES_DIR = join(REPO_ROOT, 'node_modules');
+
+/** The built file at `file` with its inline map cut to our own modules' mappings (./own-mappings.js). */
+function keepOwnMappingsIn(file) {
+  const text = readFileSync(file, 'utf8');
+  const kept = keepOwnMappings(text, file, PACKAGES_DIR);
+  if (kept !== text) writeFileSync(file, kept);
 }
 
 /** The chunks an output imports, directly or through other chunks (esbuild's metafile paths). */

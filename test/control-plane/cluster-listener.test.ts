@@ -5,8 +5,8 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { ClusterListener } from '../../gateway/local/index.ts';
-import type { CompiledSnapshot } from '../../gateway/local/index.ts';
+import { ClusterListener } from '../../gateway/local/data-plane-entry.ts';
+import type { CompiledSnapshot } from '../../gateway/local/data-plane-entry.ts';
 import { pollUntil } from '../helpers/poll.ts';
 
 const NODE_A = '11111111-1111-4111-8111-111111111111';

@@ -7,7 +7,8 @@ import test from 'ava';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import { GATEWAY_DIR, LOCAL_DECK_ENV } from '../../gateway/local/index.ts';
-import { KONG_YML, startTestGateway } from '../helpers/gateway.ts';
+import { startTestGateway } from '../helpers/gateway.ts';
+import { KONG_YML } from '../helpers/gateway-files.ts';
 import { pollUntil } from '../helpers/poll.ts';
 
 // The contract between the planes (gateway/local/README.md): the snapshot the control plane

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
-import { SNAPSHOT_SCHEMA_FILE, snapshotSchemaText } from '../../gateway/local/index.ts';
+import { SNAPSHOT_SCHEMA_FILE, snapshotSchemaText } from '../../gateway/local/data-plane-entry.ts';
 
 // snapshot.schema.json is generated from the entity definitions (their `snapshot` projections
 // over their fields' schemas), and the data plane checks every snapshot against the file: the

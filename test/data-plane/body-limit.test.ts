@@ -1,7 +1,7 @@
 import test from 'ava';
-import { describePlugins } from '../../gateway/local/index.ts';
+import { describePlugins } from '../../gateway/local/data-plane-entry.ts';
 import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
-import { PLUGINS_DIR } from '../helpers/gateway.ts';
+import { PLUGINS_DIR } from '../helpers/gateway-files.ts';
 import { httpGet, type HttpResponse } from '../helpers/http-request.ts';
 import type { SnapshotInput } from '../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';

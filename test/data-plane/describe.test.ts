@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import test from 'ava';
-import { describePlugins } from '../../gateway/local/index.ts';
+import { describePlugins } from '../../gateway/local/data-plane-entry.ts';
 import { FIXTURE_PLUGINS_DIR } from '../helpers/data-plane.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 

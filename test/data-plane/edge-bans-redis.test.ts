@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import anyTest, { type TestFn } from 'ava';
 import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
-import { PLUGINS_DIR } from '../helpers/gateway.ts';
+import { PLUGINS_DIR } from '../helpers/gateway-files.ts';
 import { httpGet, type HttpResponse } from '../helpers/http-request.ts';
 import { pollUntil } from '../helpers/poll.ts';
 import { startRedis, type RedisServer } from '../helpers/redis.ts';

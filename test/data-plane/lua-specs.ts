@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findNginx } from '../../gateway/local/index.ts';
-import { DATA_PLANE_DIR } from '../../gateway/local/index.ts';
+import { findNginx } from '../../gateway/local/data-plane-entry.ts';
+import { DATA_PLANE_DIR } from '../../gateway/local/data-plane-entry.ts';
 
 /** test/data-plane/lua: busted specs of the data plane's Lua (*_spec.lua). */
 export const LUA_SPECS_DIR = fileURLToPath(new URL('./lua/', import.meta.url));

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import test from 'ava';
-import { startDataPlaneNode } from '../../gateway/local/index.ts';
+import { startDataPlaneNode } from '../../gateway/local/data-plane-entry.ts';
 import { startTestNode } from '../helpers/data-plane.ts';
 import { httpGet } from '../helpers/http-request.ts';
 import { pollUntil } from '../helpers/poll.ts';

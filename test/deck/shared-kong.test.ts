@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import anyTest, { type TestFn } from 'ava';
 import { digestApiKey, generateApiKey } from '../../packages/provisioning/index.ts';
 import { KONG_YML, deck, startDeckStack, summaryOf, type DeckStack } from '../helpers/deck.ts';
-import { PLATFORM_YML, startEchoUpstream, type EchoUpstream } from '../helpers/gateway.ts';
+import { startEchoUpstream, type EchoUpstream } from '../helpers/gateway.ts';
+import { PLATFORM_YML } from '../helpers/gateway-files.ts';
 import { TEAM_INVENTORY_YML } from '../helpers/stack.ts';
 
 // One sync per team on one gateway (issue 28; Kong's federated configuration: one file and one

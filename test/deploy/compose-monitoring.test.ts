@@ -9,7 +9,7 @@ import { REPO_ROOT } from '../helpers/process.ts';
 import { AMTOOL_BIN } from '../helpers/alertmanager.ts';
 import { PROMTOOL_BIN } from '../helpers/prometheus.ts';
 import { sharedFile } from '../helpers/shared-files.ts';
-import { PROMETHEUS_DICT_SIZE } from '../../gateway/local/index.ts';
+import { PROMETHEUS_DICT_SIZE } from '../../gateway/local/data-plane-entry.ts';
 
 // docker-compose.yml's usage monitoring, checked statically (no Docker engine here): Kong's Status
 // API for Prometheus on compose's network only, Prometheus scraping it with deploy/prometheus/,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { parse } from 'yaml';
 import { checkDeclarativeConfig, KONG_BUNDLED_PLUGINS } from '../../gateway/local/index.ts';
-import { GATEWAY_CONFIG, PLUGINS_DIR } from '../helpers/gateway.ts';
+import { GATEWAY_CONFIG, PLUGINS_DIR } from '../helpers/gateway-files.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { DECK_VERSION } from '../../scripts/tools/deck-build.ts';
 

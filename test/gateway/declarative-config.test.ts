@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { checkDeclarativeConfig, DeclarativeConfigError } from '../../gateway/local/index.ts';
-import { PLUGINS_DIR, writeConfig } from '../helpers/gateway.ts';
+import { writeConfig } from '../helpers/gateway.ts';
+import { PLUGINS_DIR } from '../helpers/gateway-files.ts';
 import { makeCertificate } from '../helpers/tls-certificates.ts';
 
 // Configuration the local gateway cannot run faithfully makes it refuse to start, naming the

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type PeerCertificate } from 'node:tls';
 import { promisify } from 'node:util';
-import { readGatewaySettings } from '../../gateway/local/index.ts';
+import { readGatewaySettings } from '../../gateway/local/settings.ts';
 import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
 import { httpGet } from '../helpers/http-request.ts';
 import type { SnapshotInput } from '../helpers/snapshot-builder.ts';

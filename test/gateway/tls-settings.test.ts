@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect as tlsConnect, type SecureVersion } from 'node:tls';
 import test from 'ava';
-import { readGatewaySettings } from '../../gateway/local/index.ts';
+import { readGatewaySettings } from '../../gateway/local/settings.ts';
 import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
 
 // KONG_SSL_CIPHER_SUITE, KONG_SSL_CIPHERS and KONG_SSL_PROTOCOLS as Kong 3.9.3's conf loader

@@ -7,7 +7,8 @@ import { startBackend, type RunningBackend } from '../../backend/src/index.ts';
 import { generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { ManualClock } from './clock.ts';
 import { request, type JsonResponse } from './backend.ts';
-import { GATEWAY_CONFIG, PLUGINS_DIR, setDataPlaneClock } from './gateway.ts';
+import { setDataPlaneClock } from './gateway.ts';
+import { GATEWAY_CONFIG, PLUGINS_DIR } from './gateway-files.ts';
 import { redisCommands, type RespValue } from './redis.ts';
 
 export interface ClusterResponse {

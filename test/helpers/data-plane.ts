@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { startDataPlaneNode, type DataPlaneNode, type DataPlaneNodeOptions } from '../../gateway/local/index.ts';
+import { startDataPlaneNode, type DataPlaneNode, type DataPlaneNodeOptions } from '../../gateway/local/data-plane-entry.ts';
 import { REPO_ROOT } from './process.ts';
 import { buildSnapshot, type Snapshot, type SnapshotInput } from './snapshot-builder.ts';
 

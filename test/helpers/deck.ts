@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { DECK_VERSION, deckBinaryPath } from '../../scripts/tools/deck-build.ts';
 import { request, type JsonResponse } from './backend.ts';
 import { startTestBackend, type TestBackend } from './backend.ts';
-import { GATEWAY_CONFIG, KONG_YML, startTestGateway, type TestGateway } from './gateway.ts';
+import { startTestGateway, type TestGateway } from './gateway.ts';
+import { GATEWAY_CONFIG, KONG_YML } from './gateway-files.ts';
 import { runToEnd, type ProcessResult } from './process.ts';
 import { LOCAL_DECK_ENV } from '../../gateway/local/index.ts';
 

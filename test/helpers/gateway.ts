@@ -4,15 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../../gateway/local/index.ts';
-import { GATEWAY_DIR } from '../../gateway/local/index.ts';
 import { ManualClock } from './clock.ts';
-
-export const KONG_YML = join(GATEWAY_DIR, 'kong.yml');
-/** The platform's file (prometheus): synced before ours, as KONG_DECLARATIVE_CONFIG's default does. */
-export const PLATFORM_YML = join(GATEWAY_DIR, 'platform', 'kong.yml');
-/** What `npm start` loads: the platform's file, then ours (GatewayOptions.configFile). */
-export const GATEWAY_CONFIG = `${PLATFORM_YML},${KONG_YML}`;
-export const PLUGINS_DIR = join(GATEWAY_DIR, 'plugins');
+import { PLUGINS_DIR } from './gateway-files.ts';
 
 export interface TestGateway extends RunningGateway {
   clock: ManualClock;

@@ -1,43 +1,17 @@
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import { parse } from 'yaml';
 import { OpenApiResponses, type OpenApiDocument } from './openapi-responses.ts';
-import { REPO_ROOT } from './process.ts';
+import { parsedYaml } from './parsed-yaml.ts';
 import { sharedFile } from './shared-files.ts';
 
 /** Kong's official Admin API OpenAPI document (OSS 3.9), beside the repository in ../shared. */
 export const KONG_ADMIN_OPENAPI = sharedFile('kong/admin-api-oss-3.9.openapi.yaml');
 
-const PARSED_COPY = join(REPO_ROOT, 'node_modules/.cache/animal-store/kong-admin-openapi.json');
-
-/**
- * The spec, parsed: from a JSON copy while the YAML has the size and time the copy was made from.
- * Parsing its 323 KB of YAML is ~0.45 CPU-s in each test file that checks against it, the copy ~0.01.
- */
-function parsedSpec(path: string): OpenApiDocument {
-  const { size, mtimeMs } = statSync(path);
-  try {
-    const copy = JSON.parse(readFileSync(PARSED_COPY, 'utf8')) as { size: number; mtimeMs: number; document: OpenApiDocument };
-    if (copy.size === size && copy.mtimeMs === mtimeMs) return copy.document;
-  } catch {
-    // no copy yet, or one cut short: parse the YAML
-  }
-  const document = parse(readFileSync(path, 'utf8')) as OpenApiDocument;
-  mkdirSync(dirname(PARSED_COPY), { recursive: true });
-  // written whole, then renamed: test files in parallel read either no copy or a complete one
-  const staging = `${PARSED_COPY}.${process.pid}`;
-  writeFileSync(staging, JSON.stringify({ size, mtimeMs, document }));
-  renameSync(staging, PARSED_COPY);
-  return document;
-}
-
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats.default(ajv);
 const responses = KONG_ADMIN_OPENAPI === undefined
   ? undefined
-  : new OpenApiResponses(parsedSpec(KONG_ADMIN_OPENAPI), ajv, 'kong-admin');
+  : new OpenApiResponses(parsedYaml(KONG_ADMIN_OPENAPI, 'kong-admin-openapi.json') as OpenApiDocument, ajv, 'kong-admin');
 
 /** Kong serialises unset fields as null where its spec says `type: string`: treat null as absent. */
 function withoutNulls(value: unknown): unknown {

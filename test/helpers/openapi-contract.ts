@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { parse } from 'yaml';
 import { OpenApiResponses, type OpenApiDocument } from './openapi-responses.ts';
+import { parsedYaml } from './parsed-yaml.ts';
 
-const document = parse(readFileSync(new URL('../../gateway/openapi.yaml', import.meta.url), 'utf8')) as OpenApiDocument;
+const document = parsedYaml(new URL('../../gateway/openapi.yaml', import.meta.url), 'animal-store-openapi.json') as OpenApiDocument;
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats.default(ajv);

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { SNAPSHOT_TYPES, type DataPlaneSnapshot } from '../../gateway/local/index.ts';
+import { SNAPSHOT_TYPES, type DataPlaneSnapshot } from '../../gateway/local/data-plane-entry.ts';
 
 // Snapshots for data-plane tests (gateway/local/snapshot.schema.json), entities filled with
 // Kong 3.9's defaults (kong/db/schema/entities/*.lua) the way the control plane's compiler fills

@@ -1,12 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent } from 'undici';
 import { startBackend, type RunningBackend } from '../../backend/src/index.ts';
 import { digestApiKey, generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
 import { ManualClock } from './clock.ts';
 import { LOCAL_DECK_ENV, type GatewayOptions } from '../../gateway/local/index.ts';
-import { GATEWAY_CONFIG, startEchoUpstream, startTestGateway, type EchoUpstream, type TestGateway } from './gateway.ts';
+import { startEchoUpstream, startTestGateway, type EchoUpstream, type TestGateway } from './gateway.ts';
+import { GATEWAY_CONFIG } from './gateway-files.ts';
 import { requestWithHost } from './host-request.ts';
 import { REPO_ROOT } from './process.ts';
 
@@ -79,9 +79,10 @@ export async function startStack(
     },
     ...(options.node || options.tls ? { node: { ...(options.tls ? { proxyListen: '127.0.0.1:0, 127.0.0.1:0 http2 ssl' } : {}), ...options.node } } : {}),
   });
-  // the default certificates name localhost; the node listens on 127.0.0.1
+  // the default certificates name localhost; the node listens on 127.0.0.1. undici imported here
+  // only: a worker whose stacks are plain HTTP does not load its ~0.8 MB (docs/testing.md).
   const tls = options.tls
-    ? new Agent({ connect: { ca: readFileSync(join(gateway.node.prefix, 'ssl', 'kong-default-ca.crt')), servername: 'localhost' } })
+    ? new (await import('undici')).Agent({ connect: { ca: readFileSync(join(gateway.node.prefix, 'ssl', 'kong-default-ca.crt')), servername: 'localhost' } })
     : undefined;
   const proxyUrl = tls ? gateway.node.proxySslUrl! : gateway.proxyUrl;
   const stack: TestStack = {

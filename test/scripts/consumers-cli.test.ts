@@ -15,7 +15,7 @@ import {
 } from '../../packages/provisioning/index.ts';
 import { runCli, runCliInProcess } from '../helpers/cli.ts';
 import { RUN_BUNDLED } from '../helpers/process.ts';
-import { KONG_YML } from '../helpers/gateway.ts';
+import { KONG_YML } from '../helpers/gateway-files.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';
 
 // The provisioning CLI against the local gateway's Admin API; the keys it prints are then used

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import test from 'ava';
-import { PLUGINS_DIR } from '../../helpers/gateway.ts';
+import { PLUGINS_DIR } from '../../helpers/gateway-files.ts';
 import { startTestNode, type TestNode } from '../../helpers/data-plane.ts';
 import { httpGet } from '../../helpers/http-request.ts';
 import { pollUntil } from '../../helpers/poll.ts';
