@@ -13,7 +13,6 @@ export { KONG_BUNDLED_PLUGINS } from './control-plane/schema/plugins/registry.ts
 // A cluster: the control plane, data-plane nodes behind a balancer, Redis (`npm run start:cluster`).
 export { startCluster, type RunningCluster } from './cmd/cluster.ts';
 export type { ClusterReady } from './cmd/cluster-start.ts';
-export { BALANCER_ERROR_PREFIX, startBalancer, type RunningBalancer } from './cmd/balancer.ts';
 
 // The data plane on its own, and the planes' protocol: what the data plane's tests drive (they
 // import it from ./data-plane-entry.ts, which does not load the control plane).

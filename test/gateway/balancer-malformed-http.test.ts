@@ -6,7 +6,7 @@ import anyTest, { type TestFn } from 'ava';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BALANCER_ERROR_PREFIX, findNginx, startBalancer, type RunningBalancer } from '../../gateway/local/index.ts';
+import { BALANCER_ERROR_PREFIX, findNginx, startBalancer, type RunningBalancer } from '../../gateway/local/data-plane-entry.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
