@@ -19,6 +19,7 @@ import { InviteStore } from './invites.ts';
 import { KeyChanges } from './key-changes.ts';
 import { isPortalConsumer, PortalKeys } from './keys.ts';
 import { errorPage } from './pages/account-pages.ts';
+import { PasswordHasher, type ScryptCost } from './passwords.ts';
 import { BASE } from './paths.ts';
 import { accountRoutes } from './routes/account-routes.ts';
 import { keyRoutes } from './routes/key-routes.ts';
@@ -41,6 +42,8 @@ export interface PortalAppOptions {
   logError?: (error: unknown, where: string) => void;
   /** Password hashes at once and waiting (hash-slots.ts); default DEFAULT_HASH_SLOTS. */
   hashSlots?: HashSlotLimits;
+  /** The cost of new password hashes (passwords.ts); default SCRYPT_COST. */
+  passwordCost?: ScryptCost;
 }
 
 const FORM_LIMIT = '16kb';
@@ -102,6 +105,7 @@ export function createPortalApp(options: PortalAppOptions): Koa {
     charts: options.charts ?? usageCharts(config, clock, isPortalConsumer),
     throttle: { account: new FailureThrottle(db, 'account', PER_ACCOUNT, clock), ip: new FailureThrottle(db, 'ip', PER_IP, clock) },
     hashSlots: new HashSlots(options.hashSlots),
+    passwords: new PasswordHasher(options.passwordCost),
     clock,
     audit,
     signUp: config.signUp,

@@ -5,3 +5,4 @@ export { readPortalConfig, readPortalListen, type PortalConfig } from './config.
 export { inviteByEmail } from './invitations.ts';
 export { purgeExpired, startPortal, type RunningPortal } from './server.ts';
 export { HashSlots, HashSlotsFull, type HashSlotLimits } from './hash-slots.ts';
+export { SCRYPT_COST, type ScryptCost } from './passwords.ts';

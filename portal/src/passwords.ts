@@ -8,8 +8,15 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 export const PASSWORD_MIN = 15;
 export const PASSWORD_MAX = 128;
 
-/** scrypt with N = 2^15, r = 8, p = 1 (OWASP's minimum for scrypt): 32 MiB and ~60 ms a hash here. */
-const PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;
+/** scrypt's cost parameters: they travel with each hash, so a stored hash is checked at its own. */
+export interface ScryptCost {
+  N: number;
+  r: number;
+  p: number;
+}
+
+/** N = 2^15, r = 8, p = 1 (OWASP's minimum for scrypt): 32 MiB and ~60 ms a hash here. */
+export const SCRYPT_COST: ScryptCost = { N: 2 ** 15, r: 8, p: 1 };
 const KEY_LENGTH = 32;
 
 const normalize = (password: string) => password.normalize('NFKC');
@@ -31,24 +38,33 @@ function derive(password: string, salt: Buffer, params: ScryptOptions): Promise<
   });
 }
 
-/** `scrypt$N$r$p$salt$hash` (base64url): the parameters travel with the hash, so they can be raised later. */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await derive(password, salt, PARAMS);
-  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), key.toString('base64url')].join('$');
-}
+/**
+ * Hashes new passwords at one cost (SCRYPT_COST unless told: tests give a cheaper one, as an
+ * injected clock) and checks a stored hash at the cost it names.
+ */
+export class PasswordHasher {
+  #unknownAccount: Promise<string> | undefined;
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !hash) return false;
-  const expected = Buffer.from(hash, 'base64url');
-  const key = await derive(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) });
-  return key.length === expected.length && timingSafeEqual(key, expected);
-}
+  constructor(private readonly cost: ScryptCost = SCRYPT_COST) {}
 
-let unknownAccount: Promise<string> | undefined;
+  /** `scrypt$N$r$p$salt$hash` (base64url): the parameters travel with the hash, so they can be raised later. */
+  async hash(password: string): Promise<string> {
+    const { N, r, p } = this.cost;
+    const salt = randomBytes(16);
+    const key = await derive(password, salt, { N, r, p });
+    return ['scrypt', N, r, p, salt.toString('base64url'), key.toString('base64url')].join('$');
+  }
 
-/** A hash no password matches, verified when the email is unknown so that both cases take as long. */
-export function unknownAccountHash(): Promise<string> {
-  return (unknownAccount ??= hashPassword(randomBytes(24).toString('base64url')));
+  async verify(password: string, stored: string): Promise<boolean> {
+    const [scheme, n, r, p, salt, hash] = stored.split('$');
+    if (scheme !== 'scrypt' || !salt || !hash) return false;
+    const expected = Buffer.from(hash, 'base64url');
+    const key = await derive(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) });
+    return key.length === expected.length && timingSafeEqual(key, expected);
+  }
+
+  /** A hash no password matches, at this cost, verified when the email is unknown so that both cases take as long. */
+  unknownAccountHash(): Promise<string> {
+    return (this.#unknownAccount ??= this.hash(randomBytes(24).toString('base64url')));
+  }
 }

@@ -1,9 +1,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startPortal, type HashSlotLimits, type PortalConfig, type RunningPortal } from '../../portal/src/index.ts';
+import { startPortal, type HashSlotLimits, type PortalConfig, type RunningPortal, type ScryptCost } from '../../portal/src/index.ts';
 import { startStack, type TestStack } from './stack.ts';
 import { freePort } from './free-port.ts';
+
+/**
+ * scrypt at 2^10 instead of production's 2^15: ~1 ms a hash instead of ~60, as frameworks lower
+ * password hashing's cost in tests; the portal started as a process (portal-replicas) hashes at
+ * production's cost, and its test reads that cost from the stored hash.
+ */
+const TEST_SCRYPT_COST: ScryptCost = { N: 2 ** 10, r: 8, p: 1 };
 
 export interface TestPortal extends RunningPortal {
   config: PortalConfig;
@@ -24,6 +31,8 @@ export async function startTestPortal(options: {
   port?: number;
   supportEmail?: string;
   hashSlots?: HashSlotLimits;
+  /** New password hashes' cost: default TEST_SCRYPT_COST; SCRYPT_COST for what production's costs. */
+  passwordCost?: ScryptCost;
 }): Promise<TestPortal> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portal-'));
   const config: PortalConfig = {
@@ -44,6 +53,7 @@ export async function startTestPortal(options: {
     clock: options.clock,
     audit: (entry) => audit.push(JSON.stringify(entry)),
     ...(options.hashSlots ? { hashSlots: options.hashSlots } : {}),
+    passwordCost: options.passwordCost ?? TEST_SCRYPT_COST,
   });
   return {
     ...portal,

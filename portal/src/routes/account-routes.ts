@@ -8,7 +8,7 @@ import { pageContext, sendPage } from '../http/state.ts';
 import { invitationOnlyPage, signInPage, signUpPage, type SignUpForm } from '../pages/account-pages.ts';
 import { keyShownPage } from '../pages/key-pages.ts';
 import { HashSlotsFull } from '../hash-slots.ts';
-import { hashPassword, passwordProblem, PASSWORD_MAX, unknownAccountHash, verifyPassword } from '../passwords.ts';
+import { passwordProblem, PASSWORD_MAX } from '../passwords.ts';
 import type { SafeHtml } from '../html.ts';
 import { BASE } from '../paths.ts';
 import type { PortalServices } from './services.ts';
@@ -74,7 +74,7 @@ export function accountRoutes(router: Router, services: PortalServices): void {
 
     let passwordHash;
     try {
-      passwordHash = await services.hashSlots.run(() => hashPassword(password));
+      passwordHash = await services.hashSlots.run(() => services.passwords.hash(password));
     } catch (error) {
       if (!(error instanceof HashSlotsFull)) throw error;
       audit({ account: '-', action: 'sign-up-busy', ip: ctx.ip });
@@ -131,7 +131,9 @@ export function accountRoutes(router: Router, services: PortalServices): void {
     const found = await accounts.findForSignIn(email);
     let valid;
     try {
-      valid = await services.hashSlots.run(async () => verifyPassword(password, found?.passwordHash ?? (await unknownAccountHash())));
+      valid = await services.hashSlots.run(async () =>
+        services.passwords.verify(password, found?.passwordHash ?? (await services.passwords.unknownAccountHash())),
+      );
     } catch (error) {
       // not a failed sign-in: no password was checked, so nothing is counted against the account
       if (!(error instanceof HashSlotsFull)) throw error;

@@ -5,6 +5,7 @@ import type { SignUpMode } from '../config.ts';
 import type { HashSlots } from '../hash-slots.ts';
 import type { InviteStore } from '../invites.ts';
 import type { PortalKeys } from '../keys.ts';
+import type { PasswordHasher } from '../passwords.ts';
 import type { SessionStore } from '../sessions.ts';
 import type { FailureThrottle } from '../throttle.ts';
 import type { PortalUsage } from '../usage.ts';
@@ -21,6 +22,7 @@ export interface PortalServices {
   throttle: { account: FailureThrottle; ip: FailureThrottle };
   /** The password hashes running at once, bounded: sign-up and sign-in hash through it. */
   hashSlots: HashSlots;
+  passwords: PasswordHasher;
   clock: Clock;
   audit: AuditLog;
   signUp: SignUpMode;
