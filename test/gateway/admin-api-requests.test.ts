@@ -221,6 +221,18 @@ test('TRACE is nginx\'s own 405 page, before any Lua: no CORS, no latency header
   }
 });
 
+test('the route with the fewest parameters takes the path whatever the method (lapis/router.lua route_precedence): GET /schemas/plugins/validate and PATCH /plugins/enabled are 405', async (t) => {
+  // lapis matches the path alone, routes without parameters before those with; respond_to then
+  // has no handler for the method (kong.lua:198-201 POST only; plugins.lua:139-149 GET only)
+  for (const [method, path] of [['GET', '/schemas/plugins/validate'], ['PATCH', '/plugins/enabled'], ['DELETE', '/plugins/enabled']] as const) {
+    const response = await fetch(t.context.url(path), { method });
+    t.is(response.status, 405, `${method} ${path}`);
+    t.deepEqual(await response.json(), { message: 'Method not allowed' }, `${method} ${path}`);
+  }
+  // the route with a parameter still serves the names it does not shadow
+  t.is((await fetch(t.context.url('/schemas/plugins/key-auth'))).status, 200);
+});
+
 test('a method a known path does not take, one lapis has no name for too, is 405 Method not allowed without Allow; an unknown path 404 (api_helpers.lua:548-556)', async (t) => {
   for (const method of ['PUT', 'PROPFIND', 'PURGE']) {
     const response = await fetch(t.context.url('/consumers'), { method });

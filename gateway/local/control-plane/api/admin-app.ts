@@ -146,7 +146,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
 
   app.use(certificatesBySni(service));
   app.use(optionsMethod(router));
-  app.use(methodNotAllowed);
+  app.use(methodNotAllowed(router));
   app.use(router.routes());
   return app;
 }

@@ -48,13 +48,23 @@ export const traceRefused: Middleware = async (ctx, next) => {
  * A method no route of a known path takes, one lapis has no name for (PROPFIND) included, is 405
  * "Method not allowed": lapis' respond_to raises "don't know how to respond to", which
  * api_helpers.lua handle_error (3.9.3, :548-556) answers so, with no Allow header. An unknown path
- * stays 404 whatever the method. Wraps the router's routes.
+ * stays 404 whatever the method. lapis picks a route by its path alone, those with the fewest
+ * parameters first (lapis/router.lua route_precedence, Kong's lapis 1.16.0.1), so a path a route
+ * without parameters matches is that route's: GET /schemas/plugins/validate is 405 (POST only), not
+ * the schema of a plugin named "validate". Wraps the router's routes.
  */
-export const methodNotAllowed: Middleware = async (ctx, next) => {
-  await next();
-  const matched = (ctx as { matched?: Array<{ methods: string[] }> }).matched ?? [];
-  if (ctx.status === 404 && ctx.body === undefined && matched.some((layer) => layer.methods.length > 0)) ctx.status = 405;
-};
+export function methodNotAllowed(router: Router): Middleware {
+  return async (ctx, next) => {
+    const matching = router.stack.filter((layer) => layer.methods.length > 0 && layer.match(ctx.path));
+    const fewest = Math.min(...matching.map((layer) => layer.paramNames.length));
+    const chosen = matching.filter((layer) => layer.paramNames.length === fewest);
+    if (chosen.length > 0 && !chosen.some((layer) => layer.methods.includes(ctx.method))) {
+      ctx.status = 405;
+      return;
+    }
+    await next();
+  };
+}
 
 function acceptedBody(ctx: Koa.Context): boolean {
   const type = ctx.get('Content-Type');
