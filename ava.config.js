@@ -2,6 +2,7 @@
 // and for the test bundles' build before ava starts its workers.
 import process from 'node:process';
 import { bundleStale } from './test/loader/bundle-all.js';
+import { testFilePatterns } from './test/loader/worker-groups.js';
 
 /**
  * The files that take longest (docs/testing.md has the measured times), started first: with two
@@ -17,6 +18,7 @@ const SLOWEST_FIRST = [
   'test/cluster/',
   'test/backend/idempotency-crash.',
   'test/deploy/dashboard.',
+  'test/worker-groups/',
 ];
 const rank = (file) => {
   const index = SLOWEST_FIRST.findIndex((part) => file.includes(part));
@@ -32,7 +34,8 @@ export default {
   // imports when ava require()s the file: no module hooks in the worker (docs/testing.md).
   extensions: { ts: 'commonjs' },
   require: ['./test/loader/import-bundles.js', './test/loader/stop-children-on-sigterm.js'],
-  files: ['test/**/*.test.ts'],
+  // every test file, but those a group of test/worker-groups/ in this run imports (test/loader/worker-groups.js)
+  files: testFilePatterns(process.argv.slice(2)),
   timeout: '60s',
   workerThreads: false,
   sortTestFiles: (a, b) => rank(a) - rank(b) || a.localeCompare(b),

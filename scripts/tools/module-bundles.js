@@ -12,7 +12,7 @@ import { PACKAGES_BUNDLED } from './packages-bundled.js';
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BUNDLE_DIR = join(REPO_ROOT, 'node_modules/.cache/animal-store/bundles');
 /** Part of every bundle's record: a change here rebuilds every bundle. */
-const FORMAT = 9;
+const FORMAT = 10;
 /** The chunks that bundles built together share (bundleAll), by their contents' hash. */
 const CHUNK_DIR = join(BUNDLE_DIR, 'chunks');
 
@@ -25,7 +25,7 @@ const bundlePathFor = (entry, suffix = '.mjs') => join(BUNDLE_DIR, `${relative(R
 const ownImportMetaUrl = {
   name: 'own-import-meta-url',
   setup(build) {
-    build.onLoad({ filter: /\.ts$/ }, ({ path }) => ({
+    build.onLoad({ filter: /\.ts$/, namespace: 'file' }, ({ path }) => ({
       contents: readFileSync(path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(path).href)),
       loader: 'ts',
     }));
@@ -43,6 +43,27 @@ const packagesImportedLaterExternal = {
   name: 'packages-imported-later-external',
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, ({ path, kind }) => (kind === 'dynamic-import' ? { path, external: true } : undefined));
+  },
+};
+
+/** The module a test file's `import test from 'ava'` is given, with the file's URL (test/loader/ava-titles.ts). */
+const AVA_TITLES = join(REPO_ROOT, 'test/loader/ava-titles.ts');
+
+/**
+ * A test file imports ava through AVA_TITLES, which prefixes its titles with the file's name when
+ * the file runs in another file's worker (test/worker-groups/). Other modules import ava as it is.
+ */
+const avaTitledPerTestFile = {
+  name: 'ava-titled-per-test-file',
+  setup(build) {
+    build.onResolve({ filter: /^ava$/ }, ({ importer, namespace }) =>
+      namespace === 'file' && importer.endsWith('.test.ts') ? { path: importer, namespace: 'ava-titled' } : undefined,
+    );
+    build.onLoad({ filter: /./, namespace: 'ava-titled' }, ({ path }) => ({
+      contents: `import { titledFor } from ${JSON.stringify(AVA_TITLES)};\nexport * from 'ava';\nexport default titledFor(${JSON.stringify(pathToFileURL(path).href)});\n`,
+      resolveDir: REPO_ROOT,
+      loader: 'js',
+    }));
   },
 };
 
@@ -98,7 +119,14 @@ const BUILD_OPTIONS = {
  * (./run-bundled.js).
  */
 const KINDS = {
-  module: { suffix: '.mjs', options: { ...BUILD_OPTIONS, external: [...PACKAGES_BUNDLED.external, 'ava', 'autocannon', 'puppeteer-core'] } },
+  module: {
+    suffix: '.mjs',
+    options: {
+      ...BUILD_OPTIONS,
+      external: [...PACKAGES_BUNDLED.external, 'ava', 'autocannon', 'puppeteer-core'],
+      plugins: [...BUILD_OPTIONS.plugins, avaTitledPerTestFile],
+    },
+  },
   process: { suffix: '.run.mjs', options: BUILD_OPTIONS },
 };
 
@@ -243,6 +271,8 @@ function place(built, bundle, builtFrom, chunks, started) {
   const inputs = {};
   let settled = true;
   for (const file of Object.keys(builtFrom)) {
+    // a plugin's module (`ava-titled:…`) has no file of its own: the test file it names is an input
+    if (file.startsWith('ava-titled:')) continue;
     const stat = statSync(join(REPO_ROOT, file));
     inputs[file] = [stat.size, stat.mtimeMs];
     // Changed while it was read: this bundle serves this run, the next one builds again.

@@ -25,7 +25,7 @@ const testFilesUnder = (directory) =>
  * building more than needed costs time, building less would test stale code. Other files (an
  * option's value such as `--config`'s) are not test files.
  */
-function testFilesOf(args) {
+export function testFilesOf(args) {
   const positional = args.filter((arg) => !arg.startsWith('-')).map((arg) => resolve(arg.replace(/:[\d,-]+$/, '')));
   if (!positional.every((path) => existsSync(path))) return testFilesUnder(join(REPO_ROOT, 'test'));
   const named = positional.flatMap((path) => (statSync(path).isDirectory() ? testFilesUnder(path) : path.endsWith('.ts') ? [path] : []));

@@ -1,0 +1,12 @@
+// test/loader/worker-groups.js: in a whole run, these files' tests run here, in one worker.
+import '../backend/integer-params.test.ts';
+import '../client/example.test.ts';
+import '../client/generated-types.test.ts';
+import '../client/retry-policy.test.ts';
+import '../control-plane/cluster-listener.test.ts';
+import '../control-plane/snapshot-contract.test.ts';
+import '../control-plane/snapshot-schema.test.ts';
+import '../deploy/alert-rules.test.ts';
+import '../deploy/compose.test.ts';
+import '../deploy/compose-monitoring.test.ts';
+import '../deploy/portal-database.test.ts';
