@@ -52,6 +52,56 @@ async function counterSettings(adminUrl: string): Promise<Record<string, unknown
   return policy === 'redis' ? { policy, fault_tolerant, redis, sync_rate } : { policy, fault_tolerant };
 }
 
+type LocalKind = 'plain' | 'shared' | 'tls';
+
+/**
+ * The local stacks this worker runs, by kind, with the number of targets using each: the portable
+ * files that run in one worker (a worker group, contract-over-tls, contract-on-shared-kong) share
+ * one stack, as they share a deployment, each with consumers of its own; the last to dispose of
+ * its target stops it.
+ */
+const localStacks = new Map<LocalKind, { started: Promise<LocalStack.TestStack>; users: number }>();
+
+async function startLocalStack(kind: LocalKind): Promise<LocalStack.TestStack> {
+  // Imported here, as a bundle of its own (built by ava.config.js, or here when stale), by URL so
+  // that esbuild does not bundle it in: against a running deployment the workers load neither
+  // the backend nor the gateway, ~1 CPU-s a test file.
+  const { bundleModule } = (await import(new URL('../../scripts/tools/module-bundles.js', import.meta.url).href)) as {
+    bundleModule: (entry: string) => Promise<string>;
+  };
+  const stackBundle = await bundleModule(fileURLToPath(new URL('./stack.ts', import.meta.url)));
+  const { startStack } = (await import(pathToFileURL(stackBundle).href)) as typeof LocalStack;
+  return startStack(kind === 'shared' ? { otherTeam: true } : { tls: kind === 'tls' });
+}
+
+async function localTarget(kind: LocalKind): Promise<Target> {
+  let entry = localStacks.get(kind);
+  if (!entry) {
+    entry = { started: startLocalStack(kind), users: 0 };
+    localStacks.set(kind, entry);
+    // a start that failed is not kept for the next file
+    entry.started.catch(() => localStacks.delete(kind));
+  }
+  entry.users++;
+  const stack = await entry.started;
+  const using = entry;
+  const description = kind === 'shared' ? 'local stack shared with team-inventory' : kind === 'tls' ? 'local stack over TLS, https only' : 'local stack';
+  let disposed = false;
+  return {
+    ...stack,
+    description,
+    adminUrl: stack.gateway.adminUrl,
+    writing: (writes) => writes(),
+    async dispose() {
+      if (disposed) return;
+      disposed = true;
+      if (--using.users > 0) return;
+      localStacks.delete(kind);
+      await stack.dispose();
+    },
+  };
+}
+
 /**
  * GATEWAY_URL (+ KONG_ADMIN_URL) set: a running deployment, e.g. `docker compose up -d` with real
  * Kong; an https one with a self-signed certificate needs ANIMAL_STORE_CA_FILE, the PEM to trust.
@@ -65,17 +115,7 @@ export async function startTarget(): Promise<Target> {
     // E2E_SHARED_KONG=1: the same suite on a gateway shared with another team (docs/shared-kong.md)
     const shared = process.env.E2E_SHARED_KONG === '1';
     const tls = process.env.E2E_TLS === '1';
-    // Imported here, as a bundle of its own (built by ava.config.js, or here when stale), by URL so
-    // that esbuild does not bundle it in: against a running deployment the workers load neither
-    // the backend nor the gateway, ~1 CPU-s a test file.
-    const { bundleModule } = (await import(new URL('../../scripts/tools/module-bundles.js', import.meta.url).href)) as {
-      bundleModule: (entry: string) => Promise<string>;
-    };
-    const stackBundle = await bundleModule(fileURLToPath(new URL('./stack.ts', import.meta.url)));
-    const { startStack } = (await import(pathToFileURL(stackBundle).href)) as typeof LocalStack;
-    const stack = await startStack(shared ? { otherTeam: true } : { tls });
-    const description = shared ? 'local stack shared with team-inventory' : tls ? 'local stack over TLS, https only' : 'local stack';
-    return { ...stack, description, adminUrl: stack.gateway.adminUrl, writing: (writes) => writes() };
+    return localTarget(shared ? 'shared' : tls ? 'tls' : 'plain');
   }
   const caFile = process.env.ANIMAL_STORE_CA_FILE;
   // undici (~0.1-0.15 CPU-s to import) only for a certificate to trust
