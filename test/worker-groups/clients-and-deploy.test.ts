@@ -10,3 +10,4 @@ import '../deploy/alert-rules.test.ts';
 import '../deploy/compose.test.ts';
 import '../deploy/compose-monitoring.test.ts';
 import '../deploy/portal-database.test.ts';
+import '../loader/stack-frames.test.ts';

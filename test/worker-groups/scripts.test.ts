@@ -8,4 +8,5 @@ import '../scripts/kong-admin-types.test.ts';
 import '../scripts/provisioning-errors.test.ts';
 import '../scripts/rotate-key-kong-shape.test.ts';
 import '../scripts/scoped-keys-library.test.ts';
+import '../scripts/prerequisites.test.ts';
 import '../scripts/usage-fake-admin.test.ts';

@@ -5,3 +5,5 @@ import '../e2e/local/consumer-group.test.ts';
 import '../e2e/local/credential-ttl.test.ts';
 import '../e2e/local/gateway-errors.test.ts';
 import '../deck/hashed-keys.test.ts';
+import '../deck/provisioning-visible.test.ts';
+import '../backend/lifecycle.test.ts';
