@@ -1,20 +1,20 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { startTestCluster, type ClusterResponse, type TestCluster } from '../helpers/cluster.ts';
 import { pollUntil } from '../helpers/poll.ts';
 
 // The same cluster as shared-limits.test.ts (two nodes, balancer, Redis, kong.yml with policy
 // redis): bans earned on one node hold on the other, a revoked key stops on both nodes when the
 // Admin API answers, and a Redis that dies under load costs no 5xx and comes back shared.
-const test = anyTest as TestFn<{ cluster: TestCluster }>;
+let cluster: TestCluster;
 
 const EMPTY_UUID = '00000000-0000-0000-0000-000000000000';
 const MINUTE = 60_000;
 
-test.before(async (t) => {
-  t.context.cluster = await startTestCluster();
+test.before(async () => {
+  cluster = await startTestCluster();
 });
-test.after.always(async (t) => {
-  await t.context.cluster?.dispose();
+test.after.always(async () => {
+  await cluster?.dispose();
 });
 
 async function freshMinute(cluster: TestCluster): Promise<number> {
@@ -48,7 +48,6 @@ const banKeyOf = async (key: string) => {
 };
 
 test.serial('a ban earned on node 1 is answered on node 2 and through the balancer', async (t) => {
-  const { cluster } = t.context;
   await freshMinute(cluster);
   const { key } = await cluster.provision('ban-mallory', await redisPlan(cluster, { minute: 1 }));
   t.is((await cluster.call(1, '/v1/pets', { key })).status, 200);
@@ -63,7 +62,6 @@ test.serial('a ban earned on node 1 is answered on node 2 and through the balanc
 });
 
 test.serial('a revoke through the Admin API: both nodes answer 401 as soon as the Admin API has answered', async (t) => {
-  const { cluster } = t.context;
   await freshMinute(cluster);
   const { key, credentialId } = await cluster.provision('revoke-trudy');
   for (const node of [1, 2] as const) t.is((await cluster.call(node, '/v1/pets', { key })).status, 200);
@@ -85,7 +83,6 @@ test.serial('a revoke through the Admin API: both nodes answer 401 as soon as th
 });
 
 test.serial('Redis killed under load: no 5xx, each node carries on alone and says so once; restarted: shared again', async (t) => {
-  const { cluster } = t.context;
   const minuteStart = await freshMinute(cluster);
   const keys = await Promise.all(
     ['load-a', 'load-b', 'load-c'].map(async (name) => (await cluster.provision(name, await redisPlan(cluster, { minute: 100_000 }))).key),

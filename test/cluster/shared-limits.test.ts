@@ -1,4 +1,4 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { startTestCluster, type ClusterResponse, type TestCluster } from '../helpers/cluster.ts';
 import { pollUntil } from '../helpers/poll.ts';
@@ -8,16 +8,16 @@ import { pollUntil } from '../helpers/poll.ts';
 // report N nodes allowing N times the limit with policy local (Kong/kong #6724): here the free
 // plan's 60 a minute hold across both nodes, and the per-IP limit of keyless clients counts the
 // client behind the balancer, not the balancer.
-const test = anyTest as TestFn<{ cluster: TestCluster }>;
+let cluster: TestCluster;
 
 const EMPTY_UUID = '00000000-0000-0000-0000-000000000000';
 const MINUTE = 60_000;
 
-test.before(async (t) => {
-  t.context.cluster = await startTestCluster();
+test.before(async () => {
+  cluster = await startTestCluster();
 });
-test.after.always(async (t) => {
-  await t.context.cluster?.dispose();
+test.after.always(async () => {
+  await cluster?.dispose();
 });
 
 /** `count` requests through `send`, `concurrency` at a time. */
@@ -43,7 +43,6 @@ async function freshMinute(cluster: TestCluster): Promise<number> {
 }
 
 test.serial('the control plane reports its role and both nodes', async (t) => {
-  const { cluster } = t.context;
   t.is((await cluster.admin('/')).body.configuration.role, 'control_plane');
   const nodes = (await cluster.admin('/clustering/data-planes')).body.data as Array<{ sync_status: string }>;
   t.is(nodes.length, 2);
@@ -51,7 +50,6 @@ test.serial('the control plane reports its role and both nodes', async (t) => {
 });
 
 test.serial('a free key through the balancer: exactly 60 answers in the minute, then 429, from both nodes (sync_rate -1)', async (t) => {
-  const { cluster } = t.context;
   const minuteStart = await freshMinute(cluster);
   // the plan as the CLI writes it: counted where kong.yml's fallback counts (Redis)
   const created = await runCliInProcess(['create', '--username', 'free-alice', '--plan', 'free', '--json'], { KONG_ADMIN_URL: cluster.adminUrl });
@@ -88,7 +86,6 @@ test.serial('a free key through the balancer: exactly 60 answers in the minute, 
 });
 
 test.serial('with sync_rate > 0 the overshoot stays within the documented bound, then both nodes refuse', async (t) => {
-  const { cluster } = t.context;
   await freshMinute(cluster);
   const fallback = (await cluster.admin('/plugins?tags=animal-store')).body.data.find(
     (p: { name: string; consumer: unknown }) => p.name === 'rate-limiting' && p.consumer === null,
@@ -133,7 +130,6 @@ test.serial('with sync_rate > 0 the overshoot stays within the documented bound,
 });
 
 test.serial('behind the balancer the anonymous limit counts each client, and a forged X-Forwarded-For is not believed', async (t) => {
-  const { cluster } = t.context;
   await freshMinute(cluster);
   const alice = { localAddress: '127.0.0.3' };
   const bob = { localAddress: '127.0.0.4' };

@@ -1,4 +1,4 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { startTestCluster, type TestCluster } from '../helpers/cluster.ts';
 import { startPrometheus, type RunningPrometheus } from '../helpers/prometheus.ts';
@@ -7,18 +7,19 @@ import { startPrometheus, type RunningPrometheus } from '../helpers/prometheus.t
 // balancer, counting limits and bans in Redis), a real Prometheus scraping each node's Status
 // API, and `consumers usage` summing them, through Prometheus and through each node's /metrics.
 // The control plane's Admin API serves what a Kong control plane's /metrics does.
-const test = anyTest as TestFn<{ cluster: TestCluster; prometheus: RunningPrometheus; keys: Record<string, string> }>;
+let cluster: TestCluster;
+let prometheus: RunningPrometheus;
+const keys: Record<string, string> = {};
 
-test.before(async (t) => {
-  const cluster = await startTestCluster();
+test.before(async () => {
+  cluster = await startTestCluster();
   const targets = cluster.nodes.map((node) => new URL(node.statusUrl!).host);
-  const prometheus = await startPrometheus({
+  prometheus = await startPrometheus({
     config: {
       global: { scrape_interval: '500ms', evaluation_interval: '500ms' },
       scrape_configs: [{ job_name: 'kong', metrics_path: '/metrics', static_configs: [{ targets }] }],
     },
   });
-  const keys: Record<string, string> = {};
   for (const [username, minute] of [['alice', 1000], ['bob', 4]] as const) {
     const created = await runCliInProcess(['create', '--username', username, '--plan', 'enterprise', '--minute', String(minute), '--day', '100000', '--json'], {
       KONG_ADMIN_URL: cluster.adminUrl,
@@ -26,15 +27,13 @@ test.before(async (t) => {
     if (created.code !== 0) throw new Error(created.stderr);
     keys[username] = (JSON.parse(created.stdout) as { key: string }).key;
   }
-  t.context = { cluster, prometheus, keys };
 });
-test.after.always(async (t) => {
-  await t.context.prometheus?.dispose();
-  await t.context.cluster?.dispose();
+test.after.always(async () => {
+  await prometheus?.dispose();
+  await cluster?.dispose();
 });
 
 test.serial("Prometheus sums both nodes' counters; each node's /metrics has its share", async (t) => {
-  const { cluster, prometheus, keys } = t.context;
   const alice = async (n: number) => {
     for (let i = 0; i < n; i++) t.is((await cluster.call('balancer', '/v1/pets', { key: keys.alice })).status, 200);
   };
@@ -69,7 +68,6 @@ test.serial("Prometheus sums both nodes' counters; each node's /metrics has its 
 });
 
 test.serial('a ban earned through the balancer: counted once, its refusals on whichever node answered', async (t) => {
-  const { cluster, keys } = t.context;
   const seen = { ok: 0, limited: 0, banned: 0 };
   // 4 a minute, then 429s until the key is banned in Redis (a strike is written from a timer:
   // the last refusals may still count as strikes), then 6 refusals of the ban
@@ -110,7 +108,6 @@ test.serial('a ban earned through the balancer: counted once, its refusals on wh
 });
 
 test.serial("the control plane's /metrics: its data planes, as Kong's control plane serves them", async (t) => {
-  const { cluster } = t.context;
   const res = await fetch(`${cluster.adminUrl}/metrics`);
   t.is(res.status, 200);
   t.is(res.headers.get('content-type'), 'text/plain; charset=UTF-8');
