@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { parse } from 'yaml';
 import { runCli } from '../helpers/cli.ts';
 import { KONG_YML, deck, startDeckStack, summaryOf, type DeckStack } from '../helpers/deck.ts';
@@ -7,7 +7,7 @@ import { KONG_YML, deck, startDeckStack, summaryOf, type DeckStack } from '../he
 // Round trip through decK, and platform teams sharing one gateway: each team syncs its own
 // select-tagged file (decK's --select-tag / _info.select_tags); consumers the provisioning CLI
 // creates (tag petstore-consumer) belong to no file and survive every sync.
-const test = anyTest as TestFn<{ stack: DeckStack }>;
+let stack: DeckStack;
 
 const TEAM_B = `_format_version: "3.0"
 _info:
@@ -22,19 +22,18 @@ services:
           - /team-b/
 `;
 
-test.before(async (t) => {
+test.before(async () => {
   // hosts named: with [] (any host) a dump leaves the empty list out, and the fresh gateway's
   // routes would differ from kong.yml by `hosts: []` (docs/shared-kong.md, "Hosts")
-  t.context.stack = await startDeckStack('kong.yml', { DECK_ANIMAL_STORE_HOSTS: '["api.animal.store"]' });
-  const created = await runCli(['create', '--username', 'cli-carol', '--plan', 'free'], { KONG_ADMIN_URL: t.context.stack.gateway.adminUrl });
+  stack = await startDeckStack('kong.yml', { DECK_ANIMAL_STORE_HOSTS: '["api.animal.store"]' });
+  const created = await runCli(['create', '--username', 'cli-carol', '--plan', 'free'], { KONG_ADMIN_URL: stack.gateway.adminUrl });
   if (created.code !== 0) throw new Error(`consumers create failed: ${created.stderr}`);
 });
-test.after.always(async (t) => {
-  await t.context.stack?.dispose();
+test.after.always(async () => {
+  await stack?.dispose();
 });
 
 test.serial('a dump of the animal-store tag, synced into a fresh gateway, equals kong.yml', async (t) => {
-  const { stack } = t.context;
   const dumpFile = stack.file('dump.yml');
   await deck(['gateway', 'dump', ...stack.addr, '--select-tag', 'animal-store', '-o', dumpFile, '--yes'], stack.env);
   const dump = parse(readFileSync(dumpFile, 'utf8')) as { consumers: Array<{ username: string }>; _info: { select_tags: string[] } };
@@ -54,7 +53,6 @@ test.serial('a dump of the animal-store tag, synced into a fresh gateway, equals
 });
 
 test.serial('deck gateway sync of kong.yml leaves the CLI-created consumer, its key and its plan alone', async (t) => {
-  const { stack } = t.context;
   const before = await stack.admin('/consumers/cli-carol/key-auth');
   await deck(['gateway', 'sync', ...stack.addr, KONG_YML], stack.env);
   t.is((await stack.admin('/consumers/cli-carol')).status, 200);
@@ -63,7 +61,6 @@ test.serial('deck gateway sync of kong.yml leaves the CLI-created consumer, its 
 });
 
 test.serial("a second team's file synced with its select tag leaves ours alone, and ours leaves theirs", async (t) => {
-  const { stack } = t.context;
   const teamB = stack.file('team-b.yml', TEAM_B);
   const theirs = await deck(['gateway', 'sync', ...stack.addr, teamB], stack.env);
   t.deepEqual(summaryOf(theirs), { created: 2, updated: 0, deleted: 0 }, theirs);
