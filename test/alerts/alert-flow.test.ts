@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { parse } from 'yaml';
 import { AdminApi } from '../../packages/provisioning/index.ts';
 import { startPlanLimitsExporter, type PlanLimitsExporter } from '../../scripts/plan-limits/server.ts';
@@ -33,20 +33,19 @@ interface Notification {
   alerts: Array<{ status: string; labels: Record<string, string>; annotations: Record<string, string> }>;
 }
 
-interface Context {
-  stack: TestStack;
-  exporter: PlanLimitsExporter;
-  alertmanager: RunningAlertmanager;
-  prometheus: RunningPrometheus;
-  sink: Server;
-  /** What the sink received, in order: the bodies as sent, and parsed. */
-  received: Array<{ text: string; body: Notification }>;
-  keys: Record<'small' | 'beside', string>;
-  rulesDir: string;
-}
-const test = anyTest as TestFn<Context>;
+/** What the sink received, in order: the bodies as sent, and parsed. */
+type Received = Array<{ text: string; body: Notification }>;
 
-async function startSink(received: Context['received']): Promise<{ sink: Server; url: string }> {
+let stack: TestStack;
+let exporter: PlanLimitsExporter;
+let alertmanager: RunningAlertmanager;
+let prometheus: RunningPrometheus;
+let sink: Server;
+let received: Received;
+let keys: Record<'small' | 'beside', string>;
+let rulesDir: string;
+
+async function startSink(received: Received): Promise<{ sink: Server; url: string }> {
   const sink = createServer((req, res) => {
     let text = '';
     req.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -59,11 +58,12 @@ async function startSink(received: Context['received']): Promise<{ sink: Server;
   return { sink, url: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/alerts` };
 }
 
-test.before(async (t) => {
-  const received: Context['received'] = [];
-  const { sink, url: sinkUrl } = await startSink(received);
-  const stack = await startStack({ node: { statusListen: '127.0.0.1:0' } });
-  const keys = {} as Context['keys'];
+test.before(async () => {
+  received = [];
+  const started = await startSink(received);
+  sink = started.sink;
+  stack = await startStack({ node: { statusListen: '127.0.0.1:0' } });
+  keys = {} as typeof keys;
   for (const username of ['small', 'beside'] as const) {
     const created = await runCliInProcess(['create', '--username', username, '--plan', 'enterprise', '--minute', '10', '--day', '10', '--json'], {
       KONG_ADMIN_URL: stack.gateway.adminUrl,
@@ -71,23 +71,23 @@ test.before(async (t) => {
     if (created.code !== 0) throw new Error(`consumers create ${username}: ${created.stderr}`);
     keys[username] = (JSON.parse(created.stdout) as { key: string }).key;
   }
-  const exporter = await startPlanLimitsExporter(AdminApi.connect({ url: stack.gateway.adminUrl }), { host: '127.0.0.1', port: 0 });
+  exporter = await startPlanLimitsExporter(AdminApi.connect({ url: stack.gateway.adminUrl }), { host: '127.0.0.1', port: 0 });
 
   const amConfig = parse(readFileSync(join(REPO_ROOT, 'deploy/alertmanager/alertmanager.yml'), 'utf8')) as {
     route: Record<string, unknown>;
     receivers: Array<{ webhook_configs: Array<{ url: string }> }>;
   };
   Object.assign(amConfig.route, { group_wait: '100ms', group_interval: `${GROUP_INTERVAL_MS}ms` });
-  amConfig.receivers[0]!.webhook_configs[0]!.url = sinkUrl;
-  const alertmanager = await startAlertmanager(amConfig);
+  amConfig.receivers[0]!.webhook_configs[0]!.url = started.url;
+  alertmanager = await startAlertmanager(amConfig);
 
-  const rulesDir = mkdtempSync(join(tmpdir(), 'alert-rules-'));
+  rulesDir = mkdtempSync(join(tmpdir(), 'alert-rules-'));
   const config = testPrometheusConfig({
     targets: { kong: new URL(stack.gateway.statusUrl!).host, 'plan-limits': new URL(exporter.url).host },
     rulesDir,
     alertmanager: alertmanager.target,
   });
-  const prometheus = await startPrometheus({ config });
+  prometheus = await startPrometheus({ config });
   // Prometheus passes discovered Alertmanagers on every 5 s at most: until then alerts wait.
   await pollUntil(
     'Prometheus to know the Alertmanager',
@@ -98,11 +98,9 @@ test.before(async (t) => {
     },
     DEADLINE,
   );
-  t.context = { stack, exporter, alertmanager, prometheus, sink, received, keys, rulesDir };
 });
 
-test.after.always(async (t) => {
-  const { prometheus, alertmanager, exporter, stack, sink, rulesDir } = t.context;
+test.after.always(async () => {
   await prometheus?.dispose();
   await alertmanager?.dispose();
   await exporter?.close();
@@ -111,34 +109,34 @@ test.after.always(async (t) => {
   if (rulesDir) rmSync(rulesDir, { recursive: true, force: true });
 });
 
-const send = async (t: { context: Context }, username: 'small' | 'beside', n: number, expected: number) => {
+const send = async (username: 'small' | 'beside', n: number, expected: number) => {
   for (let i = 0; i < n; i++) {
-    const res = await fetch(`${t.context.stack.gateway.proxyUrl}/v1/pets`, { headers: { authorization: `Bearer ${t.context.keys[username]}` } });
+    const res = await fetch(`${stack.gateway.proxyUrl}/v1/pets`, { headers: { authorization: `Bearer ${keys[username]}` } });
     await res.arrayBuffer();
     if (res.status !== expected) throw new Error(`${username}'s request ${i + 1}: ${res.status}, expected ${expected}`);
   }
 };
 
-const notificationsOf = (t: { context: Context }, alertname: string) =>
-  t.context.received.filter(({ body }) => body.alerts.some((alert) => alert.labels.alertname === alertname));
+const notificationsOf = (alertname: string) =>
+  received.filter(({ body }) => body.alerts.some((alert) => alert.labels.alertname === alertname));
 
 test('past 80% of its day a consumer gets one warning, refused by its plan one critical; the consumer beside it nothing', async (t) => {
   // 9 of small's 10 (90%), 5 of beside's (50%)
-  await send(t, 'small', 9, 200);
-  await send(t, 'beside', 5, 200);
-  await pollUntil('the warning at the webhook', async () => notificationsOf(t, 'ConsumerNearDailyLimit').length > 0, DEADLINE);
-  t.is(notificationsOf(t, 'ConsumerRefusedByPlan').length, 0, 'no critical before a refusal');
+  await send('small', 9, 200);
+  await send('beside', 5, 200);
+  await pollUntil('the warning at the webhook', async () => notificationsOf('ConsumerNearDailyLimit').length > 0, DEADLINE);
+  t.is(notificationsOf('ConsumerRefusedByPlan').length, 0, 'no critical before a refusal');
 
   // the 10th is the day's last; the 11th is refused (429)
-  await send(t, 'small', 1, 200);
-  await send(t, 'small', 1, 429);
-  await pollUntil('the critical at the webhook', async () => notificationsOf(t, 'ConsumerRefusedByPlan').length > 0, DEADLINE);
+  await send('small', 1, 200);
+  await send('small', 1, 429);
+  await pollUntil('the critical at the webhook', async () => notificationsOf('ConsumerRefusedByPlan').length > 0, DEADLINE);
 
   // Nothing more may follow: Alertmanager would send a group again a group_interval after a
   // change, and `beside` has been scraped and evaluated many times over. A few group intervals
   // without a notification, then everything the sink received.
   await new Promise((resolve) => setTimeout(resolve, 4 * GROUP_INTERVAL_MS));
-  const [warning, critical, ...more] = t.context.received.map(({ body }) => body);
+  const [warning, critical, ...more] = received.map(({ body }) => body);
   t.deepEqual(more, [], 'exactly two notifications');
   for (const [notification, alertname, severity] of [
     [warning, 'ConsumerNearDailyLimit', 'warning'],
@@ -152,8 +150,8 @@ test('past 80% of its day a consumer gets one warning, refused by its plan one c
   }
   t.is(warning!.alerts[0]!.annotations.summary, 'small has used 90% of its daily limit (enterprise plan)');
   t.is(critical!.alerts[0]!.annotations.summary, 'small is refused by its enterprise plan (429)');
-  for (const { text } of t.context.received) {
+  for (const { text } of received) {
     t.false(text.includes('beside'), 'nothing about the consumer beside');
-    for (const key of Object.values(t.context.keys)) t.false(text.includes(key), 'never a key');
+    for (const key of Object.values(keys)) t.false(text.includes(key), 'never a key');
   }
 });

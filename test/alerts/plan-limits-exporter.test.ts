@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { AdminApi } from '../../packages/provisioning/index.ts';
 import { startPlanLimitsExporter, type PlanLimitsExporter } from '../../scripts/plan-limits/server.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
@@ -12,7 +12,9 @@ import { startStack, type TestStack } from '../helpers/stack.ts';
 
 // The plan-limits exporter against the local gateway's Admin API, with consumers the CLI made:
 // every consumer's plan and limits as a gauge the alert rules divide by, never a key.
-const test = anyTest as TestFn<{ stack: TestStack; exporter: PlanLimitsExporter; keys: string[] }>;
+let stack: TestStack;
+let exporter: PlanLimitsExporter;
+let keys: string[];
 
 const cli = async (stack: TestStack, args: string[]) => {
   const result = await runCliInProcess([...args, '--json'], { KONG_ADMIN_URL: stack.gateway.adminUrl });
@@ -25,22 +27,21 @@ const metrics = async (exporter: PlanLimitsExporter) => {
   return { status: response.status, type: response.headers.get('content-type'), body: await response.text() };
 };
 
-test.before(async (t) => {
-  const stack = await startStack();
-  const keys = [
+test.before(async () => {
+  stack = await startStack();
+  keys = [
     (await cli(stack, ['create', '--username', 'alice', '--plan', 'pro'])).key!,
     (await cli(stack, ['create', '--username', 'bob', '--plan', 'enterprise', '--minute', '10', '--day', '10'])).key!,
   ];
-  const exporter = await startPlanLimitsExporter(AdminApi.connect({ url: stack.gateway.adminUrl }), { host: '127.0.0.1', port: 0 });
-  t.context = { stack, exporter, keys };
+  exporter = await startPlanLimitsExporter(AdminApi.connect({ url: stack.gateway.adminUrl }), { host: '127.0.0.1', port: 0 });
 });
-test.after.always(async (t) => {
-  await t.context.exporter?.close();
-  await t.context.stack?.dispose();
+test.after.always(async () => {
+  await exporter?.close();
+  await stack?.dispose();
 });
 
 test.serial("each consumer's plan and its limits per day and minute, from its plan plugin (gateway/plans.yaml's pro)", async (t) => {
-  const { status, type, body } = await metrics(t.context.exporter);
+  const { status, type, body } = await metrics(exporter);
   t.is(status, 200);
   t.is(type, 'text/plain; version=0.0.4; charset=utf-8');
   t.is(
@@ -57,20 +58,20 @@ test.serial("each consumer's plan and its limits per day and minute, from its pl
   );
   // kong.yml's anonymous consumer is not the CLI's: no plan plugin, no series
   t.notRegex(body, /anonymous/);
-  for (const key of t.context.keys) t.false(body.includes(key));
+  for (const key of keys) t.false(body.includes(key));
 });
 
 test.serial('a plan changed with the CLI is in the next scrape', async (t) => {
-  await cli(t.context.stack, ['set-plan', 'alice', '--plan', 'free']);
-  const { body } = await metrics(t.context.exporter);
+  await cli(stack, ['set-plan', 'alice', '--plan', 'free']);
+  const { body } = await metrics(exporter);
   t.regex(body, /^animal_store_consumer_plan_limit\{consumer="alice",plan="free",period="day"\} 1000$/m);
   t.regex(body, /^animal_store_consumer_plan_limit\{consumer="alice",plan="free",period="minute"\} 60$/m);
   t.notRegex(body, /plan="pro"/);
 });
 
 test('anything but GET /metrics is a 404', async (t) => {
-  t.is((await fetch(`${t.context.exporter.url}/`)).status, 404);
-  t.is((await fetch(`${t.context.exporter.url}/metrics`, { method: 'POST' })).status, 404);
+  t.is((await fetch(`${exporter.url}/`)).status, 404);
+  t.is((await fetch(`${exporter.url}/metrics`, { method: 'POST' })).status, 404);
 });
 
 test('an unreachable Admin API is a 503 (Prometheus: up 0), not an empty page', async (t) => {
@@ -87,15 +88,15 @@ test('an unreachable Admin API is a 503 (Prometheus: up 0), not an empty page', 
 });
 
 test('`npm run plan-limits` serves the same page on PLAN_LIMITS_LISTEN, and refuses a bad address in one line', async (t) => {
-  const exporter = spawnTs('scripts/plan-limits/main.ts', [], {
-    KONG_ADMIN_URL: t.context.stack.gateway.adminUrl,
+  const spawned = spawnTs('scripts/plan-limits/main.ts', [], {
+    KONG_ADMIN_URL: stack.gateway.adminUrl,
     PLAN_LIMITS_LISTEN: '127.0.0.1:0',
   });
-  t.teardown(() => exporter.child.kill('SIGKILL'));
-  const [, url] = await exporter.waitFor(/serving (http:\/\/\S+)\/metrics/);
-  t.is((await metrics({ url: url!, close: async () => {} })).body, (await metrics(t.context.exporter)).body);
-  exporter.child.kill('SIGTERM');
-  t.is((await exporter.exited).code, 0);
+  t.teardown(() => spawned.child.kill('SIGKILL'));
+  const [, url] = await spawned.waitFor(/serving (http:\/\/\S+)\/metrics/);
+  t.is((await metrics({ url: url!, close: async () => {} })).body, (await metrics(exporter)).body);
+  spawned.child.kill('SIGTERM');
+  t.is((await spawned.exited).code, 0);
 
   const bad = spawnTs('scripts/plan-limits/main.ts', [], { PLAN_LIMITS_LISTEN: '9464' });
   const exit = await bad.exited;
@@ -109,12 +110,12 @@ test("compose's image: the bundle `npm run build:plan-limits` makes serves the s
   t.regex(dockerfile, /^COPY --from=build \/app\/dist\/plan-limits\/main\.mjs \.\/main\.mjs$/m);
   t.regex(dockerfile, /^CMD \["node", "main\.mjs"\]$/m);
   await promisify(execFile)('npm', ['run', 'build:plan-limits'], { cwd: REPO_ROOT });
-  const exporter = spawnNode([join(REPO_ROOT, 'dist/plan-limits/main.mjs')], {
-    KONG_ADMIN_URL: t.context.stack.gateway.adminUrl,
+  const spawned = spawnNode([join(REPO_ROOT, 'dist/plan-limits/main.mjs')], {
+    KONG_ADMIN_URL: stack.gateway.adminUrl,
     PLAN_LIMITS_LISTEN: '127.0.0.1:0',
     NODE_OPTIONS: '',
   });
-  t.teardown(() => exporter.child.kill('SIGKILL'));
-  const [, url] = await exporter.waitFor(/serving (http:\/\/\S+)\/metrics/);
-  t.is((await metrics({ url: url!, close: async () => {} })).body, (await metrics(t.context.exporter)).body);
+  t.teardown(() => spawned.child.kill('SIGKILL'));
+  const [, url] = await spawned.waitFor(/serving (http:\/\/\S+)\/metrics/);
+  t.is((await metrics({ url: url!, close: async () => {} })).body, (await metrics(exporter)).body);
 });

@@ -1,71 +1,69 @@
 // Idempotency-Key on every POST (issue 16), on SQLite, through real HTTP. PostgreSQL and crashes:
 // idempotency-postgres.test.ts and idempotency-crash.test.ts.
 import { connect } from 'node:net';
-import anyTest, { type TestFn } from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { purgeExpired } from '../../backend/src/idempotency/expiry.ts';
 import { IdempotencyStore } from '../../backend/src/idempotency/idempotency-store.ts';
 import { request, startTestBackend, type TestBackend } from '../helpers/backend.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { contractProblems } from '../helpers/openapi-contract.ts';
 
-const test = anyTest as TestFn<{ backend: TestBackend; clock: ManualClock }>;
-
 const START = Date.parse('2030-01-01T00:00:00.000Z');
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-test.beforeEach(async (t) => {
-  t.context.clock = new ManualClock(START);
-  const { clock } = t.context;
-  t.context.backend = await startTestBackend({ app: { clock: () => new Date(clock.now()) } });
-});
-test.afterEach.always(async (t) => {
-  await t.context.backend?.dispose();
-});
+/** A backend of the test's own on a manual clock at START, disposed when the test ends. */
+async function freshBackend(t: ExecutionContext): Promise<{ backend: TestBackend; clock: ManualClock }> {
+  const clock = new ManualClock(START);
+  const backend = await startTestBackend({ app: { clock: () => new Date(clock.now()) } });
+  t.teardown(() => backend.dispose());
+  return { backend, clock };
+}
 
 let keys = 0;
 const newKey = () => `key-${process.pid}-${++keys}`;
 
-type Ctx = { context: { backend: TestBackend } };
-const post = (t: Ctx, path: string, key: string | undefined, json?: unknown, headers: Record<string, string> = {}) =>
-  request(`${t.context.backend.url}${path}`, {
+const post = (backend: TestBackend, path: string, key: string | undefined, json?: unknown, headers: Record<string, string> = {}) =>
+  request(`${backend.url}${path}`, {
     method: 'POST',
     headers: { 'X-Consumer-ID': 'consumer-a', 'X-Forwarded-Prefix': '/v1', ...(key === undefined ? {} : { 'Idempotency-Key': key }), ...headers },
     json,
   });
-const petCount = async (t: Ctx) => Number((await t.context.backend.db('pets').count({ n: '*' }))[0]!.n);
+const petCount = async (backend: TestBackend) => Number((await backend.db('pets').count({ n: '*' }))[0]!.n);
 
 test('a repeated POST /pets replays the first response with Idempotent-Replayed and creates one pet', async (t) => {
+  const { backend } = await freshBackend(t);
   const key = newKey();
-  const first = await post(t, '/pets', key, { name: 'Rex', categoryId: 1 });
+  const first = await post(backend, '/pets', key, { name: 'Rex', categoryId: 1 });
   t.is(first.status, 201);
   t.is(first.headers.get('idempotent-replayed'), null);
-  const again = await post(t, '/pets', key, { name: 'Rex', categoryId: 1 });
+  const again = await post(backend, '/pets', key, { name: 'Rex', categoryId: 1 });
   t.is(again.status, 201);
   t.is(again.headers.get('idempotent-replayed'), 'true');
   t.deepEqual(again.body, first.body);
   t.is(again.headers.get('location'), `/v1/pets/${first.body.id}`);
   t.is(again.headers.get('content-type'), 'application/json; charset=utf-8');
   t.deepEqual(contractProblems('POST', '/pets', again), []);
-  t.is(await petCount(t), 1);
+  t.is(await petCount(backend), 1);
 });
 
 test('order placement and transitions replay too, headers that matter included', async (t) => {
-  const pet = (await post(t, '/pets', undefined, { name: 'Kit', categoryId: 2 })).body;
+  const { backend } = await freshBackend(t);
+  const pet = (await post(backend, '/pets', undefined, { name: 'Kit', categoryId: 2 })).body;
   const placeKey = newKey();
-  const placed = await post(t, '/store/orders', placeKey, { petId: pet.id });
-  const replayed = await post(t, '/store/orders', placeKey, { petId: pet.id });
+  const placed = await post(backend, '/store/orders', placeKey, { petId: pet.id });
+  const replayed = await post(backend, '/store/orders', placeKey, { petId: pet.id });
   t.is(replayed.status, 201);
   t.deepEqual(replayed.body, placed.body);
   t.is(replayed.headers.get('location'), `/v1/store/orders/${placed.body.id}`);
   t.is(replayed.headers.get('x-api-stability'), 'experimental');
   t.deepEqual(contractProblems('POST', '/store/orders', replayed), []);
-  t.is((await t.context.backend.db('orders').where({ pet_id: pet.id })).length, 1);
+  t.is((await backend.db('orders').where({ pet_id: pet.id })).length, 1);
 
   const approveKey = newKey();
-  const approved = await post(t, `/store/orders/${placed.body.id}/approve`, approveKey);
+  const approved = await post(backend, `/store/orders/${placed.body.id}/approve`, approveKey);
   t.is(approved.status, 200);
   // Without the key a second approve is a 409; with it, the first outcome again.
-  const approvedAgain = await post(t, `/store/orders/${placed.body.id}/approve`, approveKey);
+  const approvedAgain = await post(backend, `/store/orders/${placed.body.id}/approve`, approveKey);
   t.is(approvedAgain.status, 200);
   t.is(approvedAgain.headers.get('idempotent-replayed'), 'true');
   t.deepEqual(approvedAgain.body, approved.body);
@@ -73,30 +71,31 @@ test('order placement and transitions replay too, headers that matter included',
 });
 
 test('a 4xx outcome is stored and replayed, not run again', async (t) => {
-  const pet = (await post(t, '/pets', undefined, { name: 'Popular', categoryId: 3 })).body;
-  const order = (await post(t, '/store/orders', undefined, { petId: pet.id })).body;
+  const { backend } = await freshBackend(t);
+  const pet = (await post(backend, '/pets', undefined, { name: 'Popular', categoryId: 3 })).body;
+  const order = (await post(backend, '/store/orders', undefined, { petId: pet.id })).body;
   const key = newKey();
-  const refused = await post(t, '/store/orders', key, { petId: pet.id });
+  const refused = await post(backend, '/store/orders', key, { petId: pet.id });
   t.is(refused.status, 409);
   t.is(refused.body.code, 'pet_not_available');
 
-  await post(t, `/store/orders/${order.id}/cancel`, undefined); // the pet is available again
-  const replayed = await post(t, '/store/orders', key, { petId: pet.id });
+  await post(backend, `/store/orders/${order.id}/cancel`, undefined); // the pet is available again
+  const replayed = await post(backend, '/store/orders', key, { petId: pet.id });
   t.is(replayed.status, 409);
   t.is(replayed.headers.get('idempotent-replayed'), 'true');
   t.deepEqual(replayed.body, refused.body);
-  t.is((await t.context.backend.db('pets').where({ id: pet.id }).first()).status, 'available');
+  t.is((await backend.db('pets').where({ id: pet.id }).first()).status, 'available');
 
   const invalid = newKey();
-  t.is((await post(t, '/pets', invalid, { name: '', categoryId: 1 })).status, 400);
-  t.is((await post(t, '/pets', invalid, { name: '', categoryId: 1 })).headers.get('idempotent-replayed'), 'true');
+  t.is((await post(backend, '/pets', invalid, { name: '', categoryId: 1 })).status, 400);
+  t.is((await post(backend, '/pets', invalid, { name: '', categoryId: 1 })).headers.get('idempotent-replayed'), 'true');
 });
 
 test('a 5xx outcome is not stored: the repeat runs', async (t) => {
-  const { db } = t.context.backend;
+  const { db, dataDir } = (await freshBackend(t)).backend;
   const logged: unknown[] = [];
   const { startBackend } = await import('../../backend/src/index.ts');
-  const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir: t.context.backend.dataDir }, { logError: (error) => logged.push(error) });
+  const backend = await startBackend({ host: '127.0.0.1', port: 0, dataDir }, { logError: (error) => logged.push(error) });
   t.teardown(() => backend.close());
   const key = newKey();
   await db.raw('ALTER TABLE pets RENAME TO pets_away');
@@ -111,35 +110,37 @@ test('a 5xx outcome is not stored: the repeat runs', async (t) => {
 });
 
 test('the same key on a different request answers 422 idempotency_key_reused and runs nothing', async (t) => {
+  const { backend } = await freshBackend(t);
   const key = newKey();
-  await post(t, '/pets', key, { name: 'Rex', categoryId: 1 });
+  await post(backend, '/pets', key, { name: 'Rex', categoryId: 1 });
   for (const [path, body] of [['/pets', { name: 'Rex', categoryId: 2 }], ['/store/orders', { petId: 1 }], ['/store/orders/1/cancel', undefined]] as const) {
-    const response = await post(t, path, key, body);
+    const response = await post(backend, path, key, body);
     t.is(response.status, 422, path);
     t.is(response.body.code, 'idempotency_key_reused');
   }
   // The body's bytes count: the same JSON with other whitespace is another request.
-  const spaced = await request(`${t.context.backend.url}/pets`, {
+  const spaced = await request(`${backend.url}/pets`, {
     method: 'POST',
     headers: { 'X-Consumer-ID': 'consumer-a', 'Idempotency-Key': key, 'content-type': 'application/json' },
     body: '{"name": "Rex", "categoryId": 1}',
   });
   t.is(spaced.status, 422);
   t.deepEqual(contractProblems('POST', '/pets', spaced), []);
-  t.is(await petCount(t), 1);
+  t.is(await petCount(backend), 1);
 });
 
 test('keys are scoped to the consumer (X-Consumer-ID); requests without it share one scope', async (t) => {
+  const { backend } = await freshBackend(t);
   const key = newKey();
-  const a = await post(t, '/pets', key, { name: 'Rex', categoryId: 1 });
-  const b = await post(t, '/pets', key, { name: 'Rex', categoryId: 1 }, { 'X-Consumer-ID': 'consumer-b' });
+  const a = await post(backend, '/pets', key, { name: 'Rex', categoryId: 1 });
+  const b = await post(backend, '/pets', key, { name: 'Rex', categoryId: 1 }, { 'X-Consumer-ID': 'consumer-b' });
   t.is(b.status, 201);
   t.not(b.body.id, a.body.id);
-  const direct = (json: unknown) => request(`${t.context.backend.url}/pets`, { method: 'POST', headers: { 'Idempotency-Key': key }, json });
+  const direct = (json: unknown) => request(`${backend.url}/pets`, { method: 'POST', headers: { 'Idempotency-Key': key }, json });
   const c = await direct({ name: 'Rex', categoryId: 1 });
   t.not(c.body.id, a.body.id);
   t.is((await direct({ name: 'Rex', categoryId: 1 })).headers.get('idempotent-replayed'), 'true');
-  t.is(await petCount(t), 3);
+  t.is(await petCount(backend), 3);
 });
 
 /** One request on a raw socket, for header bytes fetch refuses to send. */
@@ -163,73 +164,77 @@ function rawPost(url: string, path: string, headerLines: string[], body: string)
 }
 
 test('a malformed key answers 400 invalid_idempotency_key and runs nothing', async (t) => {
+  const { backend } = await freshBackend(t);
   const body = JSON.stringify({ name: 'Rex', categoryId: 1 });
   // Node's parser lets a tab and bytes 0x80-0xFF through to the application; the key check refuses them.
   for (const key of ['', 'x'.repeat(256), 'tab\there', 'caf\xe9']) {
-    const response = await rawPost(t.context.backend.url, '/pets', [`Idempotency-Key: ${key}`], body);
+    const response = await rawPost(backend.url, '/pets', [`Idempotency-Key: ${key}`], body);
     t.is(response.status, 400, JSON.stringify(key));
     t.is(response.body.code, 'invalid_idempotency_key');
   }
   // Two header lines are two keys, not the key "a, b" Node would join them into.
-  const twice = await rawPost(t.context.backend.url, '/pets', ['Idempotency-Key: a', 'Idempotency-Key: b'], body);
+  const twice = await rawPost(backend.url, '/pets', ['Idempotency-Key: a', 'Idempotency-Key: b'], body);
   t.deepEqual(twice, {
     status: 400,
     body: { code: 'invalid_idempotency_key', message: 'Idempotency-Key must be sent once, as 1 to 255 printable ASCII characters.', status: 400 },
   });
   // Other control bytes never reach it: Node's parser answers 400, in the Error shape.
-  const bell = await rawPost(t.context.backend.url, '/pets', ['Idempotency-Key: bell\x07'], body);
+  const bell = await rawPost(backend.url, '/pets', ['Idempotency-Key: bell\x07'], body);
   t.deepEqual(bell, { status: 400, body: { code: 'bad_request', message: 'The request is not valid HTTP/1.1.', status: 400 } });
-  t.is(await petCount(t), 0);
-  const longest = await post(t, '/pets', 'k'.repeat(255), { name: 'Rex', categoryId: 1 });
+  t.is(await petCount(backend), 0);
+  const longest = await post(backend, '/pets', 'k'.repeat(255), { name: 'Rex', categoryId: 1 });
   t.is(longest.status, 201);
-  const quoted = await post(t, '/pets', '"8e03978e-40d5-43e8-bc93-6894a57f9324"', { name: 'Rex', categoryId: 1 });
+  const quoted = await post(backend, '/pets', '"8e03978e-40d5-43e8-bc93-6894a57f9324"', { name: 'Rex', categoryId: 1 });
   t.is(quoted.status, 201);
 });
 
 test('a repeat while the first request still runs answers 409 idempotency_key_in_progress with Retry-After', async (t) => {
+  const { backend } = await freshBackend(t);
   // The test holds the backend's only SQLite connection, so the first request waits, key claimed,
   // for its transaction to begin.
-  const hold = await t.context.backend.db.transaction();
+  const hold = await backend.db.transaction();
   const key = newKey();
-  const first = post(t, '/pets', key, { name: 'Rex', categoryId: 1 });
-  const pool = (t.context.backend.db.client as { pool: { numPendingAcquires(): number } }).pool;
+  const first = post(backend, '/pets', key, { name: 'Rex', categoryId: 1 });
+  const pool = (backend.db.client as { pool: { numPendingAcquires(): number } }).pool;
   while (pool.numPendingAcquires() === 0) await new Promise((resolve) => setImmediate(resolve));
-  const second = await post(t, '/pets', key, { name: 'Rex', categoryId: 1 });
+  const second = await post(backend, '/pets', key, { name: 'Rex', categoryId: 1 });
   t.is(second.status, 409);
   t.is(second.body.code, 'idempotency_key_in_progress');
   t.is(second.headers.get('retry-after'), '1');
   t.deepEqual(contractProblems('POST', '/pets', second), []);
   await hold.commit();
   t.is((await first).status, 201);
-  t.is((await post(t, '/pets', key, { name: 'Rex', categoryId: 1 })).headers.get('idempotent-replayed'), 'true');
-  t.is(await petCount(t), 1);
+  t.is((await post(backend, '/pets', key, { name: 'Rex', categoryId: 1 })).headers.get('idempotent-replayed'), 'true');
+  t.is(await petCount(backend), 1);
 });
 
 test('records expire after 24 hours of the injected clock; then the key is free again', async (t) => {
+  const { backend, clock } = await freshBackend(t);
   const key = newKey();
-  await post(t, '/pets', key, { name: 'Rex', categoryId: 1 });
-  await t.context.clock.advance(DAY_MS - 1);
-  t.is((await post(t, '/pets', key, { name: 'Other', categoryId: 1 })).status, 422);
-  await t.context.clock.advance(1);
-  const fresh = await post(t, '/pets', key, { name: 'Other', categoryId: 1 });
+  await post(backend, '/pets', key, { name: 'Rex', categoryId: 1 });
+  await clock.advance(DAY_MS - 1);
+  t.is((await post(backend, '/pets', key, { name: 'Other', categoryId: 1 })).status, 422);
+  await clock.advance(1);
+  const fresh = await post(backend, '/pets', key, { name: 'Other', categoryId: 1 });
   t.is(fresh.status, 201);
   t.is(fresh.headers.get('idempotent-replayed'), null);
-  t.is((await post(t, '/pets', key, { name: 'Other', categoryId: 1 })).headers.get('idempotent-replayed'), 'true');
+  t.is((await post(backend, '/pets', key, { name: 'Other', categoryId: 1 })).headers.get('idempotent-replayed'), 'true');
 });
 
 test('purging deletes only expired records, in batches that let requests through', async (t) => {
-  const { db } = t.context.backend;
+  const { backend, clock } = await freshBackend(t);
+  const { db } = backend;
   const store = new IdempotencyStore(db);
   const live = newKey();
-  await post(t, '/pets', live, { name: 'Rex', categoryId: 1 });
+  await post(backend, '/pets', live, { name: 'Rex', categoryId: 1 });
   const expired = Array.from({ length: 3000 }, (_, i) => ({
     scope: 'old', key: `k${i}`, fingerprint: 'f', status: 201, headers: '{}', body: '', expires_at: START - 1,
   }));
   for (let i = 0; i < expired.length; i += 300) await db('idempotency_keys').insert(expired.slice(i, i + 300));
 
   let purgeDone = false;
-  const purge = purgeExpired(store, { now: t.context.clock.now, batchSize: 100 }).then((n) => ((purgeDone = true), n));
-  const listed = await request(`${t.context.backend.url}/store/orders`);
+  const purge = purgeExpired(store, { now: clock.now, batchSize: 100 }).then((n) => ((purgeDone = true), n));
+  const listed = await request(`${backend.url}/store/orders`);
   t.is(listed.status, 200);
   t.false(purgeDone, 'a request does not wait for the whole purge');
   t.is(await purge, 3000);

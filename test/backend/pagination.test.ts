@@ -1,21 +1,20 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { encodeCursor } from '../../backend/src/http/pagination.ts';
 import { request, startTestBackend, type TestBackend } from '../helpers/backend.ts';
 import { contractProblems } from '../helpers/openapi-contract.ts';
 
-const test = anyTest as TestFn<{ backend: TestBackend }>;
+let backend: TestBackend;
 const STATUSES = ['available', 'pending', 'sold'] as const;
 const PET_COUNT = 45;
 
-test.before(async (t) => {
-  const backend = await startTestBackend();
-  t.context.backend = backend;
+test.before(async () => {
+  backend = await startTestBackend();
   await backend.db('pets').insert(
     Array.from({ length: PET_COUNT }, (_, i) => ({ name: `pet-${i + 1}`, category_id: 1, status: STATUSES[i % 3] })),
   );
 });
-test.after.always(async (t) => {
-  await t.context.backend?.dispose();
+test.after.always(async () => {
+  await backend?.dispose();
 });
 
 function nextLink(headers: Headers): string | undefined {
@@ -24,7 +23,7 @@ function nextLink(headers: Headers): string | undefined {
 }
 
 test('GET /pets returns 20 by default, ascending by id, with a Link to the next page', async (t) => {
-  const response = await request(`${t.context.backend.url}/pets`, { headers: { 'X-Forwarded-Prefix': '/v1' } });
+  const response = await request(`${backend.url}/pets`, { headers: { 'X-Forwarded-Prefix': '/v1' } });
   t.is(response.status, 200);
   t.is(response.body.length, 20);
   t.deepEqual(response.body.map((pet: { id: number }) => pet.id), Array.from({ length: 20 }, (_, i) => i + 1));
@@ -33,7 +32,7 @@ test('GET /pets returns 20 by default, ascending by id, with a Link to the next 
 });
 
 test('following Link walks every pet exactly once and the last page has no Link', async (t) => {
-  const { url } = t.context.backend;
+  const { url } = backend;
   const seen: number[] = [];
   let path: string | undefined = '/pets?limit=7';
   let pages = 0;
@@ -49,13 +48,13 @@ test('following Link walks every pet exactly once and the last page has no Link'
 });
 
 test('a page that ends exactly at the last pet has no Link', async (t) => {
-  const response = await request(`${t.context.backend.url}/pets?limit=5&cursor=${encodeCursor(40)}`);
+  const response = await request(`${backend.url}/pets?limit=5&cursor=${encodeCursor(40)}`);
   t.is(response.body.length, 5);
   t.is(response.headers.get('link'), null);
 });
 
 test('the status filter applies on every page and is carried by the Link', async (t) => {
-  const { url } = t.context.backend;
+  const { url } = backend;
   const first = await request(`${url}/pets?status=sold&limit=10`);
   t.true(first.body.every((pet: { status: string }) => pet.status === 'sold'));
   t.is(first.body.length, 10);
@@ -68,16 +67,16 @@ test('the status filter applies on every page and is carried by the Link', async
 });
 
 test('limit accepts 1 and 100', async (t) => {
-  const one = await request(`${t.context.backend.url}/pets?limit=1`);
+  const one = await request(`${backend.url}/pets?limit=1`);
   t.is(one.body.length, 1);
-  const hundred = await request(`${t.context.backend.url}/pets?limit=100`);
+  const hundred = await request(`${backend.url}/pets?limit=100`);
   t.is(hundred.body.length, PET_COUNT);
   t.is(nextLink(hundred.headers), undefined);
 });
 
 for (const limit of ['0', '101', '-1', '2.5', 'ten', '', '1e2']) {
   test(`limit=${JSON.stringify(limit)} answers 400 validation_failed`, async (t) => {
-    const response = await request(`${t.context.backend.url}/pets?limit=${encodeURIComponent(limit)}`);
+    const response = await request(`${backend.url}/pets?limit=${encodeURIComponent(limit)}`);
     t.is(response.status, 400);
     t.is(response.body.code, 'validation_failed');
     t.regex(response.body.message, /limit/);
@@ -86,12 +85,12 @@ for (const limit of ['0', '101', '-1', '2.5', 'ten', '', '1e2']) {
 }
 
 test('a repeated limit answers 400', async (t) => {
-  const response = await request(`${t.context.backend.url}/pets?limit=1&limit=2`);
+  const response = await request(`${backend.url}/pets?limit=1&limit=2`);
   t.is(response.status, 400);
 });
 
 test('an unknown status filter answers 400 validation_failed', async (t) => {
-  const response = await request(`${t.context.backend.url}/pets?status=lost`);
+  const response = await request(`${backend.url}/pets?status=lost`);
   t.is(response.status, 400);
   t.is(response.body.code, 'validation_failed');
   t.regex(response.body.message, /status/);
@@ -99,14 +98,14 @@ test('an unknown status filter answers 400 validation_failed', async (t) => {
 
 for (const cursor of ['zz', 'aWQ6', 'aWQ6MA', 'aWQ6LTE', '!!!', Buffer.from('id:99999999999999999').toString('base64url')]) {
   test(`cursor ${cursor} answers 400 invalid_cursor`, async (t) => {
-    const response = await request(`${t.context.backend.url}/pets?cursor=${encodeURIComponent(cursor)}`);
+    const response = await request(`${backend.url}/pets?cursor=${encodeURIComponent(cursor)}`);
     t.is(response.status, 400);
     t.is(response.body.code, 'invalid_cursor');
   });
 }
 
 test('an X-Forwarded-Prefix that is not a plain path is ignored in links', async (t) => {
-  const response = await request(`${t.context.backend.url}/pets?limit=1`, {
+  const response = await request(`${backend.url}/pets?limit=1`, {
     headers: { 'X-Forwarded-Prefix': 'https://evil.example/' },
   });
   t.regex(nextLink(response.headers)!, /^\/pets\?/);

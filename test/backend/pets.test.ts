@@ -1,47 +1,47 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { request, startTestBackend, type TestBackend } from '../helpers/backend.ts';
 import { contractProblems } from '../helpers/openapi-contract.ts';
 
-const test = anyTest as TestFn<{ backend: TestBackend }>;
+let backend: TestBackend;
 
-test.before(async (t) => {
-  t.context.backend = await startTestBackend();
+test.before(async () => {
+  backend = await startTestBackend();
 });
-test.after.always(async (t) => {
-  await t.context.backend?.dispose();
+test.after.always(async () => {
+  await backend?.dispose();
 });
 
-const createPet = (t: { context: { backend: TestBackend } }, json: unknown, headers: HeadersInit = {}) =>
-  request(`${t.context.backend.url}/pets`, { method: 'POST', json, headers });
+const createPet = (json: unknown, headers: HeadersInit = {}) =>
+  request(`${backend.url}/pets`, { method: 'POST', json, headers });
 
 test('POST /pets creates a pet, defaults status to available and points Location at the public path', async (t) => {
-  const created = await createPet(t, { name: 'Rex', categoryId: 3 }, { 'X-Forwarded-Prefix': '/v1' });
+  const created = await createPet({ name: 'Rex', categoryId: 3 }, { 'X-Forwarded-Prefix': '/v1' });
   t.is(created.status, 201);
   t.like(created.body, { name: 'Rex', categoryId: 3, status: 'available' });
   t.true(Number.isInteger(created.body.id));
   t.is(created.headers.get('location'), `/v1/pets/${created.body.id}`);
   t.deepEqual(contractProblems('POST', '/pets', created), []);
 
-  const fetched = await request(`${t.context.backend.url}/pets/${created.body.id}`);
+  const fetched = await request(`${backend.url}/pets/${created.body.id}`);
   t.is(fetched.status, 200);
   t.deepEqual(fetched.body, created.body);
   t.deepEqual(contractProblems('GET', '/pets/{petId}', fetched), []);
 });
 
 test('POST /pets keeps an explicit status', async (t) => {
-  const created = await createPet(t, { name: 'Tom', categoryId: 1, status: 'sold' });
+  const created = await createPet({ name: 'Tom', categoryId: 1, status: 'sold' });
   t.is(created.status, 201);
   t.is(created.body.status, 'sold');
 });
 
 test('POST /pets accepts the largest exactly representable int64 and rejects anything larger', async (t) => {
   const max = Number.MAX_SAFE_INTEGER;
-  const ok = await createPet(t, { name: 'Big', categoryId: max });
+  const ok = await createPet({ name: 'Big', categoryId: max });
   t.is(ok.status, 201);
   t.is(ok.body.categoryId, max);
 
   // 2^53 + 1 cannot be held by a JSON number parser without rounding: refused, never altered.
-  const response = await request(`${t.context.backend.url}/pets`, {
+  const response = await request(`${backend.url}/pets`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: '{"name":"Huge","categoryId":9007199254740993}',
@@ -68,7 +68,7 @@ const invalidBodies: Array<[string, unknown, RegExp]> = [
 
 for (const [label, body, message] of invalidBodies) {
   test(`POST /pets rejects ${label} with 400 validation_failed`, async (t) => {
-    const response = await createPet(t, body);
+    const response = await createPet(body);
     t.is(response.status, 400);
     t.is(response.body.code, 'validation_failed');
     t.regex(response.body.message, message);
@@ -77,28 +77,28 @@ for (const [label, body, message] of invalidBodies) {
 }
 
 test('POST /pets accepts a name of exactly 200 characters', async (t) => {
-  const response = await createPet(t, { name: 'y'.repeat(200), categoryId: 1 });
+  const response = await createPet({ name: 'y'.repeat(200), categoryId: 1 });
   t.is(response.status, 201);
 });
 
 test('a name is measured in characters as the contract counts them (code points): 200 emoji fit, 201 do not', async (t) => {
-  const emoji = await createPet(t, { name: '\u{1F600}'.repeat(200), categoryId: 1 });
+  const emoji = await createPet({ name: '\u{1F600}'.repeat(200), categoryId: 1 });
   t.is(emoji.status, 201);
   t.is(emoji.body.name, '\u{1F600}'.repeat(200));
   t.deepEqual(contractProblems('POST', '/pets', emoji), []);
-  const over = await createPet(t, { name: '\u{1F600}'.repeat(201), categoryId: 1 });
+  const over = await createPet({ name: '\u{1F600}'.repeat(201), categoryId: 1 });
   t.is(over.status, 400);
   t.is(over.body.message, 'Invalid pet: name: Expected a string of 1 to 200 characters; it has 201.');
 });
 
 test('a rejected POST /pets stores nothing', async (t) => {
-  const response = await createPet(t, { name: 'Ghost', categoryId: 1, extra: true });
+  const response = await createPet({ name: 'Ghost', categoryId: 1, extra: true });
   t.is(response.status, 400);
-  t.deepEqual(await t.context.backend.db('pets').where({ name: 'Ghost' }), []);
+  t.deepEqual(await backend.db('pets').where({ name: 'Ghost' }), []);
 });
 
 test('GET /pets/{petId} answers 404 pet_not_found for an unknown id', async (t) => {
-  const response = await request(`${t.context.backend.url}/pets/999999`);
+  const response = await request(`${backend.url}/pets/999999`);
   t.is(response.status, 404);
   t.deepEqual(response.body, { code: 'pet_not_found', message: 'Pet 999999 was not found.', status: 404 });
   t.deepEqual(contractProblems('GET', '/pets/{petId}', response), []);
@@ -106,7 +106,7 @@ test('GET /pets/{petId} answers 404 pet_not_found for an unknown id', async (t) 
 
 for (const id of ['abc', '0', '-1', '1.5', '9007199254740993', '1e3']) {
   test(`GET /pets/${id} answers 400 for a non-integer or out-of-range id`, async (t) => {
-    const response = await request(`${t.context.backend.url}/pets/${id}`);
+    const response = await request(`${backend.url}/pets/${id}`);
     t.is(response.status, 400);
     t.is(response.body.code, 'validation_failed');
   });

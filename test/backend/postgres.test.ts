@@ -1,30 +1,33 @@
 // The backend on PostgreSQL (DATABASE_URL), the store for several replicas: what differs from
 // SQLite is the driver (int8 as strings, RETURNING), concurrency across processes and the
 // absence of the in-memory page cache. Two backends share one database here, as replicas do.
-import anyTest, { type TestFn } from 'ava';
+import ava from 'ava';
 import { request, startTestBackend, type TestBackend } from '../helpers/backend.ts';
 import { contractProblems } from '../helpers/openapi-contract.ts';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { pollUntil } from '../helpers/poll.ts';
 
-const test = anyTest.serial as TestFn<{ postgres: TestPostgres; url: string; a: TestBackend; b: TestBackend }>;
+const test = ava.serial;
+let postgres: TestPostgres;
+let url: string;
+let a: TestBackend;
+let b: TestBackend;
 
-test.before(async (t) => {
-  t.context.postgres = await startTestPostgres();
-  t.context.url = await t.context.postgres.createDatabase('animal_store');
-  t.context.a = await startTestBackend({ databaseUrl: t.context.url });
-  t.context.b = await startTestBackend({ databaseUrl: t.context.url });
+test.before(async () => {
+  postgres = await startTestPostgres();
+  url = await postgres.createDatabase('animal_store');
+  a = await startTestBackend({ databaseUrl: url });
+  b = await startTestBackend({ databaseUrl: url });
 });
-test.after.always(async (t) => {
-  await t.context.a?.dispose();
-  await t.context.b?.dispose();
-  await t.context.postgres?.dispose();
+test.after.always(async () => {
+  await a?.dispose();
+  await b?.dispose();
+  await postgres?.dispose();
 });
 
 const createPet = (backend: TestBackend, json: unknown) => request(`${backend.url}/pets`, { method: 'POST', json });
 
 test('pets are created with numeric ids and int64 fields read back as JSON numbers', async (t) => {
-  const { a } = t.context;
   t.is(a.db.client.config.client, 'pg');
   const created = await createPet(a, { name: 'Big', categoryId: Number.MAX_SAFE_INTEGER });
   t.is(created.status, 201);
@@ -36,20 +39,18 @@ test('pets are created with numeric ids and int64 fields read back as JSON numbe
 });
 
 test('a name holding U+0000, which PostgreSQL text cannot hold, answers 400, not a failed insert (500)', async (t) => {
-  const { a } = t.context;
   const refused = await createPet(a, { name: 'Rex\u0000', categoryId: 1 });
   t.is(refused.status, 400);
   t.is(refused.body.code, 'validation_failed');
 });
 
 test('a name of 200 emoji (400 UTF-16 units) fits varchar(200), which counts characters', async (t) => {
-  const created = await createPet(t.context.a, { name: '\u{1F600}'.repeat(200), categoryId: 1 });
+  const created = await createPet(a, { name: '\u{1F600}'.repeat(200), categoryId: 1 });
   t.is(created.status, 201);
-  t.is((await request(`${t.context.b.url}/pets/${created.body.id}`)).body.name, '\u{1F600}'.repeat(200));
+  t.is((await request(`${b.url}/pets/${created.body.id}`)).body.name, '\u{1F600}'.repeat(200));
 });
 
 test('a pet written through one replica is listed by the other at once (no per-process page cache)', async (t) => {
-  const { a, b } = t.context;
   const before = await request(`${b.url}/pets?limit=100`);
   const created = await createPet(a, { name: 'Seen-by-b', categoryId: 1 });
   const after = await request(`${b.url}/pets?limit=100`);
@@ -58,7 +59,6 @@ test('a pet written through one replica is listed by the other at once (no per-p
 });
 
 test('keyset pages walk every pet once, in id order, with the status filter carried by Link', async (t) => {
-  const { a, b } = t.context;
   for (let i = 0; i < 7; i++) await createPet(a, { name: `pending-${i}`, categoryId: 2, status: 'pending' });
   const ids: number[] = [];
   let next: string | undefined = `/pets?status=pending&limit=3`;
@@ -77,7 +77,6 @@ test('keyset pages walk every pet once, in id order, with the status filter carr
 });
 
 test('10 concurrent orders for one pet across two replicas give exactly one 201 and nine 409', async (t) => {
-  const { a, b } = t.context;
   const pet = (await createPet(a, { name: 'Popular', categoryId: 3 })).body;
   const responses = await Promise.all(
     Array.from({ length: 10 }, (_, i) => request(`${(i % 2 ? a : b).url}/store/orders`, { method: 'POST', json: { petId: pet.id } })),
@@ -88,7 +87,6 @@ test('10 concurrent orders for one pet across two replicas give exactly one 201 
 });
 
 test('an order moves through approve and deliver, and the pet ends sold', async (t) => {
-  const { a, b } = t.context;
   const pet = (await createPet(a, { name: 'Kit', categoryId: 4 })).body;
   const placed = await request(`${a.url}/store/orders`, { method: 'POST', json: { petId: pet.id } });
   t.is(placed.status, 201);
@@ -105,7 +103,6 @@ test('an order moves through approve and deliver, and the pet ends sold', async 
 // The conditional UPDATE decides across processes: PostgreSQL re-reads the row the loser waited
 // on and finds it no longer approved, so the pet cannot end available after a delivery.
 test('deliver and cancel of one order at once on two replicas: one wins, the pet follows the winner', async (t) => {
-  const { a, b } = t.context;
   const outcomes = new Set<string>();
   for (let round = 0; round < 4; round++) {
     const pet = (await createPet(a, { name: `Contested ${round}`, categoryId: 5 })).body;
@@ -125,7 +122,6 @@ test('deliver and cancel of one order at once on two replicas: one wins, the pet
 });
 
 test('a backend restarted on the same database keeps its data and does not re-run migrations', async (t) => {
-  const { a, url } = t.context;
   const created = await createPet(a, { name: 'Survivor', categoryId: 5 });
   const restarted = await startTestBackend({ databaseUrl: url });
   try {
@@ -139,7 +135,7 @@ test('a backend restarted on the same database keeps its data and does not re-ru
 test('replicas started at once on a new database all start, and knex is left one free lock row', async (t) => {
   // knex inserts its lock row unguarded: two starts that both found the lock table empty left two
   // rows, and from then on every start failed with "Migration table is already locked"
-  const url = await t.context.postgres.createDatabase('replicas_at_once');
+  const url = await postgres.createDatabase('replicas_at_once');
   const replicas = await Promise.all(Array.from({ length: 4 }, () => startTestBackend({ databaseUrl: url })));
   try {
     t.is((await request(`${replicas[3]!.url}/pets`)).status, 200);
@@ -151,7 +147,7 @@ test('replicas started at once on a new database all start, and knex is left one
 });
 
 test('a lock table an earlier race left with two rows, or a crashed run left locked, is put right at the next start', async (t) => {
-  const url = await t.context.postgres.createDatabase('lock_left_behind');
+  const url = await postgres.createDatabase('lock_left_behind');
   const first = await startTestBackend({ databaseUrl: url });
   await first.db('knex_migrations_lock').insert({ is_locked: 0 });
   await first.dispose();
@@ -171,7 +167,6 @@ const keyed = (backend: TestBackend, key: string, json: unknown) =>
   request(`${backend.url}/pets`, { method: 'POST', headers: { 'Idempotency-Key': key, 'X-Consumer-ID': 'pg' }, json });
 
 test('an Idempotency-Key recorded through one replica is replayed by the other', async (t) => {
-  const { a, b } = t.context;
   const first = await keyed(a, 'pg-replay', { name: 'Once', categoryId: 6 });
   const again = await keyed(b, 'pg-replay', { name: 'Once', categoryId: 6 });
   t.is(again.status, 201);
@@ -181,7 +176,6 @@ test('an Idempotency-Key recorded through one replica is replayed by the other',
 });
 
 test('10 concurrent requests with one key across two replicas run once; the others replay or get 409', async (t) => {
-  const { a, b } = t.context;
   const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => keyed(i % 2 ? a : b, 'pg-race', { name: 'Raced', categoryId: 7 })));
   const ran = responses.filter((r) => r.status === 201 && r.headers.get('idempotent-replayed') === null);
   t.is(ran.length, 1);
@@ -197,7 +191,6 @@ test('10 concurrent requests with one key across two replicas run once; the othe
 });
 
 test('a repeat on another replica while the first still runs gets 409 from the advisory lock', async (t) => {
-  const { a, b } = t.context;
   const lock = await a.db.transaction(); // the test's own connection from a's pool
   await lock.raw('LOCK TABLE idempotency_keys IN SHARE MODE');
   const first = keyed(a, 'pg-slow', { name: 'Slow', categoryId: 8 });

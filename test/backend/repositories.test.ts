@@ -3,25 +3,24 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import anyTest, { type TestFn } from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import knex, { type Knex } from 'knex';
 import { openDatabase } from '../../backend/src/index.ts';
 import { sqliteConfig } from '../../packages/node-runtime/sqlite.js';
 import { PetRepository } from '../../backend/src/pets/pet-repository.ts';
 
-const test = anyTest as TestFn<{ dir: string; db: Knex }>;
-
-test.beforeEach(async (t) => {
-  t.context.dir = mkdtempSync(join(tmpdir(), 'animal-store-repo-'));
-  t.context.db = await openDatabase({ dataDir: t.context.dir });
-});
-test.afterEach.always(async (t) => {
-  await t.context.db?.destroy();
-  rmSync(t.context.dir, { recursive: true, force: true });
-});
+/** A database of the test's own in a new directory: closed, then removed, when the test ends (ava runs teardowns in reverse). */
+async function openTestDatabase(t: ExecutionContext): Promise<{ dir: string; db: Knex }> {
+  const dir = mkdtempSync(join(tmpdir(), 'animal-store-repo-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const db = await openDatabase({ dataDir: dir });
+  t.teardown(() => db.destroy());
+  return { dir, db };
+}
 
 test('sqliteConfig opens files in WAL mode with synchronous=NORMAL, a busy timeout and foreign keys', async (t) => {
-  const db = knex(sqliteConfig(join(t.context.dir, 'other.sqlite')));
+  const { dir } = await openTestDatabase(t);
+  const db = knex(sqliteConfig(join(dir, 'other.sqlite')));
   try {
     const pragma = async (name: string) => Object.values((await db.raw(`PRAGMA ${name}`))[0])[0];
     t.is(await pragma('journal_mode'), 'wal');
@@ -34,14 +33,16 @@ test('sqliteConfig opens files in WAL mode with synchronous=NORMAL, a busy timeo
 });
 
 test('the backend store enforces foreign keys: an order for a missing pet cannot be inserted', async (t) => {
+  const { db } = await openTestDatabase(t);
   await t.throwsAsync(
-    t.context.db('orders').insert({ pet_id: 999, status: 'placed', created_at: 'x', updated_at: 'x' }),
+    db('orders').insert({ pet_id: 999, status: 'placed', created_at: 'x', updated_at: 'x' }),
     { message: /FOREIGN KEY constraint failed/ },
   );
 });
 
 test('a pet write announces a change at once, and again when its outermost transaction ends', async (t) => {
-  const pets = new PetRepository(t.context.db);
+  const { db } = await openTestDatabase(t);
+  const pets = new PetRepository(db);
   const seen: string[] = [];
   let phase = 'outside';
   pets.onChange(() => seen.push(phase));
@@ -51,7 +52,7 @@ test('a pet write announces a change at once, and again when its outermost trans
 
   seen.length = 0;
   phase = 'inside';
-  await t.context.db.transaction(async (trx) => {
+  await db.transaction(async (trx) => {
     await trx.transaction(async (savepoint) => {
       await pets.setStatus(savepoint, 1, 'sold');
     });
@@ -64,7 +65,7 @@ test('a pet write announces a change at once, and again when its outermost trans
   seen.length = 0;
   phase = 'inside';
   await t.throwsAsync(
-    t.context.db.transaction(async (trx) => {
+    db.transaction(async (trx) => {
       await pets.transition(trx, 1, 'sold', 'available');
       phase = 'rolled back';
       throw new Error('abort');

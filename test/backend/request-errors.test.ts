@@ -1,11 +1,11 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { ErrorCode } from '../../backend/src/index.ts';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { request, startTestBackend, type TestBackend } from '../helpers/backend.ts';
 import { contractProblems, documentedErrorCodes } from '../helpers/openapi-contract.ts';
 
-const test = anyTest as TestFn<{ backend: TestBackend }>;
+let backend: TestBackend;
 
 /** node:http, which sends any method token as is (fetch refuses TRACE and friends). */
 function rawRequest(
@@ -24,15 +24,15 @@ function rawRequest(
   });
 }
 
-test.before(async (t) => {
-  t.context.backend = await startTestBackend();
+test.before(async () => {
+  backend = await startTestBackend();
 });
-test.after.always(async (t) => {
-  await t.context.backend?.dispose();
+test.after.always(async () => {
+  await backend?.dispose();
 });
 
 test('malformed JSON answers 400 invalid_json', async (t) => {
-  const response = await request(`${t.context.backend.url}/pets`, {
+  const response = await request(`${backend.url}/pets`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: '{"name": "Rex",',
@@ -42,7 +42,7 @@ test('malformed JSON answers 400 invalid_json', async (t) => {
 });
 
 test('a JSON scalar body answers 400 invalid_json', async (t) => {
-  const response = await request(`${t.context.backend.url}/pets`, {
+  const response = await request(`${backend.url}/pets`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: '"Rex"',
@@ -52,14 +52,14 @@ test('a JSON scalar body answers 400 invalid_json', async (t) => {
 });
 
 test('a missing body answers 400', async (t) => {
-  const response = await request(`${t.context.backend.url}/pets`, { method: 'POST' });
+  const response = await request(`${backend.url}/pets`, { method: 'POST' });
   t.is(response.status, 400);
   t.is(response.body.code, 'validation_failed');
 });
 
 for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
   test(`a ${contentType} body answers 415 unsupported_media_type`, async (t) => {
-    const response = await request(`${t.context.backend.url}/pets`, {
+    const response = await request(`${backend.url}/pets`, {
       method: 'POST',
       headers: { 'content-type': contentType },
       body: 'name=Rex&categoryId=1',
@@ -71,7 +71,7 @@ for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'a
 }
 
 test('a JSON body with a charset parameter is accepted', async (t) => {
-  const response = await request(`${t.context.backend.url}/pets`, {
+  const response = await request(`${backend.url}/pets`, {
     method: 'POST',
     headers: { 'content-type': 'application/json; charset=utf-8' },
     body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
@@ -80,7 +80,7 @@ test('a JSON body with a charset parameter is accepted', async (t) => {
 });
 
 test('a body over 64 KiB answers 413 payload_too_large', async (t) => {
-  const response = await request(`${t.context.backend.url}/pets`, {
+  const response = await request(`${backend.url}/pets`, {
     method: 'POST',
     json: { name: 'Rex', categoryId: 1, padding: 'x'.repeat(70 * 1024) },
   });
@@ -90,22 +90,22 @@ test('a body over 64 KiB answers 413 payload_too_large', async (t) => {
 });
 
 test('an unknown path answers 404 not_found in the Error shape', async (t) => {
-  const response = await request(`${t.context.backend.url}/unicorns`);
+  const response = await request(`${backend.url}/unicorns`);
   t.is(response.status, 404);
   t.deepEqual(response.body, { code: 'not_found', message: 'No resource at GET /unicorns.', status: 404 });
 });
 
 test('a long unknown path is described by its length in the 404 and 405 messages, not echoed', async (t) => {
   const long = `/${'a'.repeat(6000)}`;
-  const unknown = await request(`${t.context.backend.url}${long}`);
+  const unknown = await request(`${backend.url}${long}`);
   t.deepEqual(unknown.body, { code: 'not_found', message: 'No resource at GET a path of 6001 characters.', status: 404 });
-  const item = await request(`${t.context.backend.url}/pets/${'1'.repeat(200)}`, { method: 'DELETE' });
+  const item = await request(`${backend.url}/pets/${'1'.repeat(200)}`, { method: 'DELETE' });
   t.is(item.status, 405);
   t.is(item.body.message, 'Method DELETE is not allowed on a path of 206 characters.');
 });
 
 test('a wrong method answers 405 with Allow', async (t) => {
-  const response = await request(`${t.context.backend.url}/pets`, { method: 'DELETE' });
+  const response = await request(`${backend.url}/pets`, { method: 'DELETE' });
   t.is(response.status, 405);
   t.is(response.body.code, 'method_not_allowed');
   t.is(response.body.status, 405);
@@ -113,7 +113,7 @@ test('a wrong method answers 405 with Allow', async (t) => {
 });
 
 test('a wrong method on an item path answers 405 with its own Allow', async (t) => {
-  const response = await request(`${t.context.backend.url}/pets/1`, { method: 'PUT', json: {} });
+  const response = await request(`${backend.url}/pets/1`, { method: 'PUT', json: {} });
   t.is(response.status, 405);
   t.is(response.headers.get('allow'), 'HEAD, GET');
 });
@@ -124,7 +124,7 @@ const UNSERVED_METHODS = ['TRACE', 'PURGE', 'PROPFIND', 'SEARCH', 'QUERY', 'LINK
 for (const [path, allow] of [['/pets', 'HEAD, GET, POST'], ['/pets/1', 'HEAD, GET'], ['/store/orders/1/approve', 'POST']] as const) {
   test(`methods the API does not serve on ${path} answer 405 with Allow, never 5xx`, async (t) => {
     for (const method of UNSERVED_METHODS) {
-      const response = await rawRequest(t.context.backend.url, method, path);
+      const response = await rawRequest(backend.url, method, path);
       t.is(response.status, 405, method);
       t.is(response.headers.allow, allow, method);
       t.deepEqual(JSON.parse(response.text), { code: 'method_not_allowed', message: `Method ${method} is not allowed on ${path}.`, status: 405 }, method);
@@ -133,14 +133,14 @@ for (const [path, allow] of [['/pets', 'HEAD, GET, POST'], ['/pets/1', 'HEAD, GE
 }
 
 test('an unserved method on an unknown path answers 404, and OPTIONS lists what a path allows', async (t) => {
-  t.is((await rawRequest(t.context.backend.url, 'TRACE', '/unicorns')).status, 404);
-  const options = await rawRequest(t.context.backend.url, 'OPTIONS', '/store/orders');
+  t.is((await rawRequest(backend.url, 'TRACE', '/unicorns')).status, 404);
+  const options = await rawRequest(backend.url, 'OPTIONS', '/store/orders');
   t.is(options.status, 200);
   t.is(options.headers.allow, 'HEAD, GET, POST');
 });
 
-const postRaw = (t: { context: { backend: TestBackend } }, path: string, body: string | Uint8Array, headers: Record<string, string> = {}) =>
-  request(`${t.context.backend.url}${path}`, {
+const postRaw = (path: string, body: string | Uint8Array, headers: Record<string, string> = {}) =>
+  request(`${backend.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : new Uint8Array(body),
@@ -150,7 +150,7 @@ const NESTED = '['.repeat(4000) + ']'.repeat(4000); // 8 KB, as in issue 13
 for (const [path, fields] of [['/pets', ['name', 'categoryId', 'status', 'extra']], ['/store/orders', ['petId', 'extra']]] as const) {
   test(`4,000 nested arrays in any field of POST ${path} answer 400, not a stack overflow`, async (t) => {
     for (const field of fields) {
-      const response = await postRaw(t, path, `{"${field}":${NESTED}}`);
+      const response = await postRaw(path, `{"${field}":${NESTED}}`);
       t.is(response.status, 400, field);
       t.deepEqual(response.body, { code: 'invalid_json', message: 'Request body is not a valid JSON object: it nests deeper than 32 levels.', status: 400 });
     }
@@ -165,7 +165,7 @@ for (const [path, fields] of [['/pets', ['name', 'categoryId', 'status', 'extra'
     ];
     for (const field of fields) {
       for (const template of hostile) {
-        const response = await postRaw(t, path, template.replace('FIELD', field));
+        const response = await postRaw(path, template.replace('FIELD', field));
         t.is(response.status, 400, template);
         t.is(response.body.code, 'validation_failed', template);
       }
@@ -174,34 +174,34 @@ for (const [path, fields] of [['/pets', ['name', 'categoryId', 'status', 'extra'
 }
 
 test('validation messages never echo long or unprintable input', async (t) => {
-  const response = await postRaw(t, '/pets', JSON.stringify({ name: 'Rex', categoryId: 1, status: 'x'.repeat(5000), ['k'.repeat(300)]: 1 }));
+  const response = await postRaw('/pets', JSON.stringify({ name: 'Rex', categoryId: 1, status: 'x'.repeat(5000), ['k'.repeat(300)]: 1 }));
   t.is(response.status, 400);
   t.deepEqual(response.body, {
     code: 'validation_failed',
     message: 'Invalid pet: unknown field(s): (a field name of 300 characters); status: Expected one of `"available","pending","sold"`, but received a string of 5000 UTF-16 units.',
     status: 400,
   });
-  const control = await postRaw(t, '/pets', JSON.stringify({ name: 'Rex', categoryId: 'a\u0000b' }));
+  const control = await postRaw('/pets', JSON.stringify({ name: 'Rex', categoryId: 'a\u0000b' }));
   t.is(control.body.message, 'Invalid pet: categoryId: Expected an integer, but received a string of 3 UTF-16 units.');
 });
 
 test('a lone surrogate answers 400 invalid_json; a surrogate pair is kept exactly', async (t) => {
   for (const escaped of ['\\ud800', '\\udfff', 'a\\ud83d', '\\ude00b']) {
-    const response = await postRaw(t, '/pets', `{"name":"${escaped}","categoryId":1}`);
+    const response = await postRaw('/pets', `{"name":"${escaped}","categoryId":1}`);
     t.is(response.status, 400, escaped);
     t.is(response.body.code, 'invalid_json', escaped);
   }
-  const key = await postRaw(t, '/pets', '{"name":"Rex","categoryId":1,"\\ud800":1}');
+  const key = await postRaw('/pets', '{"name":"Rex","categoryId":1,"\\ud800":1}');
   t.is(key.body.code, 'invalid_json');
 
-  const pair = await postRaw(t, '/pets', '{"name":"Rex \\ud83d\\ude00","categoryId":1}');
+  const pair = await postRaw('/pets', '{"name":"Rex \\ud83d\\ude00","categoryId":1}');
   t.is(pair.status, 201);
   t.is(pair.body.name, 'Rex \u{1F600}');
-  t.is((await request(`${t.context.backend.url}/pets/${pair.body.id}`)).body.name, 'Rex \u{1F600}');
+  t.is((await request(`${backend.url}/pets/${pair.body.id}`)).body.name, 'Rex \u{1F600}');
 });
 
 test('a name holding U+0000 answers 400 validation_failed on SQLite as on PostgreSQL (which cannot store it)', async (t) => {
-  const response = await postRaw(t, '/pets', '{"name":"Rex\\u0000","categoryId":1}');
+  const response = await postRaw('/pets', '{"name":"Rex\\u0000","categoryId":1}');
   t.is(response.status, 400);
   t.deepEqual(response.body, { code: 'validation_failed', message: 'Invalid pet: name: Expected a string without U+0000 (NUL).', status: 400 });
   t.deepEqual(contractProblems('POST', '/pets', response), []);
@@ -211,7 +211,7 @@ test('a body that is not UTF-8 answers 400 invalid_json instead of being stored 
   // A lone surrogate written as CESU-8 bytes (ED A0 80), and a Latin-1 byte.
   for (const bytes of [[0xed, 0xa0, 0x80], [0xe9]]) {
     const body = Buffer.concat([Buffer.from('{"name":"'), Buffer.from(bytes), Buffer.from('","categoryId":1}')]);
-    const response = await postRaw(t, '/pets', body);
+    const response = await postRaw('/pets', body);
     t.is(response.status, 400);
     t.deepEqual(response.body, { code: 'invalid_json', message: 'Request body is not a valid JSON object: it is not valid UTF-8.', status: 400 });
   }
@@ -219,34 +219,34 @@ test('a body that is not UTF-8 answers 400 invalid_json instead of being stored 
 
 test('a compressed body or a charset other than UTF-8 answers 415', async (t) => {
   const { gzipSync } = await import('node:zlib');
-  const gzip = await postRaw(t, '/pets', gzipSync(JSON.stringify({ name: 'Rex', categoryId: 1 })), { 'content-encoding': 'gzip' });
+  const gzip = await postRaw('/pets', gzipSync(JSON.stringify({ name: 'Rex', categoryId: 1 })), { 'content-encoding': 'gzip' });
   t.is(gzip.status, 415);
   t.is(gzip.body.code, 'unsupported_media_type');
-  const latin1 = await postRaw(t, '/pets', JSON.stringify({ name: 'Rex', categoryId: 1 }), { 'content-type': 'application/json; charset=iso-8859-1' });
+  const latin1 = await postRaw('/pets', JSON.stringify({ name: 'Rex', categoryId: 1 }), { 'content-type': 'application/json; charset=iso-8859-1' });
   t.is(latin1.status, 415);
 });
 
 test('a "__proto__" field is refused by name like any unknown field', async (t) => {
   for (const value of ['{"a":1}', '1', 'null']) {
-    const response = await postRaw(t, '/pets', `{"name":"Rex","categoryId":1,"__proto__":${value}}`);
+    const response = await postRaw('/pets', `{"name":"Rex","categoryId":1,"__proto__":${value}}`);
     t.is(response.status, 400, value);
     t.is(response.body.message, 'Invalid pet: unknown field(s): __proto__.', value);
   }
 });
 
 test('a JSON array body answers 400 validation_failed', async (t) => {
-  const response = await postRaw(t, '/store/orders', '[{"petId":1}]');
+  const response = await postRaw('/store/orders', '[{"petId":1}]');
   t.deepEqual(response.body, { code: 'validation_failed', message: 'Invalid order: expected a JSON object, but received an array.', status: 400 });
 });
 
 test('repeated or odd query parameters answer 400, never 5xx', async (t) => {
   for (const query of ['limit=1&limit=2', 'status=a&status=b', 'cursor=a&cursor=b', 'limit=%ZZ', 'toString=1', '__proto__=1', 'status=%E0']) {
-    const pets = await request(`${t.context.backend.url}/pets?${query}`);
-    const orders = await request(`${t.context.backend.url}/store/orders?${query}`);
+    const pets = await request(`${backend.url}/pets?${query}`);
+    const orders = await request(`${backend.url}/store/orders?${query}`);
     t.true(pets.status === 400 || pets.status === 200, `${query}: ${pets.status}`);
     t.true(orders.status === 400 || orders.status === 200, `${query}: ${orders.status}`);
   }
-  t.is((await request(`${t.context.backend.url}/pets?limit=1&limit=2`)).body.message, 'Invalid query: limit: Expected an integer from 1 to 100, but received an array.');
+  t.is((await request(`${backend.url}/pets?limit=1&limit=2`)).body.message, 'Invalid query: limit: Expected an integer from 1 to 100, but received an array.');
 });
 
 test('an unexpected failure answers 500 internal_error without internals, and is logged', async (t) => {
@@ -288,7 +288,7 @@ test("requests Node's HTTP parser rejects get the Error shape, then the connecti
     [`GET /pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`, 431, 'request_headers_too_large'],
   ];
   for (const [raw, status, code] of cases) {
-    const answer = await rawExchange(t.context.backend.url, raw);
+    const answer = await rawExchange(backend.url, raw);
     const [head, body] = answer.split('\r\n\r\n');
     t.true(head!.startsWith(`HTTP/1.1 ${status} `), head);
     t.regex(head!, /content-type: application\/json/i);

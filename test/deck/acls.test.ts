@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { parse } from 'yaml';
 import { deck, startDeckStack, summaryOf, type DeckStack } from '../helpers/deck.ts';
 
 // Consumers' ACL groups through the real decK: `deck gateway sync` creates them (decK 3.0 nests
 // `acls: [{group}]` under each consumer), `deck gateway dump` gives them back in the same shape,
 // and `deck gateway diff` of either file finds nothing to do.
-const test = anyTest as TestFn<{ stack: DeckStack }>;
+let stack: DeckStack;
 
 const teamFile = (aliceGroups: string[]) => `_format_version: "3.0"
 _info:
@@ -26,15 +26,14 @@ interface Dump {
   consumers: Array<{ username: string; acls?: Array<{ group: string; tags?: string[] }> }>;
 }
 
-test.before(async (t) => {
-  t.context.stack = await startDeckStack('empty');
+test.before(async () => {
+  stack = await startDeckStack('empty');
 });
-test.after.always(async (t) => {
-  await t.context.stack?.dispose();
+test.after.always(async () => {
+  await stack?.dispose();
 });
 
 test.serial('consumers with acls round-trip: sync, dump, diff 0/0/0', async (t) => {
-  const { stack } = t.context;
   const file = stack.file('team-acl.yml', teamFile(['animal-store', 'gold']));
   const synced = await deck(['gateway', 'sync', ...stack.addr, file], stack.env);
   t.deepEqual(summaryOf(synced), { created: 5, updated: 0, deleted: 0 }, synced);
@@ -55,7 +54,6 @@ test.serial('consumers with acls round-trip: sync, dump, diff 0/0/0', async (t) 
 });
 
 test.serial('a group dropped from the file is deleted, a new one created; the others keep their ids', async (t) => {
-  const { stack } = t.context;
   const before = (await stack.admin('/consumers/acl-alice/acls/gold')).body.id;
   const file = stack.file('team-acl-2.yml', teamFile(['gold', 'platinum']));
   const synced = await deck(['gateway', 'sync', ...stack.addr, file], stack.env);

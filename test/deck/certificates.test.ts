@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { parse, stringify } from 'yaml';
 import { deck, startDeckStack, summaryOf, type DeckStack } from '../helpers/deck.ts';
 import { makeCertificate, type PemPair } from '../helpers/tls-certificates.ts';
@@ -9,12 +9,13 @@ import { makeCertificate, type PemPair } from '../helpers/tls-certificates.ts';
 // `deck gateway dump` gives them back in the same shape, and `deck gateway diff` of either file
 // finds nothing to do. decK's file schema has no cert_alt/key_alt: the alternative pair is the
 // Admin API's only.
-const test = anyTest as TestFn<{ stack: DeckStack; rsa: PemPair; ca: PemPair }>;
+let stack: DeckStack;
+let rsa: PemPair;
+let ca: PemPair;
 
 const ID = '6b5a3a6e-1d7c-4b6e-9f3f-3c1a0d5e7a11';
 
-function teamFile(t: { context: { rsa: PemPair; ca: PemPair } }, names: string[]): string {
-  const { rsa, ca } = t.context;
+function teamFile(names: string[]): string {
   return stringify({
     _format_version: '3.0',
     _info: { select_tags: ['team-tls'] },
@@ -30,18 +31,17 @@ interface Dump {
   ca_certificates: Array<{ cert: string; cert_digest: string }>;
 }
 
-test.before(async (t) => {
-  t.context.rsa = makeCertificate({ name: 'api.animal.test' });
-  t.context.ca = makeCertificate({ name: 'Animal Test CA', ca: true });
-  t.context.stack = await startDeckStack('empty');
+test.before(async () => {
+  rsa = makeCertificate({ name: 'api.animal.test' });
+  ca = makeCertificate({ name: 'Animal Test CA', ca: true });
+  stack = await startDeckStack('empty');
 });
-test.after.always(async (t) => {
-  await t.context.stack?.dispose();
+test.after.always(async () => {
+  await stack?.dispose();
 });
 
 test.serial('certificates with snis and a CA certificate round-trip: sync, dump, diff 0/0/0', async (t) => {
-  const { stack } = t.context;
-  const file = stack.file('team-tls.yml', teamFile(t, ['api.animal.test', '*.animal.test']));
+  const file = stack.file('team-tls.yml', teamFile(['api.animal.test', '*.animal.test']));
   const synced = await deck(['gateway', 'sync', ...stack.addr, file], stack.env);
   t.deepEqual(summaryOf(synced), { created: 4, updated: 0, deleted: 0 }, synced);
   const certificate = await stack.admin('/certificates/api.animal.test');
@@ -53,7 +53,7 @@ test.serial('certificates with snis and a CA certificate round-trip: sync, dump,
   const dump = parse(readFileSync(dumpFile, 'utf8')) as Dump;
   t.is(dump.certificates.length, 1);
   t.is(dump.certificates[0]?.id, ID);
-  t.is(dump.certificates[0]?.key, t.context.rsa.key);
+  t.is(dump.certificates[0]?.key, rsa.key);
   t.deepEqual(dump.certificates[0]?.snis?.map((sni) => sni.name).sort(), ['*.animal.test', 'api.animal.test']);
   t.is(dump.ca_certificates.length, 1);
 
@@ -64,8 +64,7 @@ test.serial('certificates with snis and a CA certificate round-trip: sync, dump,
 });
 
 test.serial('an SNI dropped from the file is deleted, a new one created; the certificate keeps its id', async (t) => {
-  const { stack } = t.context;
-  const file = stack.file('team-tls-2.yml', teamFile(t, ['api.animal.test', 'www.animal.test']));
+  const file = stack.file('team-tls-2.yml', teamFile(['api.animal.test', 'www.animal.test']));
   const synced = await deck(['gateway', 'sync', ...stack.addr, file], stack.env);
   t.deepEqual(summaryOf(synced), { created: 1, updated: 0, deleted: 1 }, synced);
   t.deepEqual((await stack.admin(`/certificates/${ID}`)).body.snis, ['api.animal.test', 'www.animal.test']);

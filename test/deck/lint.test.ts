@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { KONG_YML, deck, runDeck } from '../helpers/deck.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 
@@ -9,7 +9,7 @@ import { REPO_ROOT } from '../helpers/process.ts';
 // compose's deck-sync runs it: gateway/lint/team.yaml on gateway/kong.yml as written (render drops
 // _info.select_tags), gateway/lint/hosts.yaml on the file rendered with the DECK_ variables. The
 // file passes; each broken copy is refused, naming the rule.
-const test = anyTest as TestFn<{ dir: string }>;
+let dir: string;
 const TEAM = join(REPO_ROOT, 'gateway/lint/team.yaml');
 const HOSTS = join(REPO_ROOT, 'gateway/lint/hosts.yaml');
 const ENV = {
@@ -23,11 +23,11 @@ const ENV = {
 };
 const kongYml = readFileSync(KONG_YML, 'utf8');
 
-test.before((t) => {
-  t.context.dir = mkdtempSync(join(tmpdir(), 'deck-lint-'));
+test.before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'deck-lint-'));
 });
-test.after.always((t) => {
-  rmSync(t.context.dir, { recursive: true, force: true });
+test.after.always(() => {
+  rmSync(dir, { recursive: true, force: true });
 });
 
 async function lint(file: string, ruleset: string, severity: 'error' | 'warn' = 'error') {
@@ -44,12 +44,12 @@ async function rendered(dir: string, name: string, env: Record<string, string>):
 test('gateway/kong.yml passes team.yaml, and hosts.yaml in shared mode when its hosts are set', async (t) => {
   const team = await lint(KONG_YML, TEAM);
   t.is(team.code, 0, team.output);
-  const hosts = await lint(await rendered(t.context.dir, 'hosts.yml', ENV), HOSTS, 'warn');
+  const hosts = await lint(await rendered(dir, 'hosts.yml', ENV), HOSTS, 'warn');
   t.is(hosts.code, 0, hosts.output);
 });
 
 test('without hosts: a warning alone on the gateway, a refusal in shared mode (--fail-severity warn)', async (t) => {
-  const file = await rendered(t.context.dir, 'any-host.yml', { ...ENV, DECK_ANIMAL_STORE_HOSTS: '[]' });
+  const file = await rendered(dir, 'any-host.yml', { ...ENV, DECK_ANIMAL_STORE_HOSTS: '[]' });
   const alone = await lint(file, HOSTS);
   t.is(alone.code, 0, alone.output);
   t.regex(alone.output, /\[warn\].*animal-store-route-hosts/);
@@ -76,7 +76,7 @@ const BROKEN: Array<[string, string, string]> = [
 for (const [label, rule, text] of BROKEN) {
   test(`a copy with ${label} is refused: ${rule}`, async (t) => {
     t.not(text, kongYml, 'the copy is broken');
-    const file = join(t.context.dir, `${label.replaceAll(' ', '-').replace('/', '')}.yml`);
+    const file = join(dir, `${label.replaceAll(' ', '-').replace('/', '')}.yml`);
     writeFileSync(file, text);
     const result = await lint(file, TEAM);
     t.not(result.code, 0, result.output);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import anyTest, { type TestFn } from 'ava';
+import ava from 'ava';
 import { digestApiKey, generateApiKey } from '../../packages/provisioning/index.ts';
 import { KONG_YML, deck, startDeckStack, summaryOf, type DeckStack } from '../helpers/deck.ts';
 import { startEchoUpstream, type EchoUpstream } from '../helpers/gateway.ts';
@@ -10,73 +10,74 @@ import { TEAM_INVENTORY_YML } from '../helpers/stack.ts';
 // select tag per team; Kong/deck#840, one team's sync deleting another's entities): decK itself
 // syncs the platform's file, ours and team-inventory's onto a local gateway, in both orders, and
 // `deck gateway dump --select-tag` of each team is byte-identical before and after the other's.
-const test = anyTest.serial as TestFn<{ stack: DeckStack; upstream: EchoUpstream; env: Record<string, string> }>;
+const test = ava.serial;
+let stack: DeckStack;
+let upstream: EchoUpstream;
+let env: Record<string, string>;
 
-test.before(async (t) => {
-  t.context.stack = await startDeckStack('empty');
-  t.context.upstream = await startEchoUpstream();
-  t.context.env = {
-    ...t.context.stack.env,
+test.before(async () => {
+  stack = await startDeckStack('empty');
+  upstream = await startEchoUpstream();
+  env = {
+    ...stack.env,
     DECK_ANIMAL_STORE_HOSTS: '["api.animal.store"]',
-    DECK_INVENTORY_UPSTREAM_URL: t.context.upstream.url,
+    DECK_INVENTORY_UPSTREAM_URL: upstream.url,
     DECK_INVENTORY_KEY: digestApiKey(generateApiKey()),
   };
 });
-test.after.always(async (t) => {
-  await t.context.stack?.dispose();
-  await t.context.upstream?.close();
+test.after.always(async () => {
+  await stack?.dispose();
+  await upstream?.close();
 });
 
-type Context = { context: { stack: DeckStack; env: Record<string, string> } };
-const sync = (t: Context, file: string) => deck(['gateway', 'sync', ...t.context.stack.addr, file], t.context.env);
-async function dump(t: Context, tag: string): Promise<string> {
-  const file = t.context.stack.file(`dump-${tag}.yaml`);
-  await deck(['gateway', 'dump', ...t.context.stack.addr, '--select-tag', tag, '-o', file, '--yes'], t.context.env);
+const sync = (file: string) => deck(['gateway', 'sync', ...stack.addr, file], env);
+async function dump(tag: string): Promise<string> {
+  const file = stack.file(`dump-${tag}.yaml`);
+  await deck(['gateway', 'dump', ...stack.addr, '--select-tag', tag, '-o', file, '--yes'], env);
   return readFileSync(file, 'utf8');
 }
-const diff = async (t: Context, file: string) => summaryOf(await deck(['gateway', 'diff', ...t.context.stack.addr, file], t.context.env));
+const diff = async (file: string) => summaryOf(await deck(['gateway', 'diff', ...stack.addr, file], env));
 
 test('theirs first: our sync leaves their entities byte-identical', async (t) => {
-  await sync(t, PLATFORM_YML);
-  await sync(t, TEAM_INVENTORY_YML);
-  const theirs = await dump(t, 'team-inventory');
+  await sync(PLATFORM_YML);
+  await sync(TEAM_INVENTORY_YML);
+  const theirs = await dump('team-inventory');
   t.regex(theirs, /inventory-warehouse/);
-  await sync(t, KONG_YML);
-  t.is(await dump(t, 'team-inventory'), theirs);
-  t.regex(await dump(t, 'platform'), /name: prometheus/);
+  await sync(KONG_YML);
+  t.is(await dump('team-inventory'), theirs);
+  t.regex(await dump('platform'), /name: prometheus/);
 });
 
 test('with the other team present, each file diffs 0/0/0', async (t) => {
   for (const file of [PLATFORM_YML, KONG_YML, TEAM_INVENTORY_YML]) {
-    t.deepEqual(await diff(t, file), { created: 0, updated: 0, deleted: 0 }, file);
+    t.deepEqual(await diff(file), { created: 0, updated: 0, deleted: 0 }, file);
   }
 });
 
 test('ours first: their sync, and their removal, leave our entities byte-identical', async (t) => {
-  const ours = await dump(t, 'animal-store');
-  const theirs = await dump(t, 'team-inventory');
+  const ours = await dump('animal-store');
+  const theirs = await dump('team-inventory');
   t.regex(ours, /animal-store-access/);
-  await deck(['gateway', 'reset', ...t.context.stack.addr, '--select-tag', 'team-inventory', '--force'], t.context.env);
-  t.is(await dump(t, 'animal-store'), ours, 'their removal');
-  t.notRegex(await dump(t, 'team-inventory'), /^(services|consumers|plugins):/m, 'their entities are gone');
-  await sync(t, TEAM_INVENTORY_YML);
-  t.is(await dump(t, 'animal-store'), ours, 'their sync');
-  t.is(await dump(t, 'team-inventory'), theirs, 'theirs as before: decK dumps no ids');
-  t.deepEqual(await diff(t, KONG_YML), { created: 0, updated: 0, deleted: 0 });
+  await deck(['gateway', 'reset', ...stack.addr, '--select-tag', 'team-inventory', '--force'], env);
+  t.is(await dump('animal-store'), ours, 'their removal');
+  t.notRegex(await dump('team-inventory'), /^(services|consumers|plugins):/m, 'their entities are gone');
+  await sync(TEAM_INVENTORY_YML);
+  t.is(await dump('animal-store'), ours, 'their sync');
+  t.is(await dump('team-inventory'), theirs, 'theirs as before: decK dumps no ids');
+  t.deepEqual(await diff(KONG_YML), { created: 0, updated: 0, deleted: 0 });
 });
 
 // Two platform teams' pipelines run whenever they like: both syncs at once against one control
 // plane interleave their Admin API writes, and each must still end with its whole file, the
 // other's untouched, and the data plane running both.
 test('two teams sync at once: each gets its whole file, ours is untouched, the proxy runs both', async (t) => {
-  const { stack, env, upstream } = t.context;
   const garden = stack.file(
     'team-garden.yml',
     readFileSync(TEAM_INVENTORY_YML, 'utf8').replaceAll('inventory', 'garden').replaceAll('DECK_INVENTORY_KEY', 'DECK_GARDEN_KEY'),
   );
   const gardenEnv = { ...env, DECK_GARDEN_KEY: digestApiKey(generateApiKey()) };
-  const theirs = await dump(t, 'team-inventory');
-  const ours = await dump(t, 'animal-store');
+  const theirs = await dump('team-inventory');
+  const ours = await dump('animal-store');
   await deck(['gateway', 'reset', ...stack.addr, '--select-tag', 'team-inventory', '--force'], env);
   const [inventory, gardenSync] = await Promise.all([
     deck(['gateway', 'sync', ...stack.addr, TEAM_INVENTORY_YML], gardenEnv),
@@ -85,9 +86,9 @@ test('two teams sync at once: each gets its whole file, ours is untouched, the p
   t.like(summaryOf(inventory), { updated: 0, deleted: 0 });
   t.like(summaryOf(gardenSync), { updated: 0, deleted: 0 });
   // decK dumps no ids: each dump is what a sync of that file alone leaves
-  t.is(await dump(t, 'team-inventory'), theirs);
-  t.is(await dump(t, 'team-garden'), theirs.replaceAll('inventory', 'garden').replace(/key: \S+/, `key: ${gardenEnv.DECK_GARDEN_KEY}`));
-  t.is(await dump(t, 'animal-store'), ours);
+  t.is(await dump('team-inventory'), theirs);
+  t.is(await dump('team-garden'), theirs.replaceAll('inventory', 'garden').replace(/key: \S+/, `key: ${gardenEnv.DECK_GARDEN_KEY}`));
+  t.is(await dump('animal-store'), ours);
   for (const path of ['/inventory', '/garden']) {
     const response = await fetch(`${stack.gateway.proxyUrl}${path}`);
     t.is(response.status, 200, path);

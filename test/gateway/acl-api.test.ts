@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { request, type JsonResponse } from '../helpers/backend.ts';
 import { startEmptyGateway, type TestGateway } from '../helpers/gateway.ts';
 
@@ -8,18 +8,18 @@ import { startEmptyGateway, type TestGateway } from '../helpers/gateway.ts';
 // cache key (kong/plugins/acl/daos.lua: consumer + group) as the PostgreSQL strategy reports it.
 // Every case of the spec applies; bp.acls:insert is a POST here.
 type AdminCall = (path: string, init?: RequestInit & { json?: unknown }) => Promise<JsonResponse>;
-const test = anyTest as TestFn<{ gateway: TestGateway; admin: AdminCall; bob: { id: string } }>;
+let gateway: TestGateway;
+let admin: AdminCall;
+let bob: { id: string };
 const SPEC = '01-api_spec.lua';
 
-test.before(async (t) => {
-  const gateway = await startEmptyGateway();
-  t.context.gateway = gateway;
-  t.context.admin = (path, init = {}) => request(`${gateway.adminUrl}${path}`, init);
-  const bob = await t.context.admin('/consumers', { method: 'POST', json: { username: 'bob' } });
-  t.context.bob = bob.body;
+test.before(async () => {
+  gateway = await startEmptyGateway();
+  admin = (path, init = {}) => request(`${gateway.adminUrl}${path}`, init);
+  bob = (await admin('/consumers', { method: 'POST', json: { username: 'bob' } })).body;
 });
-test.after.always(async (t) => {
-  await t.context.gateway?.dispose();
+test.after.always(async () => {
+  await gateway?.dispose();
 });
 
 /** db:truncate("acls") */
@@ -36,7 +36,6 @@ async function insert(admin: AdminCall, consumerId: string, group: string): Prom
 }
 
 test.serial(`POST /consumers/:consumer/acls creates an ACL association (${SPEC}:48)`, async (t) => {
-  const { admin, bob } = t.context;
   await truncate(admin);
   const res = await admin('/consumers/bob/acls', { method: 'POST', json: { group: 'admin' } });
   t.is(res.status, 201);
@@ -46,7 +45,6 @@ test.serial(`POST /consumers/:consumer/acls creates an ACL association (${SPEC}:
 });
 
 test.serial(`POST /consumers/:consumer/acls/ creates an ACL association with tags (${SPEC}:62)`, async (t) => {
-  const { admin, bob } = t.context;
   await truncate(admin);
   const res = await admin('/consumers/bob/acls/', { method: 'POST', json: { group: 'yoloers', tags: ['tag1', 'tag2'] } });
   t.is(res.status, 201);
@@ -55,13 +53,12 @@ test.serial(`POST /consumers/:consumer/acls/ creates an ACL association with tag
 });
 
 test.serial(`POST /consumers/:consumer/acls without group: 400 (${SPEC}:81)`, async (t) => {
-  const res = await t.context.admin('/consumers/bob/acls', { method: 'POST', json: {} });
+  const res = await admin('/consumers/bob/acls', { method: 'POST', json: {} });
   t.is(res.status, 400);
   t.deepEqual(res.body.fields, { group: 'required field missing' });
 });
 
 test.serial(`GET /consumers/:consumer/acls retrieves the first page (${SPEC}:99)`, async (t) => {
-  const { admin, bob } = t.context;
   await truncate(admin);
   for (const group of ['g1', 'g2', 'g3']) await insert(admin, bob.id, group);
   const res = await admin('/consumers/bob/acls');
@@ -76,7 +73,6 @@ async function helloAcls(admin: AdminCall, bobId: string) {
 }
 
 test.serial(`GET /consumers/:consumer/acls/:id retrieves by id and by group (${SPEC}:125, :131)`, async (t) => {
-  const { admin, bob } = t.context;
   const { acl } = await helloAcls(admin, bob.id);
   t.is((await admin(`/consumers/bob/acls/${acl.id}`)).body.id, acl.id);
   const byGroup = await admin(`/consumers/bob/acls/${acl.group}`);
@@ -85,7 +81,6 @@ test.serial(`GET /consumers/:consumer/acls/:id retrieves by id and by group (${S
 });
 
 test.serial(`GET by id or group only if the ACL belongs to the specified consumer (${SPEC}:137, :148)`, async (t) => {
-  const { admin, bob } = t.context;
   const { acl } = await helloAcls(admin, bob.id);
   await admin('/consumers', { method: 'POST', json: { username: 'alice' } });
   t.is((await admin(`/consumers/bob/acls/${acl.id}`)).status, 200);
@@ -96,7 +91,6 @@ test.serial(`GET by id or group only if the ACL belongs to the specified consume
 });
 
 test.serial(`GET the right ACL by group when consumers share a group, created with POST (${SPEC}:155)`, async (t) => {
-  const { admin } = t.context;
   t.is((await admin('/consumers', { method: 'POST', json: { username: 'anna' } })).status, 201);
   t.is((await admin('/consumers', { method: 'POST', json: { username: 'jack' } })).status, 201);
   const ag = await admin('/consumers/anna/acls', { method: 'POST', json: { group: 'foo' } });
@@ -111,7 +105,6 @@ test.serial(`GET the right ACL by group when consumers share a group, created wi
 });
 
 test.serial(`GET the right ACL by group when consumers share a group, created with PUT (${SPEC}:221)`, async (t) => {
-  const { admin } = t.context;
   t.is((await admin('/consumers/anna', { method: 'PUT' })).status, 200);
   t.is((await admin('/consumers/jack', { method: 'PUT' })).status, 200);
   const ag = await admin('/consumers/anna/acls/foo', { method: 'PUT' });
@@ -130,7 +123,6 @@ test.serial(`GET the right ACL by group when consumers share a group, created wi
 });
 
 test.serial(`PUT /consumers/:consumer/acls/:group upserts an ACL's group name (${SPEC}:262)`, async (t) => {
-  const { admin, bob } = t.context;
   await helloAcls(admin, bob.id);
   const res = await admin('/consumers/bob/acls/pro', { method: 'PUT', json: {} });
   t.is(res.status, 200);
@@ -139,13 +131,12 @@ test.serial(`PUT /consumers/:consumer/acls/:group upserts an ACL's group name ($
 });
 
 test.serial(`PUT with a group that is not a string: 400 (${SPEC}:275)`, async (t) => {
-  const res = await t.context.admin('/consumers/bob/acls/f7852533-9160-4f5a-ae12-1ab99219ea95', { method: 'PUT', json: { group: 123 } });
+  const res = await admin('/consumers/bob/acls/f7852533-9160-4f5a-ae12-1ab99219ea95', { method: 'PUT', json: { group: 123 } });
   t.is(res.status, 400);
   t.deepEqual(res.body.fields, { group: 'expected a string' });
 });
 
 test.serial(`PATCH updates an ACL group by id and by group (${SPEC}:292, :307)`, async (t) => {
-  const { admin, bob } = t.context;
   const { acl, acl2 } = await helloAcls(admin, bob.id);
   const byId = await admin(`/consumers/bob/acls/${acl.id}`, { method: 'PATCH', json: { group: 'updatedGroup' } });
   t.is(byId.status, 200);
@@ -157,7 +148,6 @@ test.serial(`PATCH updates an ACL group by id and by group (${SPEC}:292, :307)`,
 });
 
 test.serial(`PATCH with a group that is not a string: 400 (${SPEC}:323)`, async (t) => {
-  const { admin, bob } = t.context;
   const { acl } = await helloAcls(admin, bob.id);
   const res = await admin(`/consumers/bob/acls/${acl.id}`, { method: 'PATCH', json: { group: 123 } });
   t.is(res.status, 400);
@@ -165,7 +155,6 @@ test.serial(`PATCH with a group that is not a string: 400 (${SPEC}:323)`, async 
 });
 
 test.serial(`DELETE an ACL group by id and by group; 404 for a missing group or id (${SPEC}:340, :344, :349, :353)`, async (t) => {
-  const { admin, bob } = t.context;
   const { acl, acl2 } = await helloAcls(admin, bob.id);
   t.is((await admin(`/consumers/bob/acls/${acl.id}`, { method: 'DELETE' })).status, 204);
   t.is((await admin(`/consumers/bob/acls/${acl2.group}`, { method: 'DELETE' })).status, 204);
@@ -175,7 +164,6 @@ test.serial(`DELETE an ACL group by id and by group; 404 for a missing group or 
 });
 
 test.serial(`GET /acls lists every consumer's ACLs, with and without trailing slash, and pages (${SPEC}:387, :394, :401)`, async (t) => {
-  const { admin, bob } = t.context;
   await truncate(admin);
   const builder = await admin('/consumers', { method: 'POST', json: { username: 'bob-the-buidler' } });
   for (const consumer of [bob.id, builder.body.id]) for (const group of ['group1', 'group2', 'group3']) await insert(admin, consumer, group);
@@ -191,7 +179,6 @@ test.serial(`GET /acls lists every consumer's ACLs, with and without trailing sl
 });
 
 test.serial(`POST /acls without a consumer: 400, with one: 201 (${SPEC}:429, :443)`, async (t) => {
-  const { admin, bob } = t.context;
   await truncate(admin);
   const missing = await admin('/acls', { method: 'POST', json: { group: 'test-group' } });
   t.is(missing.status, 400);
@@ -202,7 +189,6 @@ test.serial(`POST /acls without a consumer: 400, with one: 201 (${SPEC}:429, :44
 });
 
 test.serial(`PUT /acls/:id without a consumer: 400, with one: 200 (${SPEC}:468, :480)`, async (t) => {
-  const { admin, bob } = t.context;
   await truncate(admin);
   const missing = await admin(`/acls/${randomUUID()}`, { method: 'PUT', json: { group: 'test-group' } });
   t.is(missing.status, 400);
@@ -213,7 +199,6 @@ test.serial(`PUT /acls/:id without a consumer: 400, with one: 200 (${SPEC}:468, 
 });
 
 test.serial(`GET /acls/:id/consumer retrieves the consumer of an ACL (${SPEC}:510)`, async (t) => {
-  const { admin, bob } = t.context;
   await truncate(admin);
   const acl = await insert(admin, bob.id, 'foo-group');
   const res = await admin(`/acls/${acl.id}/consumer`);
@@ -222,7 +207,6 @@ test.serial(`GET /acls/:id/consumer retrieves the consumer of an ACL (${SPEC}:51
 });
 
 test.serial('consumer + group is unique: a second one is 409, Kong\'s unique violation on the cache key (daos.lua cache_key)', async (t) => {
-  const { admin, bob } = t.context;
   await truncate(admin);
   await insert(admin, bob.id, 'dup');
   const again = await admin('/consumers/bob/acls', { method: 'POST', json: { group: 'dup' } });
@@ -239,7 +223,7 @@ test.serial('consumer + group is unique: a second one is 409, Kong\'s unique vio
 });
 
 test.serial('/schemas/acls describes kong/plugins/acl/daos.lua\'s fields', async (t) => {
-  const schema = await t.context.admin('/schemas/acls');
+  const schema = await admin('/schemas/acls');
   t.is(schema.status, 200);
   const fields = Object.assign({}, ...(schema.body.fields as Array<Record<string, unknown>>)) as Record<string, Record<string, unknown>>;
   t.deepEqual(Object.keys(fields), ['id', 'created_at', 'consumer', 'group', 'tags']);
@@ -248,7 +232,6 @@ test.serial('/schemas/acls describes kong/plugins/acl/daos.lua\'s fields', async
 });
 
 test.serial('/schemas/plugins/acl answers kong/plugins/acl/schema.lua\'s config, and its entity checks refuse allow with deny, or neither', async (t) => {
-  const { admin } = t.context;
   const schema = await admin('/schemas/plugins/acl');
   t.is(schema.status, 200);
   type Fields = Array<Record<string, Record<string, unknown>>>;
@@ -266,7 +249,7 @@ test.serial('/schemas/plugins/acl answers kong/plugins/acl/schema.lua\'s config,
   const neither = await admin('/plugins', { method: 'POST', json: { name: 'acl', config: { allow: [] } } });
   t.is(neither.status, 400);
   t.deepEqual(neither.body.fields, { '@entity': ["at least one of these fields must be non-empty: 'config.allow', 'config.deny'"] });
-  const consumerScoped = await admin('/plugins', { method: 'POST', json: { name: 'acl', consumer: { id: t.context.bob.id }, config: { allow: ['a'] } } });
+  const consumerScoped = await admin('/plugins', { method: 'POST', json: { name: 'acl', consumer: { id: bob.id }, config: { allow: ['a'] } } });
   t.is(consumerScoped.status, 400, 'typedefs.no_consumer');
 
   const created = await admin('/plugins', { method: 'POST', json: { name: 'acl', config: { deny: ['blocked'] } } });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { request, type JsonResponse } from '../helpers/backend.ts';
 import { startEchoUpstream, startTestGateway, writeConfig, type EchoUpstream, type TestGateway } from '../helpers/gateway.ts';
 import { httpGet } from '../helpers/http-request.ts';
@@ -17,32 +17,33 @@ import { PLUGIN_FIXTURES_DIR } from '../data-plane/plugins/kit.ts';
 // Each case builds its own consumers and routes (Kong's spec restarts Kong with a fresh database).
 type Call = (path: string, init?: RequestInit & { json?: unknown }) => Promise<JsonResponse>;
 type Proxy = (host: string, path: string) => Promise<number>;
-const test = anyTest as TestFn<{ gateway: TestGateway; upstream: EchoUpstream; admin: Call; proxy: Proxy }>;
+let gateway: TestGateway;
+let upstream: EchoUpstream;
+let admin: Call;
+let proxy: Proxy;
 const INVALIDATIONS = '03-invalidations_spec.lua';
 const ACCESS = '02-access_spec.lua';
 
-test.before(async (t) => {
+test.before(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'acl-invalidations-'));
-  const upstream = await startEchoUpstream();
-  const gateway = await startTestGateway({
+  upstream = await startEchoUpstream();
+  gateway = await startTestGateway({
     configFile: writeConfig(dir, '_format_version: "3.0"\n'),
     dir,
     pluginsDir: PLUGIN_FIXTURES_DIR,
     plugins: ['ctx-checker'],
   });
-  t.context.gateway = gateway;
-  t.context.upstream = upstream;
-  t.context.admin = async (path, init = {}) => {
+  admin = async (path, init = {}) => {
     const res = await request(`${gateway.adminUrl}${path}`, init);
     if (res.status >= 400 && init.method !== undefined && init.method !== 'GET') throw new Error(`${init.method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
     return res;
   };
-  t.context.proxy = async (host, path) => (await httpGet(`${gateway.proxyUrl}${path}`, { headers: { host } })).status;
+  proxy = async (host, path) => (await httpGet(`${gateway.proxyUrl}${path}`, { headers: { host } })).status;
 });
-test.after.always(async (t) => {
-  await t.context.gateway?.dispose();
-  await t.context.upstream?.close();
-  if (t.context.gateway) rmSync(t.context.gateway.dir, { recursive: true, force: true });
+test.after.always(async () => {
+  await gateway?.dispose();
+  await upstream?.close();
+  if (gateway) rmSync(gateway.dir, { recursive: true, force: true });
 });
 
 /**
@@ -68,7 +69,6 @@ async function setup(admin: Call, upstreamUrl: string, tag: string) {
 }
 
 test.serial(`invalidates when an ACL entity is deleted (${INVALIDATIONS}:108)`, async (t) => {
-  const { admin, proxy, upstream } = t.context;
   const s = await setup(admin, upstream.url, 'deleted');
   t.is(await proxy(s.host('acl1'), `/status/200?apikey=${s.key}`), 200);
   t.is((await admin(`/consumers/consumer1-deleted/acls/${s.acl.id}`, { method: 'DELETE' })).status, 204);
@@ -76,7 +76,6 @@ test.serial(`invalidates when an ACL entity is deleted (${INVALIDATIONS}:108)`, 
 });
 
 test.serial(`invalidates when an ACL entity is updated (${INVALIDATIONS}:142)`, async (t) => {
-  const { admin, proxy, upstream } = t.context;
   const s = await setup(admin, upstream.url, 'updated');
   t.is(await proxy(s.host('acl1'), `/status/200?apikey=${s.key}&prova=scemo`), 200);
   t.is(await proxy(s.host('acl2'), `/status/200?apikey=${s.key}`), 403);
@@ -86,7 +85,6 @@ test.serial(`invalidates when an ACL entity is updated (${INVALIDATIONS}:142)`, 
 });
 
 test.serial(`invalidates when the Consumer entity is deleted: its key is gone, 401 (${INVALIDATIONS}:199)`, async (t) => {
-  const { admin, proxy, upstream } = t.context;
   const s = await setup(admin, upstream.url, 'consumer');
   t.is(await proxy(s.host('acl1'), `/status/200?apikey=${s.key}`), 200);
   t.is((await admin('/consumers/consumer1-consumer', { method: 'DELETE' })).status, 204);
@@ -95,7 +93,6 @@ test.serial(`invalidates when the Consumer entity is deleted: its key is gone, 4
 });
 
 test.serial(`does not fail when multiple rules are set fast (${ACCESS}:1238)`, async (t) => {
-  const { admin, proxy, upstream } = t.context;
   await admin('/consumers/', { method: 'POST', json: { username: 'acl_consumer' } });
   await admin('/consumers/acl_consumer/key-auth', { method: 'POST', json: { key: 'secret123' } });
   for (const i of [1, 2, 3]) {
@@ -109,7 +106,6 @@ test.serial(`does not fail when multiple rules are set fast (${ACCESS}:1238)`, a
 });
 
 test.serial(`does not fail when multiple rules are set fast with authenticated groups (${ACCESS}:1340)`, async (t) => {
-  const { admin, proxy, upstream } = t.context;
   for (const i of [1, 2, 3]) {
     const service = (await admin('/services', { method: 'POST', json: { name: `fast-b-${i}`, url: upstream.url } })).body as { id: string };
     const route = (await admin('/routes/', { method: 'POST', json: { hosts: [`acl_test${i}b.test`], protocols: ['http', 'https'], service: { id: service.id } } })).body as { id: string };

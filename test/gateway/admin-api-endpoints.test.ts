@@ -1,20 +1,19 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { kongAdminProblems } from '../helpers/kong-admin-contract.ts';
 
 // What go-kong (the client of decK and the Kong Ingress Controller) found the local Admin API
 // doing otherwise than Kong 3.9 (issue 23), each case as Kong's source decides it.
-const test = anyTest as TestFn<{ f: Fixture }>;
+let f: Fixture;
 
-test.before(async (t) => {
-  t.context.f = await startFixture('_format_version: "3.0"\n');
+test.before(async () => {
+  f = await startFixture('_format_version: "3.0"\n');
 });
-test.after.always(async (t) => {
-  await t.context.f?.dispose();
+test.after.always(async () => {
+  await f?.dispose();
 });
 
 test("GET /routes/{route}/service is the route's service (kong/api/endpoints.lua generate_entity_endpoints)", async (t) => {
-  const { f } = t.context;
   const service = await f.admin('/services', { method: 'POST', json: { name: 'fk-owner', url: 'http://127.0.0.1:9' } });
   const route = await f.admin('/services/fk-owner/routes', { method: 'POST', json: { name: 'fk-child', paths: ['/fk-child'] } });
   const read = await f.admin('/routes/fk-child/service');
@@ -39,7 +38,6 @@ test("GET /routes/{route}/service is the route's service (kong/api/endpoints.lua
 });
 
 test('a foreign key sent as the whole entity is its primary key (kong/db/schema/init.lua:963-976, validate_primary_key(pk, true))', async (t) => {
-  const { f } = t.context;
   const service = await f.admin('/services', { method: 'POST', json: { name: 'whole', url: 'http://127.0.0.1:9' } });
   // go-kong sends the Service object it got back, every field included.
   const route = await f.admin('/routes', { method: 'POST', json: { name: 'by-whole', paths: ['/whole'], service: service.body } });
@@ -51,7 +49,6 @@ test('a foreign key sent as the whole entity is its primary key (kong/db/schema/
 });
 
 test("a foreign key's id must be a UUID; a name goes in the endpoint key's field (kong/db/dao/init.lua resolve_foreign)", async (t) => {
-  const { f } = t.context;
   await f.admin('/services', { method: 'POST', json: { name: 'named', url: 'http://127.0.0.1:9' } });
   const byIdName = await f.admin('/routes', { method: 'POST', json: { name: 'id-is-a-name', paths: ['/n'], service: { id: 'named' } } });
   t.is(byIdName.status, 400);
@@ -66,7 +63,6 @@ test("a foreign key's id must be a UUID; a name goes in the endpoint key's field
 });
 
 test('a foreign key without a primary key is checked as the record it names (09-routes_routes_spec.lua:373-398, 419-460)', async (t) => {
-  const { f } = t.context;
   const oneOf = 'expected one of: grpc, grpcs, http, https, tcp, tls, tls_passthrough, udp';
   const invalid = await f.admin('/routes', { method: 'POST', json: { methods: ['GET'], protocols: ['foo', 'http'], service: { protocol: 'foo' } } });
   t.is(invalid.status, 400);
@@ -95,7 +91,6 @@ test('a foreign key without a primary key is checked as the record it names (09-
 });
 
 test("a service's url is split as LuaSocket's url.parse does and validated as its fields (10-services_routes_spec.lua:894-917)", async (t) => {
-  const { f } = t.context;
   const bodies: { body: string | URLSearchParams; headers?: Record<string, string> }[] = [
     { body: JSON.stringify({ url: 'invalid url' }), headers: { 'Content-Type': 'application/json' } },
     { body: new URLSearchParams([['url', 'invalid url']]) },
@@ -139,7 +134,6 @@ test("a service's url is split as LuaSocket's url.parse does and validated as it
 });
 
 test("a null url, or an empty one in a form or multipart body, is split as the text tostring(ngx.null) (arguments.lua:242-253, schema/init.lua:1805-1806, services.lua:79)", async (t) => {
-  const { f } = t.context;
   // LuaSocket's url.parse("userdata: NULL"): scheme "userdata", path " NULL", no host
   const expected = {
     code: 2,
@@ -170,7 +164,6 @@ test("a null url, or an empty one in a form or multipart body, is split as the t
 });
 
 test('a URL key its endpoint key field refuses is 400 invalid unique, for every method (kong/db/dao/init.lua:349-371, 19-vaults_spec.lua:173-186)', async (t) => {
-  const { f } = t.context;
   const message = "invalid value 'a b': the only accepted ascii characters are alphanumerics or ., -, _, and ~";
   for (const [method, path] of [['GET', '/services/a%20b'], ['PATCH', '/services/a%20b'], ['PUT', '/services/a%20b'], ['DELETE', '/services/a%20b'], ['GET', '/services/a%20b/routes'], ['GET', '/routes/a%20b']] as const) {
     const response = await f.admin(path, { method, ...(method === 'PATCH' || method === 'PUT' ? { json: { host: 'example.test' } } : {}) });
@@ -183,7 +176,6 @@ test('a URL key its endpoint key field refuses is 400 invalid unique, for every 
 });
 
 test('a URL key is read as ngx.unescape_uri reads it: + is a space, bytes that are not UTF-8 refused with Kong\'s position (endpoints.lua:244-266, typedefs.lua:137-141, string.lua:85-104)', async (t) => {
-  const { f } = t.context;
   const utf8 = (at: number) => ({ code: 10, name: 'invalid unique name', message: `invalid utf-8 character sequence detected at position ${at}` });
   for (const [path, at] of [['/services/%FF', 1], ['/services/ab%FF', 3], ['/services/%C3%41', 1], ['/services/%FF/routes', 1], ['/routes/%E2%82', 1]] as const) {
     for (const method of ['GET', 'DELETE'] as const) {
@@ -207,7 +199,6 @@ test('a URL key is read as ngx.unescape_uri reads it: + is a space, bytes that a
 });
 
 test('a header name is letters, digits, - and _, refused with Kong\'s message (03-plugins/09-key-auth/01-api_spec.lua:363-403)', async (t) => {
-  const { f } = t.context;
   const refused = await f.admin('/plugins', { method: 'POST', json: { name: 'key-auth', config: { key_names: ['hello\\world'] } } });
   t.is(refused.status, 400);
   // typedefs.header_name: kong/tools/http.lua:271-282
@@ -221,7 +212,6 @@ test('a header name is letters, digits, - and _, refused with Kong\'s message (0
 });
 
 test('a type without an endpoint key is named by its id only: another key is 400 invalid primary key (kong/db/dao/init.lua:999-1011, errors.lua:194-202)', async (t) => {
-  const { f } = t.context;
   const invalid = { code: 1, name: 'invalid primary key', message: `invalid primary key: '{id="expected a valid UUID"}'`, fields: { id: 'expected a valid UUID' } };
   for (const [method, path] of [['GET', '/acls/grp'], ['PUT', '/acls/grp'], ['PATCH', '/acls/grp'], ['DELETE', '/acls/grp'], ['GET', '/ca_certificates/ca'], ['GET', '/acls/grp/consumer']] as const) {
     const response = await f.admin(path, { method, ...(method === 'PATCH' || method === 'PUT' ? { json: { group: 'g' } } : {}) });
@@ -236,7 +226,6 @@ test('a type without an endpoint key is named by its id only: another key is 400
 
 test('POST /schemas/routes/validate runs the route checks: a regex with unmatched parentheses is refused (routes.lua validate_route)', async (t) => {
   // traditional_compatible validates each route with the ATC router (kong/db/schema/entities/routes.lua).
-  const { f } = t.context;
   const validate = (paths: string[]) => f.admin('/schemas/routes/validate', { method: 'POST', json: { paths } });
   t.is((await validate(['/prefix/', '~/payment/(docs|health)$'])).status, 200);
   const one = await validate(['~/payment/(docs|health))']);
@@ -248,7 +237,6 @@ test('POST /schemas/routes/validate runs the route checks: a regex with unmatche
 
 test("a key-auth credential's ttl reads back as the whole seconds left (kong/db/strategies/postgres/init.lua:1064-1068)", async (t) => {
   // Kong stores created_at + ttl (get_ttl_value) and selects FLOOR(ttl - CURRENT_TIMESTAMP).
-  const { f } = t.context;
   await f.admin('/consumers', { method: 'POST', json: { username: 'ttl-reader' } });
   await f.gateway.clock.advance(400); // created_at is whole seconds: 0.4 s of the first second is gone
   const created = await f.admin('/consumers/ttl-reader/key-auth', { method: 'POST', json: { key: 'ttl-read', ttl: 10 } });
@@ -260,7 +248,6 @@ test("a key-auth credential's ttl reads back as the whole seconds left (kong/db/
 });
 
 test('GET /consumers?custom_id= selects by custom_id (kong/api/routes/consumers.lua:9-36)', async (t) => {
-  const { f } = t.context;
   const consumer = await f.admin('/consumers', { method: 'POST', json: { username: 'by-custom', custom_id: 'ext-42' } });
   await f.admin('/consumers', { method: 'POST', json: { username: 'other-custom', custom_id: 'ext-43' } });
   const found = await f.admin('/consumers?custom_id=ext-42');
@@ -273,7 +260,6 @@ test('GET /consumers?custom_id= selects by custom_id (kong/api/routes/consumers.
 });
 
 test('/tags lists every tag of every entity, /tags/{tag} the entities with one (kong/api/routes/tags.lua, postgres/tags.lua)', async (t) => {
-  const { f } = t.context;
   const consumer = await f.admin('/consumers', { method: 'POST', json: { username: 'tagged', tags: ['tag-a', 'tag-b'] } });
   const service = await f.admin('/services', { method: 'POST', json: { name: 'tagged', url: 'http://127.0.0.1:9', tags: ['tag-b'] } });
   const all = await f.admin('/tags');
@@ -303,7 +289,6 @@ test('/tags lists every tag of every entity, /tags/{tag} the entities with one (
 });
 
 test('/schemas/{entity} describes every entity type Kong has, run here or not (kong/api/routes/kong.lua /schemas/:db_entity_name)', async (t) => {
-  const { f } = t.context;
   // go-kong's TestSchemaService reads these; describing a type is not running it.
   for (const name of ['services', 'routes', 'consumers', 'plugins', 'keyauth_credentials', 'upstreams', 'targets', 'certificates', 'ca_certificates', 'snis', 'tags', 'vaults', 'keys', 'key_sets']) {
     const schema = await f.admin(`/schemas/${name}`);
@@ -324,7 +309,6 @@ test('/schemas/{entity} describes every entity type Kong has, run here or not (k
 });
 
 test("a route's protocols: at least one, and from one of Kong's subsets (routes.lua:154-166; 06-routes_spec.lua:150-175)", async (t) => {
-  const { f } = t.context;
   await f.admin('/services', { method: 'POST', json: { name: 'protocols-owner', url: 'http://127.0.0.1:9' } });
   const route = { paths: ['/protocols'], service: { name: 'protocols-owner' } };
   const empty = await f.admin('/routes', { method: 'POST', json: { ...route, name: 'protocols-empty', protocols: [] } });
@@ -347,7 +331,6 @@ test("a route's protocols: at least one, and from one of Kong's subsets (routes.
 });
 
 test('a protocol Kong takes that the data plane does not run is refused at the write, naming the field (a data plane would refuse the whole configuration)', async (t) => {
-  const { f } = t.context;
   const service = await f.admin('/services', { method: 'POST', json: { name: 'stream-probe', protocol: 'tcp', host: 'example.com', port: 80 } });
   t.is(service.status, 400);
   t.deepEqual(service.body.fields, { protocol: 'not supported by the local gateway: expected one of: http, https' });

@@ -1,22 +1,23 @@
 import { request } from 'node:http';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 
 // How the Admin API takes a request before any route runs, as Kong 3.9.3's does
 // (kong/api/api_helpers.lua cors_filter, before_filter, options_method), transcribing Kong's
 // spec/02-integration/04-admin_api (Kong started without admin_gui_url).
-const test = anyTest as TestFn<{ f: Fixture; url: (path: string) => string }>;
+let f: Fixture;
+let url: (path: string) => string;
 
-test.before(async (t) => {
-  t.context.f = await startFixture('_format_version: "3.0"\n');
-  t.context.url = (path) => `${t.context.f.gateway.adminUrl}${path}`;
+test.before(async () => {
+  f = await startFixture('_format_version: "3.0"\n');
+  url = (path) => `${f.gateway.adminUrl}${path}`;
 });
-test.after.always(async (t) => {
-  await t.context.f?.dispose();
+test.after.always(async () => {
+  await f?.dispose();
 });
 
 test('OPTIONS: 204, no body, the path\'s methods as Allow and CORS headers (02-kong_routes_spec.lua:59-72)', async (t) => {
-  const response = await fetch(t.context.url('/'), { method: 'OPTIONS' });
+  const response = await fetch(url('/'), { method: 'OPTIONS' });
   t.is(response.status, 204);
   t.is(await response.text(), '');
   t.is(response.headers.get('allow'), 'GET, HEAD, OPTIONS');
@@ -32,7 +33,7 @@ test('OPTIONS: each route its own methods (23-cors_spec.lua:28-56)', async (t) =
     ['/routes/test', 'DELETE, GET, HEAD, OPTIONS, PATCH, PUT'],
     ['/consumers/someone/key-auth', 'GET, HEAD, OPTIONS, POST'],
   ] as const) {
-    const response = await fetch(t.context.url(path), { method: 'OPTIONS' });
+    const response = await fetch(url(path), { method: 'OPTIONS' });
     t.is(response.status, 204, path);
     t.is(response.headers.get('allow'), methods, path);
     t.is(response.headers.get('access-control-allow-methods'), methods, path);
@@ -40,15 +41,15 @@ test('OPTIONS: each route its own methods (23-cors_spec.lua:28-56)', async (t) =
 });
 
 test('OPTIONS on an unknown path is the 404 (02-kong_routes_spec.lua:656-663)', async (t) => {
-  const response = await fetch(t.context.url('/non-existing'), { method: 'OPTIONS' });
+  const response = await fetch(url('/non-existing'), { method: 'OPTIONS' });
   t.is(response.status, 404);
   t.deepEqual(await response.json(), { message: 'Not found' });
 });
 
 test('a preflight gets back the headers it asked for; a main request does not (23-cors_spec.lua:58-122)', async (t) => {
-  const preflight = await fetch(t.context.url('/'), { method: 'OPTIONS', headers: { 'Access-Control-Request-Headers': 'X-Header-1,X-Header-2' } });
+  const preflight = await fetch(url('/'), { method: 'OPTIONS', headers: { 'Access-Control-Request-Headers': 'X-Header-1,X-Header-2' } });
   t.is(preflight.headers.get('access-control-allow-headers'), 'X-Header-1,X-Header-2');
-  const main = await fetch(t.context.url('/'), {
+  const main = await fetch(url('/'), {
     headers: { 'Access-Control-Request-Method': 'PATCH', 'Access-Control-Request-Headers': 'X-Header-1,X-Header-2' },
   });
   t.is(main.status, 200);
@@ -57,32 +58,32 @@ test('a preflight gets back the headers it asked for; a main request does not (2
 });
 
 test('every answer allows the request\'s Origin, or any without one (23-cors_spec.lua:124-152)', async (t) => {
-  const withOrigin = await fetch(t.context.url('/'), { headers: { Origin: 'http://example.com' } });
+  const withOrigin = await fetch(url('/'), { headers: { Origin: 'http://example.com' } });
   t.is(withOrigin.headers.get('access-control-allow-origin'), 'http://example.com');
   t.is(withOrigin.headers.get('access-control-allow-credentials'), 'true');
-  const preflight = await fetch(t.context.url('/'), { method: 'OPTIONS', headers: { Origin: 'http://example.com' } });
+  const preflight = await fetch(url('/'), { method: 'OPTIONS', headers: { Origin: 'http://example.com' } });
   t.is(preflight.headers.get('access-control-allow-origin'), 'http://example.com');
-  const without = await fetch(t.context.url('/consumers/nobody'));
+  const without = await fetch(url('/consumers/nobody'));
   t.is(without.status, 404);
   t.is(without.headers.get('access-control-allow-origin'), '*');
 });
 
 test('a write whose body is not JSON, a form or multipart is refused 415 (03-consumers_routes_spec.lua:135-150, 448-465)', async (t) => {
   const refused = [
-    await fetch(t.context.url('/consumers'), { method: 'POST', body: '{"hello": "world"}', headers: { 'Content-Type': 'invalid' } }),
+    await fetch(url('/consumers'), { method: 'POST', body: '{"hello": "world"}', headers: { 'Content-Type': 'invalid' } }),
     // fetch names a string body text/plain; Kong's spec sends none: both are refused
-    await fetch(t.context.url('/consumers'), { method: 'POST', body: 'invalid' }),
-    await fetch(t.context.url('/consumers'), { method: 'POST', body: Buffer.from('invalid') }),
-    await fetch(t.context.url('/consumers/nobody'), { method: 'PATCH', body: '{"hello": "world"}', headers: { 'Content-Type': 'invalid' } }),
-    await fetch(t.context.url('/consumers'), { method: 'POST', body: '{"username": "x"}', headers: { 'Content-Type': 'Application/JSON' } }),
+    await fetch(url('/consumers'), { method: 'POST', body: 'invalid' }),
+    await fetch(url('/consumers'), { method: 'POST', body: Buffer.from('invalid') }),
+    await fetch(url('/consumers/nobody'), { method: 'PATCH', body: '{"hello": "world"}', headers: { 'Content-Type': 'invalid' } }),
+    await fetch(url('/consumers'), { method: 'POST', body: '{"username": "x"}', headers: { 'Content-Type': 'Application/JSON' } }),
   ];
   for (const response of refused) {
     t.is(response.status, 415);
     t.regex(await response.text(), /<title>415 Unsupported Media Type<\/title>/);
   }
-  t.is((await t.context.f.admin('/consumers/x')).status, 404, 'nothing was stored');
+  t.is((await f.admin('/consumers/x')).status, 404, 'nothing was stored');
   // no body at all, or an empty one, needs no type: the route answers (here, the schema's check)
-  const empty = await fetch(t.context.url('/consumers'), { method: 'POST', headers: { 'Content-Length': '0' } });
+  const empty = await fetch(url('/consumers'), { method: 'POST', headers: { 'Content-Length': '0' } });
   t.is(empty.status, 400);
   t.is(((await empty.json()) as { name: string }).name, 'schema violation');
 });
@@ -90,13 +91,13 @@ test('a write whose body is not JSON, a form or multipart is refused 415 (03-con
 test('a write naming JSON with no body is 400 Cannot parse JSON body, on a route only (03-consumers_routes_spec.lua:152-160, 467-480)', async (t) => {
   const json = { 'Content-Type': 'application/json' };
   for (const [method, path] of [['POST', '/consumers'], ['PATCH', '/consumers/nobody'], ['PUT', '/consumers/nobody']] as const) {
-    const response = await fetch(t.context.url(path), { method, headers: json });
+    const response = await fetch(url(path), { method, headers: json });
     t.is(response.status, 400, `${method} ${path}`);
     t.deepEqual(await response.json(), { message: 'Cannot parse JSON body' }, `${method} ${path}`);
   }
   // api_helpers.lua parse_params wraps route handlers: no route, the 404; a form without a body, the schema's check
-  t.is((await fetch(t.context.url('/non-existing'), { method: 'POST', headers: json })).status, 404);
-  const form = await fetch(t.context.url('/consumers'), { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+  t.is((await fetch(url('/non-existing'), { method: 'POST', headers: json })).status, 404);
+  const form = await fetch(url('/consumers'), { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
   t.is(((await form.json()) as { name: string }).name, 'schema violation');
 });
 
@@ -112,14 +113,14 @@ function multipart(fields: [string, string][]): FormData {
 
 test('a form and a multipart body are read by the entity\'s schema: numbers, booleans, lists (10-services_routes_spec.lua:53-76)', async (t) => {
   for (const [kind, encode] of [['form', form], ['multipart', multipart]] as const) {
-    const service = await fetch(t.context.url('/services'), {
+    const service = await fetch(url('/services'), {
       method: 'POST',
       body: encode([['name', `svc-${kind}`], ['protocol', 'http'], ['host', 'service.test'], ['port', '8080'], ['retries', ' 3 '], ['tags[]', kind]]),
     });
     t.is(service.status, 201, kind);
     t.like(await service.json(), { name: `svc-${kind}`, port: 8080, retries: 3, connect_timeout: 60000, tags: [kind] }, kind);
     // 09-routes_routes_spec.lua:185-211: lists by repeated or indexed names, a foreign key by a dotted one
-    const route = await fetch(t.context.url('/routes'), {
+    const route = await fetch(url('/routes'), {
       method: 'POST',
       body: encode([
         ['methods[1]', 'GET'], ['methods[2]', 'POST'],
@@ -138,37 +139,37 @@ test('multipart: every part is read, however many; a repeated name keeps its las
   // Kong takes the parts lapis parsed, which counts none (max_post_args bounds a form, arguments.lua:510-513)
   const parts: [string, string][] = [['username', 'many-parts']];
   for (let index = 0; index < 1000; index += 1) parts.push(['custom_id', `c${index}`]);
-  const response = await fetch(t.context.url('/consumers'), { method: 'POST', body: multipart(parts) });
+  const response = await fetch(url('/consumers'), { method: 'POST', body: multipart(parts) });
   t.is(response.status, 201);
   t.like(await response.json(), { username: 'many-parts', custom_id: 'c999' });
-  const tags = await fetch(t.context.url('/consumers/many-parts'), { method: 'PATCH', body: multipart([['tags[]', 'a'], ['tags[]', 'b']]) });
+  const tags = await fetch(url('/consumers/many-parts'), { method: 'PATCH', body: multipart([['tags[]', 'a'], ['tags[]', 'b']]) });
   t.deepEqual(((await tags.json()) as { tags: unknown }).tags, ['b']);
   // a form's 1001 arguments are refused whole
-  const form1001 = await fetch(t.context.url('/consumers'), { method: 'POST', body: form(parts.concat([['tags', 'x']])) });
+  const form1001 = await fetch(url('/consumers'), { method: 'POST', body: form(parts.concat([['tags', 'x']])) });
   t.is(form1001.status, 400);
   t.deepEqual(await form1001.json(), { message: 'Too many arguments' });
 });
 
 test('a plugin\'s config is read by that plugin\'s schema; "" is null; a credential\'s ttl is a number', async (t) => {
-  const plugin = await fetch(t.context.url('/plugins'), {
+  const plugin = await fetch(url('/plugins'), {
     method: 'POST',
     body: form([['name', 'rate-limiting'], ['config.minute', '5'], ['config.hour', '0x10'], ['config.policy', 'local'], ['config.fault_tolerant', 'false'], ['instance_name', '']]),
   });
   t.is(plugin.status, 201);
   t.like(await plugin.json(), { instance_name: null, config: { minute: 5, hour: 16, policy: 'local', fault_tolerant: false } });
-  await t.context.f.admin('/consumers', { method: 'POST', json: { username: 'form-kim', custom_id: 'ext' } });
-  const cleared = await fetch(t.context.url('/consumers/form-kim'), { method: 'PATCH', body: multipart([['custom_id', '']]) });
+  await f.admin('/consumers', { method: 'POST', json: { username: 'form-kim', custom_id: 'ext' } });
+  const cleared = await fetch(url('/consumers/form-kim'), { method: 'PATCH', body: multipart([['custom_id', '']]) });
   t.like(await cleared.json(), { username: 'form-kim', custom_id: null });
-  const key = await fetch(t.context.url('/consumers/form-kim/key-auth'), { method: 'POST', body: form([['key', 'form-kim-key'], ['ttl', '3600']]) });
+  const key = await fetch(url('/consumers/form-kim/key-auth'), { method: 'POST', body: form([['key', 'form-kim-key'], ['ttl', '3600']]) });
   t.is(key.status, 201);
   t.is(((await key.json()) as { ttl: number }).ttl, 3600);
 });
 
 test('text where a number goes stays text and is refused; JSON is taken as sent', async (t) => {
-  const word = await fetch(t.context.url('/services'), { method: 'POST', body: form([['host', 'x.test'], ['port', 'eighty']]) });
+  const word = await fetch(url('/services'), { method: 'POST', body: form([['host', 'x.test'], ['port', 'eighty']]) });
   t.is(word.status, 400);
   t.deepEqual(((await word.json()) as { fields: unknown }).fields, { port: 'expected an integer' });
-  const json = await t.context.f.admin('/services', { method: 'POST', json: { host: 'x.test', port: '8080' } });
+  const json = await f.admin('/services', { method: 'POST', json: { host: 'x.test', port: '8080' } });
   t.is(json.status, 400);
   t.deepEqual(json.body.fields, { port: 'expected an integer' });
 });
@@ -177,19 +178,19 @@ test('a certificate\'s PEM may come as a multipart file part: its content is the
   const data = new FormData();
   data.append('cert', new Blob(['not a pem'], { type: 'application/x-pem-file' }), 'cert.pem');
   data.append('key', new Blob(['not a key'], { type: 'application/x-pem-file' }), 'key.pem');
-  const response = await fetch(t.context.url('/certificates'), { method: 'POST', body: data });
+  const response = await fetch(url('/certificates'), { method: 'POST', body: data });
   t.is(response.status, 400);
   // the parts were read as the fields' values: the PEM's own error, not a missing field
   t.regex(JSON.stringify(await response.json()), /invalid certificate.*invalid key/);
 });
 
 test("GET /status: memory in the unit and scale asked, 400 on a unit Kong refuses (02-kong_routes_spec.lua:369-428)", async (t) => {
-  const memory = async (query: string) => ((await (await fetch(t.context.url(`/status${query}`))).json()) as { memory: { workers_lua_vms: { http_allocated_gc: unknown }[] } }).memory;
+  const memory = async (query: string) => ((await (await fetch(url(`/status${query}`))).json()) as { memory: { workers_lua_vms: { http_allocated_gc: unknown }[] } }).memory;
   t.regex(String((await memory('')).workers_lua_vms[0]!.http_allocated_gc), /^\d+\.\d{2} MiB$/);
   t.regex(String((await memory('?unit=k')).workers_lua_vms[0]!.http_allocated_gc), /^\d+\.\d{2} KiB$/);
   t.regex(String((await memory('?scale=3')).workers_lua_vms[0]!.http_allocated_gc), /^\d+\.\d{3} MiB$/);
   t.is(typeof (await memory('?unit=b')).workers_lua_vms[0]!.http_allocated_gc, 'number');
-  const refused = await fetch(t.context.url('/status?unit=V'));
+  const refused = await fetch(url('/status?unit=V'));
   t.is(refused.status, 400);
   // kong/tools/string.lua:150, through health.lua's pcall
   t.deepEqual(await refused.json(), { message: "invalid unit 'V' (expected 'k/K', 'm/M', or 'g/G')" });
@@ -213,7 +214,7 @@ function rawRequest(url: string, method: string): Promise<RawResponse> {
 
 test('TRACE is nginx\'s own 405 page, before any Lua: no CORS, no latency header (ngx_http_request.c "client sent TRACE method")', async (t) => {
   for (const path of ['/', '/consumers', '/non-existing']) {
-    const response = await rawRequest(t.context.url(path), 'TRACE');
+    const response = await rawRequest(url(path), 'TRACE');
     t.is(response.status, 405, path);
     t.regex(response.body, /<title>405 Not Allowed<\/title>[\s\S]*<center>openresty<\/center>/, path);
     t.is(response.headers['access-control-allow-origin'], undefined, path);
@@ -225,22 +226,22 @@ test('the route with the fewest parameters takes the path whatever the method (l
   // lapis matches the path alone, routes without parameters before those with; respond_to then
   // has no handler for the method (kong.lua:198-201 POST only; plugins.lua:139-149 GET only)
   for (const [method, path] of [['GET', '/schemas/plugins/validate'], ['PATCH', '/plugins/enabled'], ['DELETE', '/plugins/enabled']] as const) {
-    const response = await fetch(t.context.url(path), { method });
+    const response = await fetch(url(path), { method });
     t.is(response.status, 405, `${method} ${path}`);
     t.deepEqual(await response.json(), { message: 'Method not allowed' }, `${method} ${path}`);
   }
   // the route with a parameter still serves the names it does not shadow
-  t.is((await fetch(t.context.url('/schemas/plugins/key-auth'))).status, 200);
+  t.is((await fetch(url('/schemas/plugins/key-auth'))).status, 200);
 });
 
 test('a method a known path does not take, one lapis has no name for too, is 405 Method not allowed without Allow; an unknown path 404 (api_helpers.lua:548-556)', async (t) => {
   for (const method of ['PUT', 'PROPFIND', 'PURGE']) {
-    const response = await fetch(t.context.url('/consumers'), { method });
+    const response = await fetch(url('/consumers'), { method });
     t.is(response.status, 405, method);
     t.deepEqual(await response.json(), { message: 'Method not allowed' }, method);
     t.is(response.headers.get('allow'), null, method);
   }
-  const unknown = await fetch(t.context.url('/non-existing'), { method: 'PROPFIND' });
+  const unknown = await fetch(url('/non-existing'), { method: 'PROPFIND' });
   t.is(unknown.status, 404);
   t.deepEqual(await unknown.json(), { message: 'Not found' });
 });

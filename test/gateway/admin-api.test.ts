@@ -1,4 +1,4 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { kongAdminProblems } from '../helpers/kong-admin-contract.ts';
 import { startTestGateway, writeConfig } from '../helpers/gateway.ts';
@@ -6,17 +6,16 @@ import { startTestGateway, writeConfig } from '../helpers/gateway.ts';
 // The Admin API subset, checked against Kong's official OpenAPI (OSS 3.9) and Kong's own
 // behaviour (kong/api/endpoints.lua, kong/db/errors.lua): 201 on create, 204 on delete,
 // {"message":"Not found"}, schema and unique violations with their codes.
-const test = anyTest as TestFn<{ f: Fixture }>;
+let f: Fixture;
 
-test.before(async (t) => {
-  t.context.f = await startFixture('_format_version: "3.0"\n');
+test.before(async () => {
+  f = await startFixture('_format_version: "3.0"\n');
 });
-test.after.always(async (t) => {
-  await t.context.f?.dispose();
+test.after.always(async () => {
+  await f?.dispose();
 });
 
 test('GET / and GET /status describe the node', async (t) => {
-  const { f } = t.context;
   const root = await f.admin('/');
   t.is(root.status, 200);
   t.is(root.body.version, '3.9.3');
@@ -33,7 +32,6 @@ test('GET / and GET /status describe the node', async (t) => {
 });
 
 test('GET /endpoints lists every path the Admin API serves, keys named as Kong names them, in Kong\'s order (kong.lua:150-184; 02-kong_routes_spec.lua:169-192)', async (t) => {
-  const { f } = t.context;
   const response = await f.admin('/endpoints');
   t.is(response.status, 200);
   t.deepEqual(kongAdminProblems('GET', '/endpoints', 200, response.body), []);
@@ -52,7 +50,6 @@ test('GET /endpoints lists every path the Admin API serves, keys named as Kong n
 });
 
 test('GET /timers: the answering worker and its timer statistics in Kong\'s shape; the Admin API process runs no timers (kong.lua:258-272; 20-timers_spec.lua:28-53)', async (t) => {
-  const { f } = t.context;
   const response = await f.admin('/timers');
   t.is(response.status, 200);
   t.deepEqual(kongAdminProblems('GET', '/timers', 200, response.body), []);
@@ -65,7 +62,6 @@ test('GET /timers: the answering worker and its timer statistics in Kong\'s shap
 });
 
 test('consumers: create, read by id or username, update, replace, delete', async (t) => {
-  const { f } = t.context;
   const created = await f.admin('/consumers', { method: 'POST', json: { username: 'ann', custom_id: 'ext-1', tags: ['t1'] } });
   t.is(created.status, 201);
   t.deepEqual(kongAdminProblems('POST', '/consumers', 201, created.body), []);
@@ -89,7 +85,6 @@ test('consumers: create, read by id or username, update, replace, delete', async
 });
 
 test('consumers: Kong error bodies', async (t) => {
-  const { f } = t.context;
   const neither = await f.admin('/consumers', { method: 'POST', json: { tags: ['x'] } });
   t.is(neither.status, 400);
   t.like(neither.body, { code: 2, name: 'schema violation', message: "schema violation (at least one of these fields must be non-empty: 'custom_id', 'username')" });
@@ -108,7 +103,6 @@ test('consumers: Kong error bodies', async (t) => {
 // and its service's delete, either the route (the delete refused, errors.lua:310) or the delete
 // (the route refused, errors.lua:292), never a route left without its service.
 test('writes at once: one name is one 201, PUTs one entity, a route never outlives its service', async (t) => {
-  const { f } = t.context;
   const posts = await Promise.all(Array.from({ length: 8 }, () => f.admin('/consumers', { method: 'POST', json: { username: 'racer' } })));
   t.deepEqual(posts.map((r) => r.status).sort(), [201, 409, 409, 409, 409, 409, 409, 409]);
   for (const refused of posts.filter((r) => r.status === 409)) t.is(refused.body.message, `UNIQUE violation detected on '{username="racer"}'`);
@@ -147,7 +141,6 @@ test('writes at once: one name is one 201, PUTs one entity, a route never outliv
 test('null elements of arrays, sets and map values are 400, never stored, fields as cjson writes them (Kong: validate_elements; 09-routes_routes_spec.lua:368)', async (t) => {
   // kong/db/schema/init.lua: validate_elements sets `field.elements.required = true`, the map
   // branch `field.values.required = true`, so `[null]` is "required field missing".
-  const { f } = t.context;
   const cases: Array<[string, unknown, unknown]> = [
     ['/routes', { name: 'nil-host', hosts: [null], paths: ['/h'] }, { hosts: ['required field missing'] }],
     ['/routes', { name: 'nil-path', paths: ['/p', null] }, { paths: [null, 'required field missing'] }],
@@ -166,7 +159,6 @@ test('null elements of arrays, sets and map values are 400, never stored, fields
 test('empty strings are 400 unless the field allows them (Kong: len_min defaults to 1)', async (t) => {
   // kong/db/schema/init.lua validate_field: "empty strings are not accepted by default" (a string
   // field without len_min gets len_min = 1); rate-limiting's policy declares len_min = 0.
-  const { f } = t.context;
   await f.admin('/consumers', { method: 'POST', json: { username: 'empty-eve' } });
   const emptyKey = await f.admin('/consumers/empty-eve/key-auth', { method: 'POST', json: { key: '' } });
   t.is(emptyKey.status, 400);
@@ -178,14 +170,12 @@ test('empty strings are 400 unless the field allows them (Kong: len_min defaults
 
 test('a route cannot match on the Host header: that is what hosts is for (Kong: routes.lua)', async (t) => {
   // kong/db/schema/entities/routes.lua (3.9.3): headers' keys match_none ^[Hh][Oo][Ss][Tt]$.
-  const { f } = t.context;
   const refused = await f.admin('/routes', { method: 'POST', json: { headers: { Host: ['example.com'] } } });
   t.is(refused.status, 400);
   t.deepEqual(refused.body.fields, { headers: "cannot contain 'host' header, which must be specified in the 'hosts' attribute" });
 });
 
 test('consumers: size/offset pagination and tag filters', async (t) => {
-  const { f } = t.context;
   for (let i = 0; i < 5; i++) await f.admin('/consumers', { method: 'POST', json: { username: `page-${i}`, tags: ['paged', i % 2 ? 'odd' : 'even'] } });
   const seen: string[] = [];
   let next: string | null = '/consumers?tags=paged&size=2';
@@ -208,7 +198,6 @@ test('consumers: size/offset pagination and tag filters', async (t) => {
 });
 
 test('an offset that is not one: base64 first, then JSON (kong/db/strategies/postgres/init.lua:484-493)', async (t) => {
-  const { f } = t.context;
   const cases: [string, string][] = [
     ['%25%25%25', "'%%%' is not a valid offset: bad base64 encoding"],
     ['abcde', "'abcde' is not a valid offset: bad base64 encoding"], // 4n+1 digits
@@ -223,7 +212,6 @@ test('an offset that is not one: base64 first, then JSON (kong/db/strategies/pos
 });
 
 test('key-auth credentials: generated keys, explicit keys, uniqueness, ttl', async (t) => {
-  const { f } = t.context;
   await f.admin('/consumers', { method: 'POST', json: { username: 'kim' } });
   const generated = await f.admin('/consumers/kim/key-auth', { method: 'POST', json: {} });
   t.is(generated.status, 201);
@@ -241,7 +229,6 @@ test('key-auth credentials: generated keys, explicit keys, uniqueness, ttl', asy
 });
 
 test('plugins: create on a consumer, validate config, patch, list, delete', async (t) => {
-  const { f } = t.context;
   const consumer = await f.admin('/consumers', { method: 'POST', json: { username: 'pat' } });
   const created = await f.admin('/consumers/pat/plugins', { method: 'POST', json: { name: 'rate-limiting', config: { minute: 5 }, tags: ['plan:free'] } });
   t.is(created.status, 201);
@@ -268,7 +255,6 @@ test('plugins: create on a consumer, validate config, patch, list, delete', asyn
 });
 
 test('deleting a consumer deletes its credentials and plugins (on_delete cascade)', async (t) => {
-  const { f } = t.context;
   await f.admin('/consumers', { method: 'POST', json: { username: 'gone' } });
   const key = await f.admin('/consumers/gone/key-auth', { method: 'POST', json: {} });
   const plugin = await f.admin('/consumers/gone/plugins', { method: 'POST', json: { name: 'rate-limiting', config: { minute: 1 } } });
@@ -284,7 +270,6 @@ test('the Admin API refuses a non-loopback address unless forced', async (t) => 
 });
 
 test('a UUID in the URL is looked up by id only, never by username or name (kong/api/endpoints.lua)', async (t) => {
-  const { f } = t.context;
   const uuidName = '0b5c3c1e-7f3a-4a7e-9d55-2f1d3c4b5a69';
   const created = await f.admin('/consumers', { method: 'POST', json: { username: uuidName } });
   t.is(created.status, 201);
@@ -297,7 +282,6 @@ test('a UUID in the URL is looked up by id only, never by username or name (kong
 });
 
 test('hosts are checked as Kong checks them (kong/tools/ip.lua, kong/db/schema/typedefs.lua)', async (t) => {
-  const { f } = t.context;
   const service = await f.admin('/services', { method: 'POST', json: { name: 'hosts-check', url: 'http://127.0.0.1:9' } });
   t.is(service.status, 201);
   const route = (hosts: string[]) => f.admin('/services/hosts-check/routes', { method: 'POST', json: { hosts } });

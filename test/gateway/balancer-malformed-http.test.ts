@@ -2,7 +2,7 @@
 // HTTP itself, before any node sees it. Those answers are in the API's Error shape, and an HTTP
 // version or transfer coding nginx does not know is the client's malformed request (400), never
 // nginx's HTML page nor a 5xx (nginx alone: 505, 501). What a node answers passes untouched.
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,20 +11,22 @@ import { REPO_ROOT } from '../helpers/process.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 
-const test = anyTest as TestFn<{ dir: string; node: Upstream; balancer: RunningBalancer }>;
+let dir: string;
+let node: Upstream;
+let balancer: RunningBalancer;
 
-test.before(async (t) => {
-  t.context.dir = mkdtempSync(join(tmpdir(), 'balancer-'));
+test.before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'balancer-'));
   // a "node" that answers 400 in a shape of its own, to show the balancer leaves it alone
-  t.context.node = await startUpstream((_req, res) => {
+  node = await startUpstream((_req, res) => {
     res.writeHead(400, { 'content-type': 'text/plain' }).end('the node said no');
   });
-  t.context.balancer = await startBalancer({ dir: t.context.dir, host: '127.0.0.1', port: 0, upstreams: [`127.0.0.1:${t.context.node.port}`], nginx: findNginx() });
+  balancer = await startBalancer({ dir, host: '127.0.0.1', port: 0, upstreams: [`127.0.0.1:${node.port}`], nginx: findNginx() });
 });
-test.after.always(async (t) => {
-  await t.context.balancer?.stop();
-  await t.context.node?.close();
-  if (t.context.dir) rmSync(t.context.dir, { recursive: true, force: true });
+test.after.always(async () => {
+  await balancer?.stop();
+  await node?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 const CASES: Array<[string, string, number, string]> = [
@@ -40,7 +42,6 @@ const CASES: Array<[string, string, number, string]> = [
 
 for (const [name, request, status, code] of CASES) {
   test(`${name}: ${status} ${code} in the Error shape, from the balancer`, async (t) => {
-    const { balancer, node } = t.context;
     const seen = node.seen.length;
     const response = await rawRequest(balancer.url, request);
     t.is(response.status, status);
@@ -54,13 +55,13 @@ for (const [name, request, status, code] of CASES) {
 }
 
 test("a node's own 400 passes through untouched", async (t) => {
-  const response = await rawRequest(t.context.balancer.url, 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  const response = await rawRequest(balancer.url, 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
   t.is(response.status, 400);
   t.is(response.body, 'the node said no');
 });
 
 test('a client asking for an error page by its path gets it in the Error shape, not an nginx page', async (t) => {
-  const response = await rawRequest(t.context.balancer.url, `GET ${BALANCER_ERROR_PREFIX}/uri_too_long HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+  const response = await rawRequest(balancer.url, `GET ${BALANCER_ERROR_PREFIX}/uri_too_long HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
   t.is(response.status, 414);
   t.is(JSON.parse(response.body).code, 'uri_too_long');
 });
@@ -68,9 +69,9 @@ test('a client asking for an error page by its path gets it in the Error shape, 
 test("the error pages' prefix shadows no plausible route: /balancer_error/… reaches the nodes, as compose's kong-lb", async (t) => {
   t.regex(BALANCER_ERROR_PREFIX, /^\/[\w-]*[0-9a-f]{8}$/, 'a segment no team would pick');
   for (const path of ['/balancer_error/x', '/balancer_error/bad_request', '/errors/bad_request']) {
-    const response = await rawRequest(t.context.balancer.url, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    const response = await rawRequest(balancer.url, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
     t.is(response.body, 'the node said no', path);
-    t.true(t.context.node.seen.some((request) => request.url === path), path);
+    t.true(node.seen.some((request) => request.url === path), path);
   }
   // compose's kong-lb renders the same pages under the same prefix
   const conf = readFileSync(join(REPO_ROOT, 'deploy/nginx/kong-lb.conf'), 'utf8');

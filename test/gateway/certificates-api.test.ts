@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { request, type JsonResponse } from '../helpers/backend.ts';
 import { startEmptyGateway, type TestGateway } from '../helpers/gateway.ts';
 import { makeCertificate, type PemPair } from '../helpers/tls-certificates.ts';
@@ -15,31 +15,31 @@ interface Fixtures {
   ecdsa: PemPair;
   ca: PemPair;
 }
-const test = anyTest as TestFn<{ gateway: TestGateway; admin: AdminCall; pem: Fixtures }>;
+let gateway: TestGateway;
+let admin: AdminCall;
+let pem: Fixtures;
 const SPEC = '06-certificates_routes_spec.lua';
 const CA_SPEC = '16-ca_certificates_routes_spec.lua';
 
 let counter = 0;
 const name = () => `sni-${String(++counter).padStart(3, '0')}.test`;
 
-test.before(async (t) => {
-  t.context.pem = {
+test.before(async () => {
+  pem = {
     rsa: makeCertificate({ name: 'ssl-example.com' }),
     rsaOther: makeCertificate({ name: 'ssl-alt.com' }),
     ecdsa: makeCertificate({ name: 'ssl-example.com', type: 'ecdsa' }),
     ca: makeCertificate({ name: 'Test CA', ca: true }),
   };
-  const gateway = await startEmptyGateway();
-  t.context.gateway = gateway;
-  t.context.admin = (path, init = {}) => request(`${gateway.adminUrl}${path}`, init);
+  gateway = await startEmptyGateway();
+  admin = (path, init = {}) => request(`${gateway.adminUrl}${path}`, init);
 });
-test.after.always(async (t) => {
-  await t.context.gateway?.dispose();
+test.after.always(async () => {
+  await gateway?.dispose();
 });
 
 /** The spec's add_certificate: an RSA certificate with two new SNIs. */
-async function addCertificate(t: { context: { admin: AdminCall; pem: Fixtures } }, alt = false): Promise<{ id: string; names: string[] }> {
-  const { admin, pem } = t.context;
+async function addCertificate(alt = false): Promise<{ id: string; names: string[] }> {
   const names = [name(), name()];
   const body = { ...pem.rsa, ...(alt ? { cert_alt: pem.ecdsa.cert, key_alt: pem.ecdsa.key } : {}), snis: names };
   const res = await admin('/certificates', { method: 'POST', json: body });
@@ -48,7 +48,6 @@ async function addCertificate(t: { context: { admin: AdminCall; pem: Fixtures } 
 }
 
 test(`POST /certificates answers the certificate with its snis, sorted (${SPEC}:231)`, async (t) => {
-  const { admin, pem } = t.context;
   const [n1, n2] = [name(), name()];
   const res = await admin('/certificates', { method: 'POST', json: { ...pem.rsa, snis: [n2, n1] } });
   t.is(res.status, 201);
@@ -62,13 +61,12 @@ test(`POST /certificates answers the certificate with its snis, sorted (${SPEC}:
 });
 
 test(`POST /certificates without snis answers "snis":[] (${SPEC}:267)`, async (t) => {
-  const res = await request(`${t.context.gateway.adminUrl}/certificates`, { method: 'POST', json: t.context.pem.rsa });
+  const res = await request(`${gateway.adminUrl}/certificates`, { method: 'POST', json: pem.rsa });
   t.is(res.status, 201);
   t.deepEqual(res.body.snis, []);
 });
 
 test(`POST /certificates with a name twice is refused, nothing stored (${SPEC}:156)`, async (t) => {
-  const { admin, pem } = t.context;
   const [n1, n2] = [name(), name()];
   const res = await admin('/certificates', { method: 'POST', json: { ...pem.rsa, snis: [n1, n2, n1] } });
   t.is(res.status, 400);
@@ -77,8 +75,7 @@ test(`POST /certificates with a name twice is refused, nothing stored (${SPEC}:1
 });
 
 test(`POST /certificates with another certificate's SNI is refused (${SPEC}:181)`, async (t) => {
-  const { admin, pem } = t.context;
-  const first = await addCertificate(t);
+  const first = await addCertificate();
   const n2 = name();
   const res = await admin('/certificates', { method: 'POST', json: { ...pem.rsa, snis: [first.names[0], n2] } });
   t.is(res.status, 400);
@@ -87,8 +84,7 @@ test(`POST /certificates with another certificate's SNI is refused (${SPEC}:181)
 });
 
 test(`GET /certificates/{id or sni} answers it with its snis; 404 for an unknown one (${SPEC}:292-362)`, async (t) => {
-  const { admin } = t.context;
-  const { id, names } = await addCertificate(t, true);
+  const { id, names } = await addCertificate(true);
   const byId = await admin(`/certificates/${id}`);
   t.is(byId.status, 200);
   t.deepEqual(byId.body.snis, names);
@@ -102,7 +98,6 @@ test(`GET /certificates/{id or sni} answers it with its snis; 404 for an unknown
 });
 
 test(`PUT /certificates/{sni} creates it with the URL's name among its snis (${SPEC}:389, :413)`, async (t) => {
-  const { admin, pem } = t.context;
   const [n1, n2] = [name(), name()];
   const res = await admin(`/certificates/${n1}`, { method: 'PUT', json: { ...pem.rsa, snis: [n2] } });
   t.is(res.status, 200);
@@ -113,7 +108,6 @@ test(`PUT /certificates/{sni} creates it with the URL's name among its snis (${S
 });
 
 test(`PUT /certificates/{id} checks the fields and the alternative pair (${SPEC}:483, :501)`, async (t) => {
-  const { admin, pem } = t.context;
   const missing = await admin(`/certificates/${randomUUID()}`, { method: 'PUT', json: {} });
   t.is(missing.status, 400);
   t.deepEqual(missing.body, {
@@ -128,7 +122,6 @@ test(`PUT /certificates/{id} checks the fields and the alternative pair (${SPEC}
 });
 
 test(`a key that is not the certificate's is refused, the alternative one too (${SPEC}:523, :542)`, async (t) => {
-  const { admin, pem } = t.context;
   const res = await admin('/certificates', { method: 'POST', json: { cert: pem.rsa.cert, key: pem.rsaOther.key } });
   t.is(res.status, 400);
   t.is(res.body.message, 'schema violation (certificate does not match key)');
@@ -143,7 +136,6 @@ test(`a key that is not the certificate's is refused, the alternative one too ($
 });
 
 test(`the alternative certificate must be of the other key type (${SPEC}:563)`, async (t) => {
-  const { admin, pem } = t.context;
   const res = await admin('/certificates', { method: 'POST', json: { ...pem.rsa, cert_alt: pem.rsaOther.cert, key_alt: pem.rsaOther.key } });
   t.is(res.status, 400);
   t.is(
@@ -153,7 +145,6 @@ test(`the alternative certificate must be of the other key type (${SPEC}:563)`, 
 });
 
 test('a PEM that is not a certificate or a key is refused naming the field, without the key (typedefs.lua:224-241)', async (t) => {
-  const { admin, pem } = t.context;
   const res = await admin('/certificates', { method: 'POST', json: { cert: 'not a certificate', key: `${pem.rsa.key.slice(0, 200)}` } });
   t.is(res.status, 400);
   t.regex(res.body.fields.cert, /^invalid certificate: /);
@@ -162,8 +153,7 @@ test('a PEM that is not a certificate or a key is refused naming the field, with
 });
 
 test(`PATCH without snis keeps them; with snis replaces them; null removes them (${SPEC}:815, :871, :959)`, async (t) => {
-  const { admin, pem } = t.context;
-  const { id, names } = await addCertificate(t);
+  const { id, names } = await addCertificate();
   const kept = await admin(`/certificates/${id}`, { method: 'PATCH', json: { cert: pem.rsa.cert, key: pem.rsa.key } });
   t.is(kept.status, 200);
   t.deepEqual(kept.body.snis, names);
@@ -177,25 +167,22 @@ test(`PATCH without snis keeps them; with snis replaces them; null removes them 
 });
 
 test(`PATCH with another certificate's SNI is refused naming it (${SPEC}:932)`, async (t) => {
-  const { admin } = t.context;
-  const first = await addCertificate(t);
-  const second = await addCertificate(t);
+  const first = await addCertificate();
+  const second = await addCertificate();
   const res = await admin(`/certificates/${first.id}`, { method: 'PATCH', json: { snis: second.names } });
   t.is(res.status, 400);
   t.is(res.body.message, `schema violation (snis: ${second.names[0]} already associated with existing certificate '${second.id}')`);
 });
 
 test(`DELETE /certificates/{sni} deletes it and its snis (${SPEC}:993)`, async (t) => {
-  const { admin } = t.context;
-  const { id, names } = await addCertificate(t);
+  const { id, names } = await addCertificate();
   t.is((await admin(`/certificates/${names[0]}`, { method: 'DELETE' })).status, 204);
   t.is((await admin(`/certificates/${id}`)).status, 404);
   t.is((await admin(`/snis/${names[1]}`)).status, 404);
 });
 
 test(`/certificates/{id}/snis lists and creates its SNIs; a name taken is 409 (${SPEC}:1072, :1089)`, async (t) => {
-  const { admin } = t.context;
-  const { id, names } = await addCertificate(t);
+  const { id, names } = await addCertificate();
   const n3 = name();
   const created = await admin(`/certificates/${id}/snis`, { method: 'POST', json: { name: n3 } });
   t.is(created.status, 201);
@@ -208,8 +195,7 @@ test(`/certificates/{id}/snis lists and creates its SNIs; a name taken is 409 ($
 });
 
 test(`SNI names take one wildcard, leftmost or rightmost, never an IP or a port (${SPEC}:1113-1165)`, async (t) => {
-  const { admin } = t.context;
-  const { id } = await addCertificate(t);
+  const { id } = await addCertificate();
   for (const wildcard of ['*.wildcard.test', 'wildcard.*']) {
     const res = await admin('/snis', { method: 'POST', json: { name: wildcard, certificate: { id } } });
     t.is(res.status, 201, wildcard);
@@ -229,7 +215,6 @@ test(`SNI names take one wildcard, leftmost or rightmost, never an IP or a port 
 });
 
 test(`ca_certificates: a CA, one at a time, with its SHA-256 digest; a server certificate is refused (${CA_SPEC})`, async (t) => {
-  const { admin, pem } = t.context;
   const res = await admin('/ca_certificates', { method: 'POST', json: { cert: pem.ca.cert } });
   t.is(res.status, 201);
   t.regex(res.body.cert_digest, /^[0-9a-f]{64}$/);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { request } from '../helpers/backend.ts';
 import { kongAdminProblems } from '../helpers/kong-admin-contract.ts';
 import { startEchoUpstream, startEmptyGateway, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -21,19 +21,18 @@ const KONG_FIELDS = {
 const sorted = (list: string[]) => [...list].sort();
 
 type AdminCall = (path: string, init?: RequestInit & { json?: unknown }) => ReturnType<typeof request>;
-const test = anyTest as TestFn<{ gateway: TestGateway; admin: AdminCall }>;
+let gateway: TestGateway;
+let admin: AdminCall;
 
-test.before(async (t) => {
-  const gateway = await startEmptyGateway();
-  t.context.gateway = gateway;
-  t.context.admin = (path, init = {}) => request(`${gateway.adminUrl}${path}`, init);
+test.before(async () => {
+  gateway = await startEmptyGateway();
+  admin = (path, init = {}) => request(`${gateway.adminUrl}${path}`, init);
 });
-test.after.always(async (t) => {
-  await t.context.gateway?.dispose();
+test.after.always(async () => {
+  await gateway?.dispose();
 });
 
 test.serial('services, routes, consumers, plugins and key-auths carry every Kong field, unset ones null', async (t) => {
-  const { admin } = t.context;
   const service = await admin('/services', { method: 'POST', json: { name: 'shape-service', url: 'http://127.0.0.1:9/base' } });
   t.is(service.status, 201, JSON.stringify(service.body));
   t.deepEqual(kongAdminProblems('POST', '/services', 201, service.body), []);
@@ -115,7 +114,6 @@ test('a service or route write takes effect on the proxy at once and survives a 
 });
 
 test('what the gateway cannot run is refused with 400 naming it, and nothing is stored', async (t) => {
-  const { admin } = t.context;
   const tls = await admin('/services', { method: 'POST', json: { name: 'tls-service', url: 'http://127.0.0.1:9', tls_verify: true } });
   t.is(tls.status, 400);
   t.regex(tls.body.message, /tls_verify/);
@@ -133,7 +131,6 @@ test('what the gateway cannot run is refused with 400 naming it, and nothing is 
 });
 
 test('deleting a service that routes use is a foreign key violation (kong/db/errors.lua)', async (t) => {
-  const { admin } = t.context;
   await admin('/services/fk-service', { method: 'PUT', json: { url: 'http://127.0.0.1:9' } });
   await admin('/services/fk-service/routes', { method: 'POST', json: { name: 'fk-route', paths: ['/fk'] } });
   const refused = await admin('/services/fk-service', { method: 'DELETE' });
@@ -144,7 +141,6 @@ test('deleting a service that routes use is a foreign key violation (kong/db/err
 });
 
 test('list endpoints of every entity type decK reads: empty, or 404 where Kong OSS 3.9 has none', async (t) => {
-  const { admin } = t.context;
   for (const path of ['/certificates', '/ca_certificates', '/snis', '/upstreams', '/vaults', '/keys', '/key-sets', '/basic-auths', '/hmac-auths', '/jwts', '/acls', '/oauth2']) {
     const list = await admin(path);
     t.is(list.status, 200, path);
@@ -159,7 +155,6 @@ test('list endpoints of every entity type decK reads: empty, or 404 where Kong O
 });
 
 test('schemas and validate endpoints answer in Kong format (kong/api/routes/kong.lua)', async (t) => {
-  const { admin } = t.context;
   const services = await admin('/schemas/services');
   t.is(services.status, 200);
   const fields = (services.body.fields as Array<Record<string, { default?: unknown; type: string }>>).map((f) => Object.keys(f)[0]);
@@ -179,14 +174,12 @@ test('schemas and validate endpoints answer in Kong format (kong/api/routes/kong
 });
 
 test('an Admin API body over Kong’s 10m limit answers 413 in Kong’s error shape', async (t) => {
-  const { admin } = t.context;
   const huge = await admin('/consumers', { method: 'POST', json: { username: 'x'.repeat(11 * 1024 * 1024) } });
   t.is(huge.status, 413);
   t.deepEqual(huge.body, { message: 'Payload too large' });
 });
 
 test('an Admin API body that is not UTF-8 is refused whole, never stored with U+FFFD in its place', async (t) => {
-  const { admin } = t.context;
   const invalid = Buffer.concat([Buffer.from('{"username":"bad-'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
   const json = await admin('/consumers', { method: 'POST', headers: { 'content-type': 'application/json' }, body: invalid });
   t.deepEqual([json.status, json.body], [400, { message: 'Cannot parse JSON body' }]);
@@ -203,7 +196,6 @@ test('an Admin API body that is not UTF-8 is refused whole, never stored with U+
 });
 
 test('key-auth credentials by id and by key, nested and top level; PUT upserts by key', async (t) => {
-  const { admin } = t.context;
   await admin('/consumers/keyed', { method: 'PUT', json: {} });
   const put = await admin('/consumers/keyed/key-auth/ask_put_key', { method: 'PUT', json: { tags: ['a'] } });
   t.is(put.status, 200, JSON.stringify(put.body));
@@ -219,7 +211,6 @@ test('key-auth credentials by id and by key, nested and top level; PUT upserts b
 });
 
 test('plugins by id or instance_name (endpoint_key); PUT by instance_name creates it', async (t) => {
-  const { admin } = t.context;
   const put = await admin('/plugins/edge-id', { method: 'PUT', json: { name: 'correlation-id' } });
   t.is(put.status, 200, JSON.stringify(put.body));
   t.is(put.body.instance_name, 'edge-id');

@@ -1,11 +1,12 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 
 // Expectations from kong/plugins/key-auth/handler.lua and schema.lua (Kong 3.9.1).
-const test = anyTest as TestFn<{ f: Fixture; aliceId: string }>;
+let f: Fixture;
+let aliceId: string;
 
-test.before(async (t) => {
-  t.context.f = await startFixture(`
+test.before(async () => {
+  f = await startFixture(`
 _format_version: "3.0"
 services:
   - name: echo
@@ -42,15 +43,15 @@ consumers:
       - key: k-alice
   - username: guest
 `);
-  const alice = await t.context.f.admin('/consumers/alice');
-  t.context.aliceId = alice.body.id;
+  const alice = await f.admin('/consumers/alice');
+  aliceId = alice.body.id;
 });
-test.after.always(async (t) => {
-  await t.context.f?.dispose();
+test.after.always(async () => {
+  await f?.dispose();
 });
 
 test.serial('no key: 401 "No API key found in request" with WWW-Authenticate: Key', async (t) => {
-  const response = await t.context.f.call('/plain');
+  const response = await f.call('/plain');
   t.is(response.status, 401);
   t.is(response.body.message, 'No API key found in request');
   t.regex(response.body.request_id, /^[0-9a-f]{32}$/);
@@ -58,24 +59,23 @@ test.serial('no key: 401 "No API key found in request" with WWW-Authenticate: Ke
 });
 
 test.serial('an unknown key: 401 "Unauthorized"', async (t) => {
-  const response = await t.context.f.call('/plain', { headers: { apikey: 'nope' } });
+  const response = await f.call('/plain', { headers: { apikey: 'nope' } });
   t.is(response.status, 401);
   t.is(response.body.message, 'Unauthorized');
 });
 
 test.serial('the key twice: 401 "Duplicate API key found"', async (t) => {
-  const response = await t.context.f.call('/plain?apikey=k-alice&apikey=k-alice');
+  const response = await f.call('/plain?apikey=k-alice&apikey=k-alice');
   t.is(response.status, 401);
   t.is(response.body.message, 'Duplicate API key found');
 });
 
 test.serial('realm goes into WWW-Authenticate', async (t) => {
-  const response = await t.context.f.call('/realm');
+  const response = await f.call('/realm');
   t.is(response.headers.get('www-authenticate'), 'Key realm="test-realm"');
 });
 
 test.serial('a key in the header or the query string authenticates and the consumer headers reach the upstream', async (t) => {
-  const { f, aliceId } = t.context;
   for (const init of [{ path: '/plain', headers: { apikey: 'k-alice' } as Record<string, string> }, { path: '/plain?apikey=k-alice', headers: {} as Record<string, string> }]) {
     const response = await f.call(init.path, { headers: init.headers });
     t.is(response.status, 200);
@@ -89,7 +89,6 @@ test.serial('a key in the header or the query string authenticates and the consu
 });
 
 test.serial('without hide_credentials the key reaches the upstream; with it, it does not', async (t) => {
-  const { f } = t.context;
   // strip_path defaults to true: /plain is stripped, the query string is kept
   await f.call('/plain?apikey=k-alice&x=1');
   t.is(f.upstream.last()!.url, '/?apikey=k-alice&x=1');
@@ -100,7 +99,6 @@ test.serial('without hide_credentials the key reaches the upstream; with it, it 
 });
 
 test.serial('anonymous: a failed authentication continues as the anonymous consumer', async (t) => {
-  const { f } = t.context;
   const response = await f.call('/anonymous', { headers: { apikey: 'wrong' } });
   t.is(response.status, 200);
   const seen = f.upstream.last()!.headers;
@@ -110,7 +108,6 @@ test.serial('anonymous: a failed authentication continues as the anonymous consu
 });
 
 test.serial('run_on_preflight=false lets OPTIONS through without a key', async (t) => {
-  const { f } = t.context;
   t.is((await f.call('/preflight', { method: 'OPTIONS' })).status, 200);
   t.is((await f.call('/preflight')).status, 401);
   t.is((await f.call('/plain', { method: 'OPTIONS' })).status, 401);

@@ -2,7 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { request, type JsonResponse } from '../helpers/backend.ts';
 import { startTestNode } from '../helpers/data-plane.ts';
 import { startTestGateway, writeConfig, type TestGateway } from '../helpers/gateway.ts';
@@ -11,26 +11,27 @@ import { makeCertificate } from '../helpers/tls-certificates.ts';
 // docs/known-differences.md: each row asserted here as the difference it is, so
 // a row that stops being true fails its test and must leave the table.
 type AdminCall = (path: string, init?: RequestInit & { json?: unknown }) => Promise<JsonResponse>;
-const test = anyTest as TestFn<{ gateway: TestGateway; dir: string; admin: AdminCall }>;
+let gateway: TestGateway;
+let dir: string;
+let admin: AdminCall;
 
-test.before(async (t) => {
-  t.context.dir = mkdtempSync(join(tmpdir(), 'differences-'));
-  t.context.gateway = await startTestGateway({ configFile: writeConfig(t.context.dir, '_format_version: "3.0"\n'), dir: t.context.dir });
-  t.context.admin = (path, init = {}) => request(`${t.context.gateway.adminUrl}${path}`, init);
+test.before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'differences-'));
+  gateway = await startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir });
+  admin = (path, init = {}) => request(`${gateway.adminUrl}${path}`, init);
 });
-test.after.always(async (t) => {
-  await t.context.gateway?.dispose();
-  rmSync(t.context.dir, { recursive: true, force: true });
+test.after.always(async () => {
+  await gateway?.dispose();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test('store: SQLite, while GET / reports database "postgres" (decK refuses "off")', async (t) => {
-  const root = await t.context.admin('/');
+  const root = await admin('/');
   t.is(root.body.configuration.database, 'postgres');
-  t.true(existsSync(join(t.context.gateway.dir, 'gateway.sqlite')), 'the entities live in a SQLite file');
+  t.true(existsSync(join(gateway.dir, 'gateway.sqlite')), 'the entities live in a SQLite file');
 });
 
 test('TLS: the TLS fields of services are refused', async (t) => {
-  const { admin } = t.context;
   for (const [field, value] of [['client_certificate', { id: '00000000-0000-4000-8000-000000000000' }], ['tls_verify', true], ['tls_verify_depth', 2], ['ca_certificates', ['00000000-0000-4000-8000-000000000000']]] as const) {
     const refused = await admin('/services', { method: 'POST', json: { name: `tls-${field}`, url: 'https://127.0.0.1:9', [field]: value } });
     t.is(refused.status, 400, field);
@@ -40,7 +41,7 @@ test('TLS: the TLS fields of services are refused', async (t) => {
 
 test('lua_ssl_trusted_certificate: none by default (Kong: system), system when asked', async (t) => {
   // kong/templates/kong_defaults.lua: lua_ssl_trusted_certificate = system
-  const rendered = readFileSync(join(t.context.gateway.node.prefix, 'nginx.conf'), 'utf8');
+  const rendered = readFileSync(join(gateway.node.prefix, 'nginx.conf'), 'utf8');
   t.notRegex(rendered, /lua_ssl_trusted_certificate/);
   const bundle = ['/etc/ssl/certs/ca-certificates.crt', '/etc/pki/tls/certs/ca-bundle.crt', '/etc/ssl/cert.pem'].find((path) => existsSync(path));
   if (!bundle) throw new Error('this check needs the system CA bundle (Debian: ca-certificates)');
@@ -51,7 +52,6 @@ test('lua_ssl_trusted_certificate: none by default (Kong: system), system when a
 });
 
 test('entities it does not run: lists empty, writes 400 naming the type', async (t) => {
-  const { admin } = t.context;
   for (const type of ['upstreams', 'vaults', 'keys', 'key-sets', 'basic-auths', 'hmac-auths', 'jwts', 'oauth2']) {
     t.deepEqual((await admin(`/${type}`)).body.data, [], type);
     const write = await admin(`/${type}`, { method: 'POST', json: {} });
@@ -61,7 +61,6 @@ test('entities it does not run: lists empty, writes 400 naming the type', async 
 });
 
 test('bundled plugins: the eight it implements run; the others are refused by name, as are policy cluster and key_in_body', async (t) => {
-  const { admin } = t.context;
   for (const name of ['key-auth', 'rate-limiting', 'request-termination', 'response-transformer', 'correlation-id', 'request-size-limiting', 'prometheus', 'acl']) {
     t.is((await admin(`/schemas/plugins/${name}`)).status, 200, name);
   }
@@ -82,7 +81,6 @@ test('bundled plugins: the eight it implements run; the others are refused by na
 // (resty.router's router.validate, Rust's regex crate). The data plane runs them with PCRE; the
 // control plane keeps to what both engines read alike.
 test('regex paths run on PCRE (Kong: Rust regex); lookaround, backreferences and \\u escapes are refused', async (t) => {
-  const { admin } = t.context;
   await admin('/services/regex', { method: 'PUT', json: { url: 'http://127.0.0.1:9' } });
   for (const path of ['~/a(?=b)', '~/a(?!b)', '~/(?<=a)b', '~/(a)\\1', '~/caf\\u00e9']) {
     const refused = await admin('/services/regex/routes', { method: 'POST', json: { paths: [path] } });
@@ -96,7 +94,6 @@ test('regex paths run on PCRE (Kong: Rust regex); lookaround, backreferences and
 // planes apply it when their next sync arrives. Here the Admin API answers once every live node
 // runs it (bounded at 1 s), so a request after the response sees the change.
 test('an Admin API write answers once the data plane runs it (Kong: when it is stored)', async (t) => {
-  const { admin, gateway } = t.context;
   await admin('/services/seen', { method: 'PUT', json: { url: 'http://127.0.0.1:9' } });
   const created = await admin('/services/seen/routes', { method: 'POST', json: { name: 'seen', paths: ['/seen-at-once'] } });
   t.is(created.status, 201);
@@ -108,7 +105,6 @@ test('an Admin API write answers once the data plane runs it (Kong: when it is s
 });
 
 test('certificates: a public key in key is refused', async (t) => {
-  const { admin } = t.context;
   const pair = makeCertificate({ name: 'public-key.test' });
   const publicKey = createPublicKey(pair.key).export({ type: 'spki', format: 'pem' }).toString();
   const res = await admin('/certificates', { method: 'POST', json: { cert: pair.cert, key: publicKey } });
@@ -117,7 +113,6 @@ test('certificates: a public key in key is refused', async (t) => {
 });
 
 test('Admin API: a foreign record is checked field by field, without its entity checks', async (t) => {
-  const { admin } = t.context;
   // kong/db/schema/init.lua:969 validate(value, false) also runs services' entity checks (a tcp service has no path)
   const nested = await admin('/routes', { method: 'POST', json: { methods: ['GET'], service: { protocol: 'tcp', path: '/x' } } });
   t.deepEqual(nested.body.fields, { service: { id: 'missing primary key' } });

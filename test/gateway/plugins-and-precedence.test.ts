@@ -1,13 +1,13 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 
 // request-termination, response-transformer and correlation-id (kong/plugins/*/handler.lua,
 // 3.9.1), and scope precedence (kong/runloop/plugins_iterator.lua lookup_cfg): route+consumer >
 // consumer > route > service > global, whatever the order of declaration.
-const test = anyTest as TestFn<{ f: Fixture }>;
+let f: Fixture;
 
-test.before(async (t) => {
-  t.context.f = await startFixture(`
+test.before(async () => {
+  f = await startFixture(`
 _format_version: "3.0"
 services:
   - name: echo
@@ -71,14 +71,13 @@ plugins:
     config: { status_code: 503, trigger: x-global-stop }
 `);
 });
-test.after.always(async (t) => {
-  await t.context.f?.dispose();
+test.after.always(async () => {
+  await f?.dispose();
 });
 
 const as = (key: string) => ({ headers: { apikey: key } });
 
 test('the most specific scope wins', async (t) => {
-  const { f } = t.context;
   t.is((await f.call('/route', as('k-regular'))).status, 418, 'route beats service');
   t.is((await f.call('/route', as('k-vip'))).status, 202, 'route+consumer beats consumer and route');
   t.is((await f.call('/service', as('k-vip'))).status, 451, 'consumer beats service');
@@ -88,7 +87,6 @@ test('the most specific scope wins', async (t) => {
 });
 
 test('request-termination answers its message as JSON, or a raw body with its content type', async (t) => {
-  const { f } = t.context;
   const json = await f.call('/route', as('k-regular'));
   t.deepEqual(json.body, { message: 'route scope' });
   t.is(json.headers.get('content-type'), 'application/json; charset=utf-8');
@@ -99,7 +97,6 @@ test('request-termination answers its message as JSON, or a raw body with its co
 });
 
 test('request-termination with a trigger only fires when the header or query arg is present', async (t) => {
-  const { f } = t.context;
   // The route's instance is the one chosen (it shadows the service's); without its trigger it
   // does nothing and the request is proxied.
   t.is((await f.call('/trigger', as('k-regular'))).status, 200);
@@ -114,7 +111,6 @@ test('request-termination with a trigger only fires when the header or query arg
 });
 
 test('response-transformer removes, renames, replaces, adds and appends headers in that order', async (t) => {
-  const { f } = t.context;
   f.upstream.server.removeAllListeners('request');
   f.upstream.server.on('request', (_req, res) => {
     res.setHeader('x-remove-me', '1');
@@ -135,7 +131,6 @@ test('response-transformer removes, renames, replaces, adds and appends headers 
 });
 
 test('correlation-id sets the header upstream and echoes it downstream', async (t) => {
-  const { f } = t.context;
   const response = await f.call('/correlated');
   const id = response.headers.get('x-correlation');
   t.regex(id!, /^[0-9a-f-]{36}$/);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { request, type JsonResponse } from '../helpers/backend.ts';
 import { readGatewaySettings, type GatewayOptions } from '../../gateway/local/index.ts';
 import { startEchoUpstream, startTestGateway, writeConfig, type EchoUpstream, type TestGateway } from '../helpers/gateway.ts';
@@ -31,25 +31,25 @@ plugins:
 `;
 
 type AdminCall = (path: string, init?: RequestInit & { json?: unknown }) => Promise<JsonResponse>;
-const test = anyTest as TestFn<{ upstream: EchoUpstream; dir: string }>;
+let upstream: EchoUpstream;
+let dir: string;
 
-test.before(async (t) => {
-  t.context.upstream = await startEchoUpstream();
-  t.context.dir = mkdtempSync(join(tmpdir(), 'prometheus-gateway-'));
+test.before(async () => {
+  upstream = await startEchoUpstream();
+  dir = mkdtempSync(join(tmpdir(), 'prometheus-gateway-'));
 });
-test.after.always(async (t) => {
-  await t.context.upstream?.close();
-  rmSync(t.context.dir, { recursive: true, force: true });
+test.after.always(async () => {
+  await upstream?.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 async function withGateway(
-  t: { context: { upstream: EchoUpstream; dir: string } },
   name: string,
   node: NonNullable<GatewayOptions['node']>,
   run: (gateway: TestGateway, admin: AdminCall) => Promise<void>,
 ) {
   const gateway = await startTestGateway({
-    configFile: writeConfig(t.context.dir, config(t.context.upstream.url), `${name}.yml`),
+    configFile: writeConfig(dir, config(upstream.url), `${name}.yml`),
     node,
   });
   try {
@@ -65,7 +65,7 @@ const text = async (url: string) => {
 };
 
 test('the Admin API serves the node\'s /metrics; KONG_STATUS_LISTEN=off closes the listener only', async (t) => {
-  await withGateway(t, 'off', { statusListen: null }, async (gateway) => {
+  await withGateway('off', { statusListen: null }, async (gateway) => {
     t.is(gateway.statusUrl, undefined);
     t.is((await fetch(`${gateway.proxyUrl}/hello`)).status, 200);
     const line = 'kong_http_requests_total{service="echo",route="echo-route",code="200",source="service",workspace="default",consumer=""} 1\n';
@@ -81,7 +81,7 @@ test('the Admin API serves the node\'s /metrics; KONG_STATUS_LISTEN=off closes t
 });
 
 test('with a Status API listener, it and the Admin API serve the same series', async (t) => {
-  await withGateway(t, 'on', { statusListen: '127.0.0.1:0' }, async (gateway) => {
+  await withGateway('on', { statusListen: '127.0.0.1:0' }, async (gateway) => {
     t.regex(gateway.statusUrl!, /^http:\/\/127\.0\.0\.1:\d+$/);
     t.is((await fetch(`${gateway.proxyUrl}/one`)).status, 200);
     const line = 'kong_http_requests_total{service="echo",route="echo-route",code="200",source="service",workspace="default",consumer=""} 1\n';
@@ -96,7 +96,7 @@ test('with a Status API listener, it and the Admin API serve the same series', a
 
 for (const method of ['disabling', 'removing'] as const) {
   test(`less metrics when ${method} prometheus (${OPTIONAL}:120)`, async (t) => {
-    await withGateway(t, method, { statusListen: null }, async (gateway, admin) => {
+    await withGateway(method, { statusListen: null }, async (gateway, admin) => {
       t.is((await fetch(`${gateway.proxyUrl}/before`)).status, 200);
       await pollUntil('the high-cost series', async () => (await text(`${gateway.adminUrl}/metrics`)).body.includes('kong_http_requests_total{'));
       const [plugin] = (await admin('/plugins')).body.data as Array<{ id: string }>;
@@ -115,10 +115,10 @@ test("prometheus_metrics is 16m unless KONG_NGINX_HTTP_LUA_SHARED_DICT declares 
   const { node } = readGatewaySettings({ KONG_NGINX_HTTP_LUA_SHARED_DICT: 'animal_store_edge 10m; lua_shared_dict prometheus_metrics 32m' });
   t.deepEqual(node!.sharedDicts, ['animal_store_edge 10m', 'prometheus_metrics 32m']);
   const capacity = (body: string) => /^kong_memory_lua_shared_dict_total_bytes\{[^}]*shared_dict="prometheus_metrics"[^}]*\} (\d+)$/m.exec(body)?.[1];
-  await withGateway(t, 'declared', { statusListen: null, sharedDicts: node!.sharedDicts }, async (gateway) => {
+  await withGateway('declared', { statusListen: null, sharedDicts: node!.sharedDicts }, async (gateway) => {
     t.is(capacity((await text(`${gateway.adminUrl}/metrics`)).body), String(32 * 1024 * 1024));
   });
-  await withGateway(t, 'default', { statusListen: null }, async (gateway) => {
+  await withGateway('default', { statusListen: null }, async (gateway) => {
     t.is(capacity((await text(`${gateway.adminUrl}/metrics`)).body), String(16 * 1024 * 1024));
   });
 });

@@ -1,14 +1,15 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { ManualClock } from '../helpers/clock.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 
 // Expectations from kong/plugins/rate-limiting/handler.lua (Kong 3.9.1), local policy.
-const test = anyTest as TestFn<{ f: Fixture; clock: ManualClock }>;
+let f: Fixture;
+let clock: ManualClock;
 const T0 = Date.UTC(2030, 5, 15, 10, 30, 20); // 10:30:20 UTC
 
-test.before(async (t) => {
-  t.context.clock = new ManualClock(T0);
-  t.context.f = await startFixture(
+test.before(async () => {
+  clock = new ManualClock(T0);
+  f = await startFixture(
     `
 _format_version: "3.0"
 services:
@@ -40,15 +41,14 @@ consumers:
   - username: two-keys
     keyauth_credentials: [{ key: k-one }, { key: k-two }]
 `,
-    { clock: t.context.clock },
+    { clock },
   );
 });
-test.after.always(async (t) => {
-  await t.context.f?.dispose();
+test.after.always(async () => {
+  await f?.dispose();
 });
 
 test.serial('per-window headers, RateLimit-* for the most constraining window, 429 with Retry-After', async (t) => {
-  const { f, clock } = t.context;
   await clock.set(T0);
   const first = await f.call('/ip');
   t.is(first.status, 200);
@@ -79,7 +79,6 @@ test.serial('per-window headers, RateLimit-* for the most constraining window, 4
 });
 
 test.serial('error_code and error_message are configurable', async (t) => {
-  const { f } = t.context;
   await f.call('/custom');
   const limited = await f.call('/custom');
   t.is(limited.status, 503);
@@ -87,7 +86,6 @@ test.serial('error_code and error_message are configurable', async (t) => {
 });
 
 test.serial('hide_client_headers hides every rate-limit header, Retry-After included', async (t) => {
-  const { f } = t.context;
   const ok = await f.call('/hidden');
   t.is(ok.headers.get('ratelimit-limit'), null);
   t.is(ok.headers.get('x-ratelimit-limit-minute'), null);
@@ -97,7 +95,6 @@ test.serial('hide_client_headers hides every rate-limit header, Retry-After incl
 });
 
 test.serial('a rejected request is not counted', async (t) => {
-  const { f, clock } = t.context;
   await clock.set(Date.UTC(2030, 5, 15, 11, 0, 0));
   await f.call('/ip');
   await f.call('/ip');
@@ -109,7 +106,6 @@ test.serial('a rejected request is not counted', async (t) => {
 });
 
 test.serial('limit_by credential counts each key of a consumer separately', async (t) => {
-  const { f, clock } = t.context;
   await clock.set(Date.UTC(2030, 5, 15, 12, 0, 0));
   t.is((await f.call('/credential', { headers: { apikey: 'k-one' } })).status, 200);
   t.is((await f.call('/credential', { headers: { apikey: 'k-one' } })).status, 429);

@@ -1,14 +1,14 @@
 import { request as httpRequest } from 'node:http';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 
 // Router: Kong 3.9.3 traditional_compatible (kong/router/transform.lua get_priority,
 // kong/router/utils.lua get_upstream_uri_v0). Proxy headers: kong/runloop/handler.lua and the
 // nginx template (proxy_set_header ...). Errors: kong/tools/http.lua error templates.
-const test = anyTest as TestFn<{ f: Fixture }>;
+let f: Fixture;
 
-test.before(async (t) => {
-  t.context.f = await startFixture(`
+test.before(async () => {
+  f = await startFixture(`
 _format_version: "3.0"
 services:
   - name: root
@@ -33,12 +33,11 @@ services:
       - { name: based, paths: [/b/], strip_path: true }
 `);
 });
-test.after.always(async (t) => {
-  await t.context.f?.dispose();
+test.after.always(async () => {
+  await f?.dispose();
 });
 
 test.serial('the longer prefix wins, and a regex path beats prefixes', async (t) => {
-  const { f } = t.context;
   await f.call('/a/x');
   t.is(f.upstream.last()!.headers['x-forwarded-prefix'], '/a');
   await f.call('/a/b/x');
@@ -50,7 +49,6 @@ test.serial('the longer prefix wins, and a regex path beats prefixes', async (t)
 test.serial('an empty list in the file is no list, as decK sends it: hosts [] is no host and gets no host priority', async (t) => {
   // go-kong omits empty lists (`json:"hosts,omitempty"`), so Kong stores null; a hosts list,
   // even an empty one, would outrank any path length (kong/router/transform.lua:609, 3.9.3)
-  const { f } = t.context;
   const route = await f.admin('/routes/any-host');
   t.is(route.body.hosts, null);
   t.is(route.body.methods, null);
@@ -61,14 +59,12 @@ test.serial('an empty list in the file is no list, as decK sends it: hosts [] is
 });
 
 test.serial('a route with methods outranks one without', async (t) => {
-  const { f } = t.context;
   await f.call('/m', { method: 'POST', body: 'x' });
   t.is(f.upstream.last()!.body, 'x');
   t.is((await f.call('/m')).status, 200);
 });
 
 test.serial('strip_path joins what is left with the service path', async (t) => {
-  const { f } = t.context;
   await f.call('/b/pets?limit=2');
   t.is(f.upstream.last()!.url, '/base/pets?limit=2');
   await f.call('/b/');
@@ -79,7 +75,6 @@ test.serial('strip_path joins what is left with the service path', async (t) => 
 });
 
 test.serial('no matching route: 404 "no Route matched with those values", JSON by default', async (t) => {
-  const { f } = t.context;
   const response = await f.call('/nothing-here');
   t.is(response.status, 404);
   t.is(response.body.message, 'no Route matched with those values');
@@ -90,7 +85,6 @@ test.serial('no matching route: 404 "no Route matched with those values", JSON b
 });
 
 test.serial('error bodies follow the Accept header', async (t) => {
-  const { f } = t.context;
   const html = await f.call('/nothing-here', { headers: { accept: 'text/html' } });
   t.is(html.headers.get('content-type'), 'text/html; charset=utf-8');
   t.regex(html.body, /<p>no Route matched with those values\.<\/p>/);
@@ -111,7 +105,6 @@ function statusWithHost(url: string, host: string): Promise<number> {
 }
 
 test.serial('preserve_host sends the client Host upstream; otherwise the service host', async (t) => {
-  const { f } = t.context;
   await f.call('/preserve');
   t.is(f.upstream.last()!.headers.host, new URL(f.gateway.proxyUrl).host);
   await f.call('/keep');
@@ -122,7 +115,6 @@ test.serial('preserve_host sends the client Host upstream; otherwise the service
 // (kong/router/transform.lua) against the Host header without its port (kong/router/atc.lua
 // split_host_port), case-sensitively, as Kong documents (Kong/kong#7478).
 test.serial('hosts restrict a route, case-sensitively, whatever the port', async (t) => {
-  const { f } = t.context;
   t.is((await f.call('/h')).status, 404);
   t.is(await statusWithHost(`${f.gateway.proxyUrl}/h`, 'api.example.com'), 200);
   t.is(await statusWithHost(`${f.gateway.proxyUrl}/h`, 'api.example.com:8000'), 200);
@@ -130,13 +122,12 @@ test.serial('hosts restrict a route, case-sensitively, whatever the port', async
 });
 
 test.serial('a route for https only answers 426 over http', async (t) => {
-  const response = await t.context.f.call('/secure');
+  const response = await f.call('/secure');
   t.is(response.status, 426);
   t.is(response.body.message, 'Please use HTTPS protocol');
 });
 
 test.serial('the upstream gets the X-Forwarded-* set, X-Real-IP, Via and the request id; the client gets Via and latencies', async (t) => {
-  const { f } = t.context;
   const response = await f.call('/keep/y?q=1', { headers: { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-host': 'spoofed.example' } });
   const seen = f.upstream.last()!.headers;
   t.is(seen['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
@@ -156,7 +147,6 @@ test.serial('the upstream gets the X-Forwarded-* set, X-Real-IP, Via and the req
 // kong/router/transform.lua: a header value written "~*…" is a case-insensitive regex; a route
 // with headers outranks one without (get_priority's header count).
 test.serial('a header value written as a regex (~*) matches case-insensitively', async (t) => {
-  const { f } = t.context;
   await f.call('/v', { headers: { 'x-version': 'V2-beta' } });
   t.not(f.upstream.last()!.headers.host, new URL(f.gateway.proxyUrl).host, 'the regex route (no preserve_host) matched');
   await f.call('/v', { headers: { 'x-version': 'v1' } });

@@ -2,18 +2,18 @@
 // field longer in bytes than its cookie. Each is refused 4xx with a page saying why, before any
 // account is written; none reaches the gateway (the Admin API here is a closed port). And methods
 // the portal does not serve: 405, never a 5xx.
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { PortalBrowser, startTestPortal, type TestPortal } from '../helpers/portal.ts';
 
-const test = anyTest as TestFn<{ portal: TestPortal }>;
+let portal: TestPortal;
 const PASSWORD = 'correct horse battery staple';
 let ips = 0;
 
-test.before(async (t) => {
-  t.context.portal = await startTestPortal({ adminUrl: 'http://127.0.0.1:9', apiUrl: 'http://127.0.0.1:9/v1', signUp: 'open' });
+test.before(async () => {
+  portal = await startTestPortal({ adminUrl: 'http://127.0.0.1:9', apiUrl: 'http://127.0.0.1:9/v1', signUp: 'open' });
 });
-test.after.always(async (t) => {
-  await t.context.portal?.dispose();
+test.after.always(async () => {
+  await portal?.dispose();
 });
 
 async function signUpPage(portal: TestPortal) {
@@ -36,7 +36,6 @@ for (const [label, email] of [
   ['an escaped overlong slash (%C0%AF)', Buffer.from('a%C0%AF@b.co')],
 ] as const) {
   test(`sign-up with ${label} in a field is refused 400, never stored as U+FFFD`, async (t) => {
-    const { portal } = t.context;
     const b = await signUpPage(portal);
     const page = await b.postBytes('/portal/signup', form(b, email));
     t.is(page.status, 400);
@@ -46,14 +45,13 @@ for (const [label, email] of [
 }
 
 test('sign-in with bytes that are not UTF-8 is refused 400 as sign-up is', async (t) => {
-  const b = await signUpPage(t.context.portal);
+  const b = await signUpPage(portal);
   const page = await b.postBytes('/portal/signin', Buffer.concat([Buffer.from(`_csrf=${b.csrf}&password=x&email=`), Buffer.from([0xfe, 0x40])]));
   t.is(page.status, 400);
   t.regex(page.text, /not valid UTF-8/);
 });
 
 test('U+0000 in a field is refused 400 (PostgreSQL cannot store it)', async (t) => {
-  const { portal } = t.context;
   const b = await signUpPage(portal);
   const page = await b.postBytes('/portal/signup', form(b, Buffer.from('ada@b.co'), 'A%00da'));
   t.is(page.status, 400);
@@ -62,7 +60,7 @@ test('U+0000 in a field is refused 400 (PostgreSQL cannot store it)', async (t) 
 });
 
 test('UTF-8 text, escaped or raw, passes on to the form checks', async (t) => {
-  const b = await signUpPage(t.context.portal);
+  const b = await signUpPage(portal);
   // "Zoë" escaped and "ü" raw; the email is invalid on purpose, so the form stops at its check
   const page = await b.postBytes('/portal/signup', form(b, Buffer.from('not-an-email-ü'), 'Zo%C3%AB'));
   t.is(page.status, 400);
@@ -71,13 +69,13 @@ test('UTF-8 text, escaped or raw, passes on to the form checks', async (t) => {
 });
 
 test('a compressed form is refused 415', async (t) => {
-  const b = await signUpPage(t.context.portal);
+  const b = await signUpPage(portal);
   const page = await b.postBytes('/portal/signup', form(b, Buffer.from('ada@b.co')), { 'content-encoding': 'gzip' });
   t.is(page.status, 415);
 });
 
 test('a CSRF field as long as its cookie in characters but longer in bytes is refused 403, not 500', async (t) => {
-  const b = await signUpPage(t.context.portal);
+  const b = await signUpPage(portal);
   const forged = `é${b.csrf.slice(1)}`;
   const page = await b.post('/portal/signup', { _csrf: forged, email: 'ada@b.co', name: 'Ada', password: PASSWORD });
   t.is(page.status, 403);
@@ -86,7 +84,7 @@ test('a CSRF field as long as its cookie in characters but longer in bytes is re
 
 test('a method the portal does not serve (PROPFIND, PURGE) is 405 with Allow, not 501', async (t) => {
   for (const method of ['PROPFIND', 'PURGE', 'DELETE']) {
-    const response = await fetch(`${t.context.portal.url}/portal/signup`, { method });
+    const response = await fetch(`${portal.url}/portal/signup`, { method });
     t.is(response.status, 405, method);
     t.regex(response.headers.get('allow') ?? '', /\bPOST\b/, method);
   }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { parse as parseYaml } from 'yaml';
 import {
   API_KEY_PATTERN,
@@ -21,19 +21,19 @@ import { startStack, type TestStack } from '../helpers/stack.ts';
 // The provisioning CLI against the local gateway's Admin API; the keys it prints are then used
 // through the gateway running kong.yml. Most tests call the CLI's main in this process
 // (runCliInProcess); the ones about the process itself (exit codes, stdout/stderr) spawn it.
-const test = anyTest as TestFn<{ stack: TestStack; cli: (args: string[], env?: NodeJS.ProcessEnv) => ReturnType<typeof runCli> }>;
+let stack: TestStack;
+let cli: (args: string[], env?: NodeJS.ProcessEnv) => ReturnType<typeof runCli>;
 
-test.before(async (t) => {
-  const stack = await startStack();
-  t.context.stack = stack;
-  t.context.cli = (args, env = {}) => runCliInProcess(args, { KONG_ADMIN_URL: stack.gateway.adminUrl, ...env });
+test.before(async () => {
+  stack = await startStack();
+  cli = (args, env = {}) => runCliInProcess(args, { KONG_ADMIN_URL: stack.gateway.adminUrl, ...env });
 });
-test.after.always(async (t) => {
-  await t.context.stack?.dispose();
+test.after.always(async () => {
+  await stack?.dispose();
 });
 
-async function create(t: { context: { cli: (a: string[]) => ReturnType<typeof runCli> } }, username: string, ...extra: string[]) {
-  const result = await t.context.cli(['create', '--username', username, '--json', ...extra]);
+async function create(username: string, ...extra: string[]) {
+  const result = await cli(['create', '--username', username, '--json', ...extra]);
   if (result.code !== 0) throw new Error(result.stderr);
   return JSON.parse(result.stdout.trim().split('\n').pop()!) as {
     username: string;
@@ -44,8 +44,7 @@ async function create(t: { context: { cli: (a: string[]) => ReturnType<typeof ru
 }
 
 test('create prints one JSON object with the key; the key works at once with the plan limits', async (t) => {
-  const { stack } = t.context;
-  const issued = await create(t, 'cli-free', '--plan', 'free');
+  const issued = await create('cli-free', '--plan', 'free');
   t.like(issued, { username: 'cli-free', plan: 'free', limits: { minute: 60, day: 1000 } });
   t.regex(issued.key, API_KEY_PATTERN);
   const response = await stack.call('/v1/pets', { key: issued.key });
@@ -60,18 +59,17 @@ test('create prints one JSON object with the key; the key works at once with the
 });
 
 test('enterprise needs its limits; other plans refuse them', async (t) => {
-  const missing = await t.context.cli(['create', '--username', 'cli-ent', '--plan', 'enterprise']);
+  const missing = await cli(['create', '--username', 'cli-ent', '--plan', 'enterprise']);
   t.is(missing.code, 2);
   t.is(missing.stderr, 'error: plan enterprise has custom limits: give it a minute and a day limit (see create --help)\n');
-  t.is((await t.context.stack.admin('/consumers/cli-ent')).status, 404, 'nothing created');
-  const issued = await create(t, 'cli-ent', '--plan', 'enterprise', '--minute', '5000', '--day', '900000');
-  const response = await t.context.stack.call('/v1/pets', { key: issued.key });
+  t.is((await stack.admin('/consumers/cli-ent')).status, 404, 'nothing created');
+  const issued = await create('cli-ent', '--plan', 'enterprise', '--minute', '5000', '--day', '900000');
+  const response = await stack.call('/v1/pets', { key: issued.key });
   t.is(response.headers.get('x-ratelimit-limit'), '5000');
 });
 
 test('set-plan changes the limits the gateway applies', async (t) => {
-  const { stack, cli } = t.context;
-  const issued = await create(t, 'cli-upgrade', '--plan', 'free');
+  const issued = await create('cli-upgrade', '--plan', 'free');
   const result = await cli(['set-plan', 'cli-upgrade', '--plan', 'business']);
   t.is(result.code, 0, result.stderr);
   t.is(result.stdout.trim(), 'cli-upgrade is now on plan business (1000/min, 100000/day)');
@@ -82,8 +80,7 @@ test('set-plan changes the limits the gateway applies', async (t) => {
 });
 
 test.serial('rotate-key: both keys work during the grace period, only the new one after it', async (t) => {
-  const { stack, cli } = t.context;
-  const first = await create(t, 'cli-rotate', '--plan', 'pro');
+  const first = await create('cli-rotate', '--plan', 'pro');
   const rotated = await cli(['rotate-key', 'cli-rotate', '--grace', '120', '--json']);
   t.is(rotated.code, 0, rotated.stderr);
   const second = JSON.parse(rotated.stdout);
@@ -98,8 +95,7 @@ test.serial('rotate-key: both keys work during the grace period, only the new on
 });
 
 test('revoke-key: every key of the consumer answers 401', async (t) => {
-  const { stack, cli } = t.context;
-  const issued = await create(t, 'cli-revoke', '--plan', 'free');
+  const issued = await create('cli-revoke', '--plan', 'free');
   const result = await cli(['revoke-key', 'cli-revoke']);
   t.is(result.stdout.trim(), 'revoked 1 key(s) of cli-revoke');
   const response = await stack.call('/v1/pets', { key: issued.key });
@@ -155,8 +151,7 @@ const keyOf = (stdout: string) => (JSON.parse(stdout.trim().split('\n').pop()!) 
 // Kong's Admin API has no lock (docs/api-keys.md "Changes at the same time"); without the check
 // after the create both rotations succeed and the consumer keeps two live default keys.
 test('two rotate-key at once: the one that lists second backs out with one line; one live key', async (t) => {
-  const { stack, cli } = t.context;
-  const first = await create(t, 'cli-race-rotate', '--plan', 'free');
+  const first = await create('cli-race-rotate', '--plan', 'free');
   const gate = await holdingFirst(t, stack.gateway.adminUrl, 'POST', /\/key-auth$/);
   const late = runCliInProcess(['rotate-key', 'cli-race-rotate', '--json'], { KONG_ADMIN_URL: gate.url });
   await gate.held;
@@ -176,8 +171,7 @@ test('two rotate-key at once: the one that lists second backs out with one line;
 // Each creates its key before either lists: each sees the other's. Without the turn the two
 // both backed out (measured: 1 round in 5 with two CLI processes started together).
 test('two rotate-key that each see the other: the one whose key id is lower runs again, once', async (t) => {
-  const { stack } = t.context;
-  const first = await create(t, 'cli-race-both', '--plan', 'free');
+  const first = await create('cli-race-both', '--plan', 'free');
   const gate = await holdingFirst(t, stack.gateway.adminUrl, 'POST', /\/key-auth$/, 2, true);
   const env = { KONG_ADMIN_URL: gate.url };
   const racing = Promise.all([runCliInProcess(['rotate-key', 'cli-race-both', '--json'], env), runCliInProcess(['rotate-key', 'cli-race-both', '--json'], env)]);
@@ -193,8 +187,7 @@ test('two rotate-key that each see the other: the one whose key id is lower runs
 });
 
 test('two add-key of one name at once: the one that lists second backs out; one key of the name', async (t) => {
-  const { stack, cli } = t.context;
-  await create(t, 'cli-race-add', '--plan', 'free');
+  await create('cli-race-add', '--plan', 'free');
   const gate = await holdingFirst(t, stack.gateway.adminUrl, 'POST', /\/key-auth$/);
   const late = runCliInProcess(['add-key', 'cli-race-add', '--name', 'ci', '--json'], { KONG_ADMIN_URL: gate.url });
   await gate.held;
@@ -211,8 +204,7 @@ test('two add-key of one name at once: the one that lists second backs out; one 
 // Without the check after the writes the consumer stays tagged plan:pro (show, list --plan, the
 // usage metrics) while the plugin in force holds enterprise's limits.
 test('two set-plan at once: the plugin written last is the plan in force, and the tag follows it', async (t) => {
-  const { stack, cli } = t.context;
-  await create(t, 'cli-race-plan', '--plan', 'free');
+  await create('cli-race-plan', '--plan', 'free');
   const gate = await holdingFirst(t, stack.gateway.adminUrl, 'PATCH', /^\/consumers\/[^/]+$/);
   const early = runCliInProcess(['set-plan', 'cli-race-plan', '--plan', 'pro'], { KONG_ADMIN_URL: gate.url });
   await gate.held;
@@ -231,7 +223,6 @@ test('two set-plan at once: the plugin written last is the plan in force, and th
 // Without the mapping the later create said "Kong answered 409: UNIQUE violation …" with code
 // admin-api-failed, which a web front end answers 502 (packages/provisioning/README.md).
 test('two create of one username at once: the later is consumer-exists, as when it comes second', async (t) => {
-  const { stack, cli } = t.context;
   const gate = await holdingFirst(t, stack.gateway.adminUrl, 'POST', /^\/consumers$/);
   const late = runCliInProcess(['create', '--username', 'cli-race-create', '--plan', 'free'], { KONG_ADMIN_URL: gate.url });
   await gate.held;
@@ -245,8 +236,7 @@ test('two create of one username at once: the later is consumer-exists, as when 
 });
 
 test('two set-plan of one plan with other limits at once: the one overwritten says which limits hold', async (t) => {
-  const { stack, cli } = t.context;
-  await create(t, 'cli-race-limits', '--plan', 'free');
+  await create('cli-race-limits', '--plan', 'free');
   const gate = await holdingFirst(t, stack.gateway.adminUrl, 'PATCH', /^\/consumers\/[^/]+$/);
   const limits = (minute: number) => ['set-plan', 'cli-race-limits', '--plan', 'enterprise', '--minute', String(minute), '--day', '500000'];
   const early = runCliInProcess(limits(5000), { KONG_ADMIN_URL: gate.url });
@@ -259,15 +249,13 @@ test('two set-plan of one plan with other limits at once: the one overwritten sa
 });
 
 test('provisioned consumers survive a reload of kong.yml', async (t) => {
-  const { stack } = t.context;
-  const issued = await create(t, 'cli-survivor', '--plan', 'free');
+  const issued = await create('cli-survivor', '--plan', 'free');
   await stack.gateway.reload();
   t.is((await stack.call('/v1/pets', { key: issued.key })).status, 200);
 });
 
 test('create for an existing username fails with one line and changes nothing', async (t) => {
-  const { cli } = t.context;
-  await create(t, 'cli-twice', '--plan', 'free');
+  await create('cli-twice', '--plan', 'free');
   const again = await cli(['create', '--username', 'cli-twice', '--plan', 'pro']);
   t.is(again.code, 1);
   t.is(again.stderr, 'error: consumer cli-twice already exists\n');
@@ -276,7 +264,6 @@ test('create for an existing username fails with one line and changes nothing', 
 });
 
 test('a failure after the consumer was created rolls everything back', async (t) => {
-  const { stack } = t.context;
   // An Admin API (behind a proxy here) that refuses the plan plugin: the plan step fails.
   const target = new URL(stack.gateway.adminUrl);
   const proxy = createServer((req, res) => {
@@ -303,8 +290,7 @@ test('a failure after the consumer was created rolls everything back', async (t)
 });
 
 test("plan plugins count where kong.yml's fallback rate-limiting plugin does", async (t) => {
-  const { stack, cli } = t.context;
-  await create(t, 'cli-counts-local', '--plan', 'free');
+  await create('cli-counts-local', '--plan', 'free');
   const [plan] = (await stack.admin('/consumers/cli-counts-local/plugins')).body.data;
   t.is(plan.config.policy, 'local');
   t.is(plan.config.fault_tolerant, true);
@@ -338,7 +324,6 @@ test('process: a reader that closes early (`| head`) ends the CLI quietly, exit 
 });
 
 test('--admin-header reaches an Admin API behind a token-checking proxy', async (t) => {
-  const { stack } = t.context;
   const target = new URL(stack.gateway.adminUrl);
   const proxy = createServer((req, res) => {
     if (req.headers['x-admin-token'] !== 's3cret') {
@@ -366,8 +351,7 @@ test('--admin-header reaches an Admin API behind a token-checking proxy', async 
 });
 
 test('list, plans and plans sync', async (t) => {
-  const { stack, cli } = t.context;
-  await create(t, 'cli-list-a', '--plan', 'pro');
+  await create('cli-list-a', '--plan', 'pro');
   const table = await cli(['list', '--plan', 'pro']);
   t.regex(table.stdout, /^USERNAME\s+PLAN\s+CUSTOM ID\s+CREATED/);
   t.regex(table.stdout, /cli-list-a\s+pro/);
@@ -387,13 +371,13 @@ test('list, plans and plans sync', async (t) => {
 
 test('process: the key goes to stdout only, exit code 0', async (t) => {
   const result = await runCli(['create', '--username', 'cli-secret', '--plan', 'free'], {
-    KONG_ADMIN_URL: t.context.stack.gateway.adminUrl,
+    KONG_ADMIN_URL: stack.gateway.adminUrl,
   });
   t.is(result.code, 0, result.stderr);
   t.is(result.stderr, '');
   const key = /ask_[A-Za-z0-9_-]{49}/.exec(result.stdout)![0];
   t.is(classifyApiKey(key), 'checksummed');
-  const show = await t.context.cli(['show', 'cli-secret', '--json']);
+  const show = await cli(['show', 'cli-secret', '--json']);
   for (const secret of [key, digestApiKey(key)]) {
     t.false(show.stdout.includes(secret), 'show never prints a key nor its digest');
     t.false(show.stderr.includes(secret));
@@ -529,7 +513,7 @@ test('process: a usage error exits 2 with one line on stderr; --help exits 0 on 
 });
 
 test('a consumer that does not exist is a runtime failure: exit 1', async (t) => {
-  const result = await t.context.cli(['show', 'cli-nobody']);
+  const result = await cli(['show', 'cli-nobody']);
   t.is(result.code, 1);
   t.is(result.stderr, 'error: consumer cli-nobody does not exist\n');
 });
@@ -545,7 +529,6 @@ test("the CLI's idea of kong.yml's select tag is kong.yml's", (t) => {
 const ACTIONS = [['show'], ['set-plan', '--plan', 'pro'], ['rotate-key'], ['revoke-key'], ['delete']];
 
 test.serial("kong.yml's anonymous consumer is out of the CLI's reach", async (t) => {
-  const { stack, cli } = t.context;
   const before = await stack.admin('/consumers/animal-store-anonymous');
   const pluginsBefore = await stack.admin('/consumers/animal-store-anonymous/plugins');
   t.is(before.status, 200);
@@ -568,7 +551,6 @@ test.serial("kong.yml's anonymous consumer is out of the CLI's reach", async (t)
 });
 
 test("another team's consumer is out of the CLI's reach, and not listed", async (t) => {
-  const { stack, cli } = t.context;
   const created = await stack.admin('/consumers', { method: 'POST', json: { username: 'cli-other-team', tags: ['other-team'] } });
   t.is(created.status, 201);
   // stored hashed, as ours are: our key-auth finds it (credentials are global in Kong OSS)
@@ -591,7 +573,6 @@ test("another team's consumer is out of the CLI's reach, and not listed", async 
 });
 
 test('a consumer tagged both petstore-consumer and animal-store belongs to kong.yml', async (t) => {
-  const { stack, cli } = t.context;
   await stack.admin('/consumers', {
     method: 'POST',
     json: { username: 'cli-both', tags: ['animal-store', 'petstore-consumer', 'plan:free'] },
@@ -605,7 +586,6 @@ test('a consumer tagged both petstore-consumer and animal-store belongs to kong.
 });
 
 test.serial("docs/api-keys.md's admin walkthrough runs as written", async (t) => {
-  const { stack, cli } = t.context;
   const doc = readFileSync(new URL('../../docs/api-keys.md', import.meta.url), 'utf8');
   const block = /## An admin's walkthrough[^\n]*\n+```sh\n([\s\S]*?)```/.exec(doc)?.[1];
   t.truthy(block, "docs/api-keys.md has the walkthrough's sh block");
@@ -635,8 +615,7 @@ test.serial("docs/api-keys.md's admin walkthrough runs as written", async (t) =>
 // hashes the bearer token, so the key authenticates and the stored digest does not
 // (test/deck/hashed-keys.test.ts, test/e2e/local/hashed-keys.test.ts go further).
 test('create stores only the digest of the key it prints, tagged as hashed', async (t) => {
-  const { stack } = t.context;
-  const issued = await create(t, 'cli-hashed', '--plan', 'free');
+  const issued = await create('cli-hashed', '--plan', 'free');
   t.is(classifyApiKey(issued.key), 'checksummed');
   const credentials = (await stack.admin('/consumers/cli-hashed/key-auth')).body.data as Array<{ key: string; tags: string[]; ttl: null }>;
   t.deepEqual(
@@ -649,7 +628,6 @@ test('create stores only the digest of the key it prints, tagged as hashed', asy
 });
 
 test.serial('hash-keys: a dry run, then each plaintext key becomes its digest with its ttl; expiry and a second run', async (t) => {
-  const { stack, cli } = t.context;
   await stack.admin('/consumers', { method: 'POST', json: { username: 'cli-plain', tags: ['petstore-consumer', 'plan:free'] } });
   const legacy = `ask_${'P'.repeat(43)}`;
   await stack.admin('/consumers/cli-plain/key-auth', { method: 'POST', json: { key: legacy, ttl: 300, tags: ['petstore-consumer'] } });

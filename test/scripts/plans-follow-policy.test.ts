@@ -1,4 +1,4 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { startRedis, type RedisServer } from '../helpers/redis.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';
@@ -7,27 +7,27 @@ import { startStack, type TestStack } from '../helpers/stack.ts';
 // DECK_RATE_LIMIT_REDIS_* through decK's env templating, and the CLI's plan plugins copy what
 // kong.yml's global rate-limiting plugin got. Here kong.yml runs with policy redis on a real
 // redis-server, as `npm run start:cluster` and compose run it.
-const test = anyTest as TestFn<{ stack: TestStack; redis: RedisServer }>;
+let stack: TestStack;
+let redis: RedisServer;
 
 const EMPTY_UUID = '00000000-0000-0000-0000-000000000000';
 
-test.before(async (t) => {
-  t.context.redis = await startRedis();
-  t.context.stack = await startStack({
-    env: { DECK_RATE_LIMIT_POLICY: 'redis', DECK_RATE_LIMIT_REDIS_HOST: '127.0.0.1', DECK_RATE_LIMIT_REDIS_PORT: String(t.context.redis.port) },
+test.before(async () => {
+  redis = await startRedis();
+  stack = await startStack({
+    env: { DECK_RATE_LIMIT_POLICY: 'redis', DECK_RATE_LIMIT_REDIS_HOST: '127.0.0.1', DECK_RATE_LIMIT_REDIS_PORT: String(redis.port) },
   });
 });
-test.after.always(async (t) => {
-  await t.context.stack?.dispose();
-  await t.context.redis?.stop();
+test.after.always(async () => {
+  await stack?.dispose();
+  await redis?.stop();
 });
 
-const cli = (t: { context: { stack: TestStack } }, args: string[]) =>
-  runCliInProcess(args, { KONG_ADMIN_URL: t.context.stack.gateway.adminUrl });
+const cli = (args: string[]) =>
+  runCliInProcess(args, { KONG_ADMIN_URL: stack.gateway.adminUrl });
 
 test.serial('create: the plan plugin counts in the Redis kong.yml names, and the gateway counts there', async (t) => {
-  const { stack, redis } = t.context;
-  const created = await cli(t, ['create', '--username', 'shared-alice', '--plan', 'free', '--json']);
+  const created = await cli(['create', '--username', 'shared-alice', '--plan', 'free', '--json']);
   t.is(created.code, 0, created.stderr);
   const { key } = JSON.parse(created.stdout.trim().split('\n').pop()!) as { key: string };
 
@@ -49,12 +49,11 @@ test.serial('create: the plan plugin counts in the Redis kong.yml names, and the
 });
 
 test.serial('plans sync moves plans written for another policy to the gateway\'s', async (t) => {
-  const { stack } = t.context;
   // a plan plugin as written before the deployment moved to Redis: policy local
   await stack.provision('shared-bob', { minute: 60, day: 1000 });
   await stack.admin('/consumers/shared-bob', { method: 'PATCH', json: { tags: ['petstore-consumer', 'plan:free'] } });
   t.is((await stack.admin('/consumers/shared-bob/plugins')).body.data[0].config.policy, 'local');
-  const synced = await cli(t, ['plans', 'sync', '--plan', 'free']);
+  const synced = await cli(['plans', 'sync', '--plan', 'free']);
   t.is(synced.code, 0, synced.stderr);
   const [plan] = (await stack.admin('/consumers/shared-bob/plugins')).body.data;
   t.is(plan.config.policy, 'redis');

@@ -1,4 +1,4 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { generateApiKey } from '../../packages/provisioning/index.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';
@@ -8,15 +8,15 @@ import { startStack, type TestStack } from '../helpers/stack.ts';
 // manual clock stands in for waiting out a ttl; the tests that move it or depend on it are serial
 // (ava runs those before the others), since every test of the file shares the one clock.
 type Cli = (args: string[]) => ReturnType<typeof runCliInProcess>;
-const test = anyTest as TestFn<{ stack: TestStack; cli: Cli }>;
+let stack: TestStack;
+let cli: Cli;
 
-test.before(async (t) => {
-  const stack = await startStack();
-  t.context.stack = stack;
-  t.context.cli = (args) => runCliInProcess(args, { KONG_ADMIN_URL: stack.gateway.adminUrl });
+test.before(async () => {
+  stack = await startStack();
+  cli = (args) => runCliInProcess(args, { KONG_ADMIN_URL: stack.gateway.adminUrl });
 });
-test.after.always(async (t) => {
-  await t.context.stack?.dispose();
+test.after.always(async () => {
+  await stack?.dispose();
 });
 
 async function json<T>(cli: Cli, args: string[]): Promise<T> {
@@ -28,7 +28,6 @@ async function json<T>(cli: Cli, args: string[]): Promise<T> {
 type Issued = { key: string; fingerprint: string; name: string; scopes: string[] };
 
 test('add-key: several named keys, each with its scopes; show lists them; names stay unique', async (t) => {
-  const { stack, cli } = t.context;
   const main = await json<Issued>(cli, ['create', '--username', 'sk-named', '--plan', 'pro']);
   const ci = await json<Issued>(cli, ['add-key', 'sk-named', '--name', 'ci', '--scope', 'pets:read,orders:read']);
   t.like(ci, { name: 'ci', scopes: ['pets:read', 'orders:read'] });
@@ -50,7 +49,6 @@ test('add-key: several named keys, each with its scopes; show lists them; names 
 });
 
 test.serial('rotate-key keeps the scopes (and can change them); the old key works during the grace period', async (t) => {
-  const { stack, cli } = t.context;
   await json<Issued>(cli, ['create', '--username', 'sk-rotate', '--plan', 'pro', '--key-name', 'ci', '--scope', 'orders:read']);
   const old = await json<Issued>(cli, ['add-key', 'sk-rotate', '--name', 'laptop', '--scope', 'pets:read']);
   const ambiguous = await cli(['rotate-key', 'sk-rotate']);
@@ -75,7 +73,6 @@ test.serial('rotate-key keeps the scopes (and can change them); the old key work
 });
 
 test.serial('an expired key answers exactly as an unknown one; show gives the time left; list --expiring finds it', async (t) => {
-  const { stack, cli } = t.context;
   await json<Issued>(cli, ['create', '--username', 'sk-expiry', '--plan', 'pro']);
   const temp = await json<Issued>(cli, ['add-key', 'sk-expiry', '--name', 'temp', '--expires-in', '2h']);
   const show = (await cli(['show', 'sk-expiry'])).stdout;
@@ -104,7 +101,6 @@ test.serial('an expired key answers exactly as an unknown one; show gives the ti
 });
 
 test('revoke-key --name revokes that key only', async (t) => {
-  const { stack, cli } = t.context;
   const main = await json<Issued>(cli, ['create', '--username', 'sk-revoke', '--plan', 'pro']);
   const ci = await json<Issued>(cli, ['add-key', 'sk-revoke', '--name', 'ci']);
   t.is((await cli(['revoke-key', 'sk-revoke', '--name', 'ci'])).stdout, 'revoked 1 key(s) of sk-revoke\n');
@@ -116,8 +112,7 @@ test('revoke-key --name revokes that key only', async (t) => {
 });
 
 test('bad scopes, names and durations: exit 2, one line, nothing sent', async (t) => {
-  const { stack } = t.context;
-  await json<Issued>(t.context.cli, ['create', '--username', 'sk-usage', '--plan', 'free']);
+  await json<Issued>(cli, ['create', '--username', 'sk-usage', '--plan', 'free']);
   const cases: Array<[string[], RegExp]> = [
     [['add-key', 'sk-usage', '--name', 'ci', '--scope', 'pets:delete'], /^error: option '--scope <scopes>' argument 'pets:delete' is invalid\. It must be one of pets:read, pets:write, orders:read, orders:write/],
     [['create', '--username', 'sk-usage2', '--plan', 'free', '--scope', 'pets:read,'], /^error: option '--scope <scopes>' argument 'pets:read,' is invalid/],
@@ -136,7 +131,7 @@ test('bad scopes, names and durations: exit 2, one line, nothing sent', async (t
   // in this process, as the other tests here: a usage error's exit 2 from the process itself is
   // consumers-cli.test.ts's (a node start per case was ~1 CPU-s, 11 of them)
   for (const [args, message] of cases) {
-    const result = await t.context.cli(args);
+    const result = await cli(args);
     t.is(result.code, 2, args.join(' '));
     t.regex(result.stderr, message, args.join(' '));
     t.is(result.stderr.split('\n').length, 2, `${args.join(' ')}: one line`);

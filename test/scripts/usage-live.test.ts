@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { startPrometheus, type RunningPrometheus } from '../helpers/prometheus.ts';
@@ -8,16 +8,16 @@ import { ROUND, startUsageGateway, type UsageGateway } from '../helpers/usage-tr
 // `consumers usage` against the real data plane: gateway/kong.yml on a node whose Status API a
 // real Prometheus scrapes every second, real requests through the proxy, consumers and plans
 // from the gateway's Admin API; and the same node's /metrics read directly.
-const test = anyTest as TestFn<{ gateway: UsageGateway; prometheus: RunningPrometheus }>;
+let gateway: UsageGateway;
+let prometheus: RunningPrometheus;
 
-test.before(async (t) => {
-  const gateway = await startUsageGateway();
-  const prometheus = await startPrometheus({ targets: [gateway.target], scrapeIntervalSeconds: 1 });
-  t.context = { gateway, prometheus };
+test.before(async () => {
+  gateway = await startUsageGateway();
+  prometheus = await startPrometheus({ targets: [gateway.target], scrapeIntervalSeconds: 1 });
 });
-test.after.always(async (t) => {
-  await t.context.prometheus?.dispose();
-  await t.context.gateway?.dispose();
+test.after.always(async () => {
+  await prometheus?.dispose();
+  await gateway?.dispose();
 });
 
 /** usage's row for a consumer after `rounds` rounds of ROUND. */
@@ -30,7 +30,6 @@ function expected(username: keyof typeof ROUND, rounds: number) {
 const PLANS = { alice: ['enterprise', 9, 100000], bob: ['enterprise', 4, 100000], 'animal-store-anonymous': [null, 30, 500] } as const;
 
 test.serial('Prometheus counts the window between two scrapes exactly; the node counts since it started', async (t) => {
-  const { gateway, prometheus } = t.context;
   // Every series must exist before the window opens: Kong creates a series on its first
   // increment, and increase() cannot see what a series held at its first scrape.
   await gateway.round();
@@ -71,7 +70,6 @@ test.serial('Prometheus counts the window between two scrapes exactly; the node 
 });
 
 test.serial('the default window (24 h up to now) counts what Prometheus saw change', async (t) => {
-  const { prometheus, gateway } = t.context;
   const result = await runCliInProcess(['usage', 'alice', '--prometheus-url', prometheus.url, '--json'], { KONG_ADMIN_URL: gateway.adminUrl });
   t.is(result.code, 0, result.stderr);
   const [alice] = JSON.parse(result.stdout);
@@ -86,7 +84,7 @@ test.serial('the default window (24 h up to now) counts what Prometheus saw chan
 });
 
 test.serial("show with the local policy: the windows live in each node's memory", async (t) => {
-  const result = await runCliInProcess(['show', 'alice'], { KONG_ADMIN_URL: t.context.gateway.adminUrl });
+  const result = await runCliInProcess(['show', 'alice'], { KONG_ADMIN_URL: gateway.adminUrl });
   t.is(result.code, 0, result.stderr);
   t.regex(result.stdout, /^ {2}plan {5}enterprise$/m);
   t.true(result.stdout.includes("  windows  not readable: policy local: the counters live in each Kong node's memory and are not readable from outside\n"), result.stdout);
@@ -98,7 +96,6 @@ test.serial("docs/usage.md's run from the nodes is this node's output after the 
   const line = run![1]!.split('\n').find((l) => l.startsWith('npm run consumers -- '))!;
   const args = line.replace(/#.*$/, '').trim().split(/\s+/).slice(4);
   t.deepEqual(args, ['usage', '--status-url', 'http://127.0.0.1:8100']);
-  const { gateway } = t.context;
   const result = await runCliInProcess(['usage', '--status-url', gateway.statusUrl], { KONG_ADMIN_URL: gateway.adminUrl });
   t.is(result.code, 0, result.stderr);
   t.is(result.stdout.replaceAll(gateway.statusUrl, 'http://127.0.0.1:8100'), run![2]!);

@@ -1,27 +1,25 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { runCli, runCliInProcess } from '../helpers/cli.ts';
 import { startFakeKongAdmin, type FakeKongAdmin } from '../helpers/fake-kong-admin.ts';
 import { startFakeKongNode, type FakeKongNode } from '../helpers/prometheus.ts';
 
 // `consumers usage` without Prometheus: it scrapes each Kong node's /metrics (the Status API) and
 // sums the counters across nodes; these are totals since each node started, and it says so.
-const test = anyTest as TestFn<{
-  admin: FakeKongAdmin;
-  a: FakeKongNode;
-  b: FakeKongNode;
-  run: (args: string[], env?: NodeJS.ProcessEnv) => ReturnType<typeof runCliInProcess>;
-}>;
+let admin: FakeKongAdmin;
+let a: FakeKongNode;
+let b: FakeKongNode;
+let run: (args: string[], env?: NodeJS.ProcessEnv) => ReturnType<typeof runCliInProcess>;
 
-test.before(async (t) => {
-  const admin = await startFakeKongAdmin();
+test.before(async () => {
+  admin = await startFakeKongAdmin();
   admin.addConsumer('alice');
   admin.addConsumer('bob', { tags: ['petstore-consumer', 'plan:pro'], plan: { minute: 300, day: 10000 } });
   admin.addConsumer('carol', { tags: ['petstore-consumer', 'plan:enterprise'], plan: { minute: 5000, day: 2000000 } });
   admin.addConsumer('animal-store-anonymous', { tags: ['animal-store'], plan: { minute: 30, day: 500, limit_by: 'ip' } });
   admin.addConsumer('o"brien\\x', { tags: ['petstore-consumer', 'plan:free'] });
-  const [a, b] = [await startFakeKongNode('11111111-1111-4111-8111-111111111111'), await startFakeKongNode('22222222-2222-4222-8222-222222222222')];
+  [a, b] = [await startFakeKongNode('11111111-1111-4111-8111-111111111111'), await startFakeKongNode('22222222-2222-4222-8222-222222222222')];
   a.requests({ consumer: 'alice', code: 200, n: 7 });
   b.requests({ consumer: 'alice', code: 200, n: 3 });
   b.requests({ consumer: 'alice', code: 404, n: 2 });
@@ -34,15 +32,10 @@ test.before(async (t) => {
   a.checksumFailures(2);
   b.requests({ consumer: 'dave', code: 200, n: 1 });
   a.requests({ consumer: 'o"brien\\x', code: 304, n: 2, route: 'animal-store-v1-get-pet' });
-  t.context = {
-    admin,
-    a,
-    b,
-    run: (args, env = {}) => runCliInProcess(['usage', '--status-url', a.statusUrl, '--status-url', b.statusUrl, ...args], { KONG_ADMIN_URL: admin.url, ...env }),
-  };
+  run = (args, env = {}) => runCliInProcess(['usage', '--status-url', a.statusUrl, '--status-url', b.statusUrl, ...args], { KONG_ADMIN_URL: admin.url, ...env });
 });
-test.after.always(async (t) => {
-  await Promise.all([t.context.admin?.close(), t.context.a?.dispose(), t.context.b?.dispose()]);
+test.after.always(async () => {
+  await Promise.all([admin?.close(), a?.dispose(), b?.dispose()]);
 });
 
 const NOTE = 'totals since each node started';
@@ -54,7 +47,7 @@ const row = (username: string, plan: string | null, limits: [number, number] | n
 };
 
 test('json: one object per consumer, counters summed over the nodes, busiest first', async (t) => {
-  const result = await t.context.run(['--format', 'json']);
+  const result = await run(['--format', 'json']);
   t.is(result.code, 0, result.stderr);
   // Keys in the csv's order (JSON.parse below would move "429" first again).
   t.true(
@@ -86,8 +79,7 @@ test('json: one object per consumer, counters summed over the nodes, busiest fir
 });
 
 test('table: what was counted, then one line per consumer', async (t) => {
-  const { a, b } = t.context;
-  const result = await t.context.run([]);
+  const result = await run([]);
   t.is(result.code, 0, result.stderr);
   t.is(
     result.stdout,
@@ -107,7 +99,7 @@ test('table: what was counted, then one line per consumer', async (t) => {
 });
 
 test('csv: a header and the same columns as json, quoted where needed', async (t) => {
-  const result = await t.context.run(['--format', 'csv']);
+  const result = await run(['--format', 'csv']);
   t.is(result.code, 0, result.stderr);
   const lines = result.stdout.trimEnd().split('\n');
   t.is(lines[0], 'username,plan,limit_minute,limit_day,requests,2xx,4xx,429,5xx,other,banned,from,to,note');
@@ -118,17 +110,17 @@ test('csv: a header and the same columns as json, quoted where needed', async (t
 });
 
 test('one consumer: its row, even without requests', async (t) => {
-  const alice = await t.context.run(['alice', '--json']);
+  const alice = await run(['alice', '--json']);
   t.is(alice.code, 0, alice.stderr);
   t.like(JSON.parse(alice.stdout), [{ username: 'alice', requests: 17, '429': 4 }]);
-  const carol = await t.context.run(['carol', '--format', 'json']);
+  const carol = await run(['carol', '--format', 'json']);
   t.is(carol.code, 0, carol.stderr);
   t.like(JSON.parse(carol.stdout), [{ username: 'carol', plan: 'enterprise', limit_minute: 5000, limit_day: 2000000, requests: 0 }]);
-  const quoted = await t.context.run(['o"brien\\x', '--json']);
+  const quoted = await run(['o"brien\\x', '--json']);
   t.is(quoted.code, 0, quoted.stderr);
   t.like(JSON.parse(quoted.stdout), [{ username: 'o"brien\\x', plan: 'free', other: 2 }]);
   // One consumer is two Admin API reads, not a listing of every consumer.
-  t.false(t.context.admin.requests.some((r) => r.startsWith('GET /consumers?') && r.includes('carol')));
+  t.false(admin.requests.some((r) => r.startsWith('GET /consumers?') && r.includes('carol')));
 });
 
 test('many consumers: plans come from two listings, not two calls per consumer', async (t) => {
@@ -163,7 +155,7 @@ test('a node that is down is one line and exit 1', async (t) => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  const result = await t.context.run(['--status-url', `http://127.0.0.1:${port}`]);
+  const result = await run(['--status-url', `http://127.0.0.1:${port}`]);
   t.is(result.code, 1);
   t.is(result.stderr, `error: cannot reach the Kong Status API at http://127.0.0.1:${port}/metrics: ECONNREFUSED\n`);
   t.is(result.stdout, '');
@@ -176,19 +168,19 @@ test('a node that closes the connection without answering is asked once more; tw
   const server = createServer((req, res) => {
     requests += 1;
     if (requests <= dropFirst) return void req.socket.destroy();
-    void fetch(`${t.context.a.statusUrl}/metrics`).then(async (answer) => res.end(await answer.text()));
+    void fetch(`${a.statusUrl}/metrics`).then(async (answer) => res.end(await answer.text()));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => server.close());
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const once = await runCliInProcess(['usage', 'alice', '--json', '--status-url', url], { KONG_ADMIN_URL: t.context.admin.url });
+  const once = await runCliInProcess(['usage', 'alice', '--json', '--status-url', url], { KONG_ADMIN_URL: admin.url });
   t.is(once.code, 0, once.stderr);
   t.like(JSON.parse(once.stdout), [{ username: 'alice', requests: 7 }]);
   t.is(requests, 2);
 
   requests = 0;
   dropFirst = Infinity;
-  const always = await runCliInProcess(['usage', 'alice', '--status-url', url], { KONG_ADMIN_URL: t.context.admin.url });
+  const always = await runCliInProcess(['usage', 'alice', '--status-url', url], { KONG_ADMIN_URL: admin.url });
   t.is(always.code, 1);
   t.is(always.stderr, `error: cannot reach the Kong Status API at ${url}/metrics: the connection closed without an answer, twice\n`);
   t.is(requests, 2, 'asked twice, not more');
@@ -201,10 +193,10 @@ test('a /metrics that is not the exposition format: which node, which line, exit
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => server.close());
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const result = await runCliInProcess(['usage', '--status-url', url], { KONG_ADMIN_URL: t.context.admin.url });
+  const result = await runCliInProcess(['usage', '--status-url', url], { KONG_ADMIN_URL: admin.url });
   t.is(result.code, 1);
   t.is(result.stderr, `error: ${url}/metrics line 2: label consumer: the value is not closed\n`);
-  const notFound = await runCliInProcess(['usage', '--status-url', `${url}/status`], { KONG_ADMIN_URL: t.context.admin.url });
+  const notFound = await runCliInProcess(['usage', '--status-url', `${url}/status`], { KONG_ADMIN_URL: admin.url });
   t.is(notFound.code, 1);
   t.is(notFound.stderr, `error: the Kong Status API at ${url}/status/metrics answered 404\n`);
 });
@@ -213,18 +205,17 @@ test('without per_consumer, Kong counts no one: usage says what to turn on', asy
   const node = await startFakeKongNode();
   t.teardown(() => node.dispose());
   node.requests({ consumer: '', code: 200, n: 3 });
-  const result = await runCliInProcess(['usage', '--status-url', node.statusUrl], { KONG_ADMIN_URL: t.context.admin.url });
+  const result = await runCliInProcess(['usage', '--status-url', node.statusUrl], { KONG_ADMIN_URL: admin.url });
   t.is(result.code, 0, result.stderr);
   t.regex(result.stdout, /\nno requests in this window\n$/);
   t.regex(result.stderr, /\nnote: kong_http_requests_total carries no consumer: turn on per_consumer in the prometheus plugin's config\n$/);
   const empty = await startFakeKongNode();
   t.teardown(() => empty.dispose());
-  const none = await runCliInProcess(['usage', '--status-url', empty.statusUrl], { KONG_ADMIN_URL: t.context.admin.url });
+  const none = await runCliInProcess(['usage', '--status-url', empty.statusUrl], { KONG_ADMIN_URL: admin.url });
   t.regex(none.stderr, /\nnote: no kong_http_requests_total at all: is Kong's prometheus plugin on, with status_code_metrics\?\n$/);
 });
 
 test('process: stdout has the rows, stderr the note, exit 0', async (t) => {
-  const { a, b, admin } = t.context;
   const result = await runCli(['usage', '--status-url', a.statusUrl, '--status-url', b.statusUrl, '--format', 'csv'], { KONG_ADMIN_URL: admin.url });
   t.is(result.code, 0, result.stderr);
   t.true(result.stdout.startsWith('username,plan,'));

@@ -2,7 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { usageQueries } from '../../packages/usage/index.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
@@ -12,31 +12,24 @@ import { historyOpenMetrics } from './usage-history.ts';
 
 // `consumers usage` against a real Prometheus (Debian's 2.42) holding three days of two Kong
 // nodes' counters (usage-history.ts, backfilled with promtool): windows, days, restarts, nodes.
-const test = anyTest as TestFn<{
-  admin: FakeKongAdmin;
-  prometheus: RunningPrometheus;
-  tsdb: string;
-  run: (args: string[], env?: NodeJS.ProcessEnv) => ReturnType<typeof runCliInProcess>;
-}>;
+let admin: FakeKongAdmin;
+let prometheus: RunningPrometheus;
+let tsdb: string;
+let run: (args: string[], env?: NodeJS.ProcessEnv) => ReturnType<typeof runCliInProcess>;
 
-test.before(async (t) => {
-  const admin = await startFakeKongAdmin();
+test.before(async () => {
+  admin = await startFakeKongAdmin();
   admin.addConsumer('alice');
   admin.addConsumer('bob', { tags: ['petstore-consumer', 'plan:pro'], plan: { minute: 300, day: 10000 } });
   admin.addConsumer('carol', { tags: ['petstore-consumer', 'plan:enterprise'], plan: { minute: 5000, day: 2000000 } });
   admin.addConsumer('animal-store-anonymous', { tags: ['animal-store'], plan: { minute: 30, day: 500, limit_by: 'ip' } });
-  const tsdb = await backfill(historyOpenMetrics());
-  const prometheus = await startPrometheus({ storageDir: tsdb });
-  t.context = {
-    admin,
-    prometheus,
-    tsdb,
-    run: (args, env = {}) => runCliInProcess(['usage', '--prometheus-url', prometheus.url, ...args], { KONG_ADMIN_URL: admin.url, ...env }),
-  };
+  tsdb = await backfill(historyOpenMetrics());
+  prometheus = await startPrometheus({ storageDir: tsdb });
+  run = (args, env = {}) => runCliInProcess(['usage', '--prometheus-url', prometheus.url, ...args], { KONG_ADMIN_URL: admin.url, ...env });
 });
-test.after.always(async (t) => {
-  await Promise.all([t.context.admin?.close(), t.context.prometheus?.dispose()]);
-  if (t.context.tsdb) rmSync(dirname(t.context.tsdb), { recursive: true, force: true });
+test.after.always(async () => {
+  await Promise.all([admin?.close(), prometheus?.dispose()]);
+  if (tsdb) rmSync(dirname(tsdb), { recursive: true, force: true });
 });
 
 test('the queries usage sends: increase() over exactly the window, evaluated at its end', (t) => {
@@ -52,12 +45,12 @@ test('the queries usage sends: increase() over exactly the window, evaluated at 
 });
 
 test('table: three days, both nodes summed, a restart of one counted across', async (t) => {
-  const result = await t.context.run(['--since', '3d', '--until', '2026-03-04']);
+  const result = await run(['--since', '3d', '--until', '2026-03-04']);
   t.is(result.code, 0, result.stderr);
   t.is(
     result.stdout,
     [
-      `requests from 2026-03-01T00:00:00Z to 2026-03-04T00:00:00Z (Prometheus at ${t.context.prometheus.url})`,
+      `requests from 2026-03-01T00:00:00Z to 2026-03-04T00:00:00Z (Prometheus at ${prometheus.url})`,
       'USERNAME                PLAN  LIMITS              REQUESTS  2XX  4XX  429  5XX  OTHER  BANNED',
       '----------------------  ----  ------------------  --------  ---  ---  ---  ---  -----  ------',
       'bob                     pro   300/min, 10000/day  158       128  0    0    0    0      30',
@@ -71,7 +64,7 @@ test('table: three days, both nodes summed, a restart of one counted across', as
 });
 
 test('--by day --format csv: the billing export, one row per consumer per UTC day', async (t) => {
-  const result = await t.context.run(['--since', '3d', '--until', '2026-03-04', '--by', 'day', '--format', 'csv']);
+  const result = await run(['--since', '3d', '--until', '2026-03-04', '--by', 'day', '--format', 'csv']);
   t.is(result.code, 0, result.stderr);
   t.is(
     result.stdout,
@@ -92,7 +85,7 @@ test('--by day --format csv: the billing export, one row per consumer per UTC da
 });
 
 test('--by day: the days the window touches, whole, the last one up to --until', async (t) => {
-  const result = await t.context.run(['alice', '--since', '1d', '--until', '2026-03-02T12:00:00Z', '--by', 'day', '--json']);
+  const result = await run(['alice', '--since', '1d', '--until', '2026-03-02T12:00:00Z', '--by', 'day', '--json']);
   t.is(result.code, 0, result.stderr);
   t.deepEqual(JSON.parse(result.stdout), [
     {
@@ -133,23 +126,22 @@ test('--by day: the days the window touches, whole, the last one up to --until',
 });
 
 test('--since: the window ends at --until; a consumer without requests in it still has its row', async (t) => {
-  const alice = await t.context.run(['alice', '--since', '12h', '--until', '2026-03-02T12:00:00Z', '--json']);
+  const alice = await run(['alice', '--since', '12h', '--until', '2026-03-02T12:00:00Z', '--json']);
   t.like(JSON.parse(alice.stdout), [{ username: 'alice', requests: 25, '2xx': 25, from: '2026-03-02T00:00:00Z', to: '2026-03-02T12:00:00Z' }]);
-  const carol = await t.context.run(['carol', '--since', '3d', '--until', '2026-03-04', '--json']);
+  const carol = await run(['carol', '--since', '3d', '--until', '2026-03-04', '--json']);
   t.like(JSON.parse(carol.stdout), [{ username: 'carol', plan: 'enterprise', limit_day: 2000000, requests: 0 }]);
   // --since a time: the same window as a duration back from --until.
-  const march = await t.context.run(['--since', '2026-03-01', '--until', '2026-03-04', '--by', 'day', '--json']);
-  const threeDays = await t.context.run(['--since', '3d', '--until', '2026-03-04', '--by', 'day', '--json']);
+  const march = await run(['--since', '2026-03-01', '--until', '2026-03-04', '--by', 'day', '--json']);
+  const threeDays = await run(['--since', '3d', '--until', '2026-03-04', '--by', 'day', '--json']);
   t.is(march.code, 0, march.stderr);
   t.is(march.stdout, threeDays.stdout);
   t.is(JSON.parse(march.stdout).length, 8);
-  const nothing = await t.context.run(['--since', '1h', '--until', '2026-03-01T05:00:00Z']);
+  const nothing = await run(['--since', '1h', '--until', '2026-03-01T05:00:00Z']);
   t.is(nothing.code, 0, nothing.stderr);
   t.regex(nothing.stdout, /\nno requests in this window\n$/);
 });
 
 test('PROMETHEUS_URL is used when no option names a source; --status-url given wins over it', async (t) => {
-  const { prometheus, admin } = t.context;
   const env = { KONG_ADMIN_URL: admin.url, PROMETHEUS_URL: prometheus.url };
   const fromEnv = await runCliInProcess(['usage', 'alice', '--since', '3d', '--until', '2026-03-04', '--json'], env);
   t.like(JSON.parse(fromEnv.stdout), [{ requests: 107 }]);
@@ -159,7 +151,7 @@ test('PROMETHEUS_URL is used when no option names a source; --status-url given w
 });
 
 test('credentials in --prometheus-url go as Basic auth and never into a message', async (t) => {
-  const target = new URL(t.context.prometheus.url);
+  const target = new URL(prometheus.url);
   const proxy = createServer((req, res) => {
     if (req.headers.authorization !== `Basic ${Buffer.from('ops:s3cret').toString('base64')}`) {
       res.writeHead(401, { 'content-type': 'text/plain' }).end('Unauthorized\n');
@@ -175,10 +167,10 @@ test('credentials in --prometheus-url go as Basic auth and never into a message'
   t.teardown(() => proxy.close());
   const port = (proxy.address() as AddressInfo).port;
   const args = ['usage', 'alice', '--since', '3d', '--until', '2026-03-04', '--json'];
-  const allowed = await runCliInProcess([...args, '--prometheus-url', `http://ops:s3cret@127.0.0.1:${port}`], { KONG_ADMIN_URL: t.context.admin.url });
+  const allowed = await runCliInProcess([...args, '--prometheus-url', `http://ops:s3cret@127.0.0.1:${port}`], { KONG_ADMIN_URL: admin.url });
   t.is(allowed.code, 0, allowed.stderr);
   t.like(JSON.parse(allowed.stdout), [{ requests: 107 }]);
-  const refused = await runCliInProcess([...args, '--prometheus-url', `http://ops:wrong@127.0.0.1:${port}`], { KONG_ADMIN_URL: t.context.admin.url });
+  const refused = await runCliInProcess([...args, '--prometheus-url', `http://ops:wrong@127.0.0.1:${port}`], { KONG_ADMIN_URL: admin.url });
   t.is(refused.code, 1);
   t.is(refused.stderr, `error: Prometheus at http://127.0.0.1:${port} answered 401 without Prometheus's JSON: is it a Prometheus server?\n`);
 });
@@ -188,7 +180,7 @@ test('Prometheus down, or refusing a query: one line, exit 1', async (t) => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  const down = await runCliInProcess(['usage', '--prometheus-url', `http://127.0.0.1:${port}`], { KONG_ADMIN_URL: t.context.admin.url });
+  const down = await runCliInProcess(['usage', '--prometheus-url', `http://127.0.0.1:${port}`], { KONG_ADMIN_URL: admin.url });
   t.is(down.code, 1);
   t.is(down.stderr, `error: cannot reach Prometheus at http://127.0.0.1:${port}: ECONNREFUSED\n`);
   // Prometheus's own error answer, as its API writes it.
@@ -200,7 +192,7 @@ test('Prometheus down, or refusing a query: one line, exit 1', async (t) => {
   await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
   t.teardown(() => refusing.close());
   const url = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
-  const refused = await runCliInProcess(['usage', '--prometheus-url', url], { KONG_ADMIN_URL: t.context.admin.url });
+  const refused = await runCliInProcess(['usage', '--prometheus-url', url], { KONG_ADMIN_URL: admin.url });
   t.is(refused.code, 1);
   t.is(refused.stderr, `error: Prometheus at ${url} answered 422: execution: query processing would load too many samples into memory\n`);
 });
@@ -215,9 +207,9 @@ test("docs/usage.md's runs are this data's real output", async (t) => {
     t.regex(commands!, /^export PROMETHEUS_URL=http:\/\/127\.0\.0\.1:9090 |^npm run/);
     // what follows `--`, less a comment and a redirection into a file (whose content the text block shows)
     const args = line.replace(/#.*$/, '').replace(/>\s*\S+\s*$/, '').split(' -- ')[1]!.trim().split(/\s+/);
-    const result = await runCliInProcess(args, { KONG_ADMIN_URL: t.context.admin.url, PROMETHEUS_URL: t.context.prometheus.url });
+    const result = await runCliInProcess(args, { KONG_ADMIN_URL: admin.url, PROMETHEUS_URL: prometheus.url });
     t.is(result.code, 0, result.stderr);
-    t.is(result.stdout.replaceAll(t.context.prometheus.url, 'http://127.0.0.1:9090'), output!, line);
+    t.is(result.stdout.replaceAll(prometheus.url, 'http://127.0.0.1:9090'), output!, line);
   }
   t.true(section.includes(`(stderr: \`note: consumer dave is not in the Admin API (deleted?): its usage is shown without a\nplan\`.)`));
 });

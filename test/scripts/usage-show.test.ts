@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { createClient } from 'redis';
 import { counterKey, EMPTY_UUID } from '../../packages/usage/index.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
@@ -13,11 +13,13 @@ import { freePort } from '../helpers/free-port.ts';
 // `consumers show` adds the consumer's current minute and day when they can be read: from Redis,
 // in Kong's rate-limiting key layout, when its plan plugin has policy redis. A real redis-server;
 // the Admin API is Kong-shaped (the local gateway refuses policy redis, as it cannot run it).
-const test = anyTest as TestFn<{ admin: FakeKongAdmin; redisPort: number; stopRedis: () => Promise<void> }>;
+let admin: FakeKongAdmin;
+let redisPort: number;
+let stopRedis: () => Promise<void>;
 
 const PASSWORD = 'redis-s3cret';
 
-test.before(async (t) => {
+test.before(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'redis-'));
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--requirepass', PASSWORD], {
@@ -33,19 +35,17 @@ test.before(async (t) => {
     ),
   );
   probe.destroy();
-  t.context = {
-    admin: await startFakeKongAdmin(),
-    redisPort: port,
-    stopRedis: async () => {
-      child.kill('SIGTERM');
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
-    },
+  admin = await startFakeKongAdmin();
+  redisPort = port;
+  stopRedis = async () => {
+    child.kill('SIGTERM');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
   };
 });
-test.after.always(async (t) => {
-  await t.context.admin?.close();
-  await t.context.stopRedis?.();
+test.after.always(async () => {
+  await admin?.close();
+  await stopRedis?.();
 });
 
 /** Sets the consumer's counters for the current period and the next few seconds' one, so a boundary passing mid-test changes nothing. */
@@ -79,7 +79,6 @@ test("the key is Kong's: empty route and service ids, the consumer id, the perio
 });
 
 test('policy redis: used and remaining this minute and today, read from Redis', async (t) => {
-  const { admin, redisPort } = t.context;
   const alice = admin.addConsumer('show-redis', { plan: redisPlan(redisPort) });
   await setCounters(redisPort, 0, alice.id, 12, 340);
   const text = await runCliInProcess(['show', 'show-redis'], { KONG_ADMIN_URL: admin.url });
@@ -95,7 +94,6 @@ test('policy redis: used and remaining this minute and today, read from Redis', 
 });
 
 test('policy redis: a window that has not started counts 0; refused requests count, remaining stops at 0', async (t) => {
-  const { admin, redisPort } = t.context;
   const bob = admin.addConsumer('show-over', { plan: redisPlan(redisPort) });
   const none = JSON.parse((await runCliInProcess(['show', 'show-over', '--json'], { KONG_ADMIN_URL: admin.url })).stdout);
   t.like(none.windows, { readable: true, minute: { used: 0, remaining: 60 }, day: { used: 0, remaining: 1000 } });
@@ -105,7 +103,6 @@ test('policy redis: a window that has not started counts 0; refused requests cou
 });
 
 test("the plugin's Redis database and password are used", async (t) => {
-  const { admin, redisPort } = t.context;
   const carol = admin.addConsumer('show-db', { plan: redisPlan(redisPort, { database: 3 }) });
   await setCounters(redisPort, 3, carol.id, 7, 8);
   const json = JSON.parse((await runCliInProcess(['show', 'show-db', '--json'], { KONG_ADMIN_URL: admin.url })).stdout);
@@ -118,7 +115,6 @@ test("the plugin's Redis database and password are used", async (t) => {
 });
 
 test('RATE_LIMIT_REDIS_HOST and _PORT say where this machine reaches the Redis Kong uses', async (t) => {
-  const { admin, redisPort } = t.context;
   // Kong reaches it as redis:6379 on compose's network; this machine through a tunnel, say.
   const dave = admin.addConsumer('show-tunnel', { plan: { ...redisPlan(redisPort), redis: { host: 'redis.invalid', port: 6379, password: PASSWORD } } });
   await setCounters(redisPort, 0, dave.id, 5, 50);
@@ -130,7 +126,6 @@ test('RATE_LIMIT_REDIS_HOST and _PORT say where this machine reaches the Redis K
 });
 
 test('Redis down: show says why the windows are missing, and still exits 0', async (t) => {
-  const { admin } = t.context;
   const port = await freePort();
   admin.addConsumer('show-down', { plan: redisPlan(port) });
   const result = await runCliInProcess(['show', 'show-down'], { KONG_ADMIN_URL: admin.url });
@@ -139,7 +134,6 @@ test('Redis down: show says why the windows are missing, and still exits 0', asy
 });
 
 test('policy local (one node, the default) or cluster: not readable from outside, and show says so', async (t) => {
-  const { admin } = t.context;
   admin.addConsumer('show-local');
   const local = await runCliInProcess(['show', 'show-local'], { KONG_ADMIN_URL: admin.url });
   t.is(local.code, 0, local.stderr);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import anyTest, { type TestFn } from 'ava';
+import ava from 'ava';
 import { KEY_HASH_TAG, digestApiKey, generateApiKey, storedCredential, type ApiKeyClass } from '../../../packages/provisioning/index.ts';
 import { runCliInProcess } from '../../helpers/cli.ts';
 import { startEchoUpstream, type EchoUpstream } from '../../helpers/gateway.ts';
@@ -12,7 +12,9 @@ import { startStack, type TestStack } from '../../helpers/stack.ts';
 // hash or look-up), and the migration of keys stored in clear with accept_plaintext_keys.
 // The upstream echoes, so each request shows which credential key-auth found
 // (X-Credential-Identifier, kong/plugins/key-auth/handler.lua set_consumer).
-const test = anyTest.serial as TestFn<{ stack: TestStack; upstream: EchoUpstream }>;
+const test = ava.serial;
+let stack: TestStack;
+let upstream: EchoUpstream;
 
 interface Vector {
   token: string;
@@ -24,18 +26,18 @@ const VECTORS = (JSON.parse(readFileSync(new URL('../../fixtures/api-key-vectors
 
 const REFUSAL = 'malformed API key refused before any look-up';
 
-test.before(async (t) => {
-  t.context.upstream = await startEchoUpstream();
-  t.context.stack = await startStack({ upstreamUrl: t.context.upstream.url });
+test.before(async () => {
+  upstream = await startEchoUpstream();
+  stack = await startStack({ upstreamUrl: upstream.url });
 });
-test.after.always(async (t) => {
-  await t.context.stack?.dispose();
-  await t.context.upstream?.close();
+test.after.always(async () => {
+  await stack?.dispose();
+  await upstream?.close();
 });
-// Each test gets a fresh minute: the anonymous consumer allows 30 keyless requests a minute per IP.
-test.beforeEach(async (t) => {
-  await t.context.stack.clock.advance(60_000);
-});
+/** Each test starts with it: the anonymous consumer allows 30 keyless requests a minute per IP. */
+async function freshMinute(): Promise<void> {
+  await stack.clock.advance(60_000);
+}
 
 function refusals(stack: TestStack): string[] {
   return stack.gateway.logs.filter((line) => line.includes(REFUSAL));
@@ -52,11 +54,11 @@ async function synced(stack: TestStack): Promise<void> {
 }
 
 /** The request's status and, when it reached the upstream, the credential key-auth found. */
-async function authenticate(t: { context: { stack: TestStack; upstream: EchoUpstream } }, key: string) {
-  await synced(t.context.stack);
-  const before = t.context.upstream.last();
-  const response = await t.context.stack.call('/v1/pets', { key });
-  const last = t.context.upstream.last();
+async function authenticate(key: string) {
+  await synced(stack);
+  const before = upstream.last();
+  const response = await stack.call('/v1/pets', { key });
+  const last = upstream.last();
   const credential = last !== before ? (last?.headers['x-credential-identifier'] as string | undefined) : undefined;
   if (last !== before && JSON.stringify(last?.headers).includes(key)) throw new Error('the upstream saw the key');
   if (last !== before && (last?.headers.authorization || last?.headers.apikey)) throw new Error("the upstream saw Authorization or key-auth's header");
@@ -88,7 +90,7 @@ async function setAcceptPlaintext(stack: TestStack, on: boolean): Promise<void> 
 }
 
 test('every test vector: the checksummed, legacy and unprefixed ones authenticate by digest, malformed ones are refused and logged', async (t) => {
-  const { stack } = t.context;
+  await freshMinute();
   await createConsumer(stack, 'hk-vectors');
   const credentialOf = new Map<string, string>();
   for (const v of VECTORS.filter((v) => v.class !== 'malformed')) {
@@ -100,7 +102,7 @@ test('every test vector: the checksummed, legacy and unprefixed ones authenticat
   let refused = 0;
   for (const v of VECTORS) {
     const what = `${v.class} ${v.token} (${v.why})`;
-    const result = await authenticate(t, v.token);
+    const result = await authenticate(v.token);
     if (v.class === 'malformed') {
       t.is(result.status, 401, what);
       t.is(result.code, bearerSyntax(v.token) ? 'invalid_api_key' : 'missing_api_key', what);
@@ -120,16 +122,16 @@ test('every test vector: the checksummed, legacy and unprefixed ones authenticat
 });
 
 test('a one-character change in a key the CLI printed: 401, refused before any look-up (the log line says so)', async (t) => {
-  const { stack } = t.context;
+  await freshMinute();
   const created = await runCliInProcess(['create', '--username', 'hk-typo', '--plan', 'free', '--json'], { KONG_ADMIN_URL: stack.gateway.adminUrl });
   t.is(created.code, 0, created.stderr);
   const key = (JSON.parse(created.stdout) as { key: string }).key;
-  t.is((await authenticate(t, key)).status, 200);
+  t.is((await authenticate(key)).status, 200);
 
   for (const i of [4, 30, 46, 47, 52]) {
     const changed = key.slice(0, i) + (key[i] === 'x' ? 'y' : 'x') + key.slice(i + 1);
     const logged = refusals(stack).length;
-    const result = await authenticate(t, changed);
+    const result = await authenticate(changed);
     t.is(result.status, 401, `character ${i}`);
     t.is(result.code, 'invalid_api_key', `character ${i}`);
     await pollUntil('the refusal in the error log', async () => refusals(stack).length > logged);
@@ -139,7 +141,7 @@ test('a one-character change in a key the CLI printed: 401, refused before any l
 });
 
 test('migration: keys stored in clear work with accept_plaintext_keys, and after hash-keys as hashed ones', async (t) => {
-  const { stack } = t.context;
+  await freshMinute();
   await createConsumer(stack, 'hk-migrating');
   const legacy = `ask_${randomBytes(32).toString('base64url')}`; // as the CLI made them before the checksum
   const byHand = randomBytes(32).toString('hex'); // `openssl rand -hex 32`: the digest's shape
@@ -151,16 +153,16 @@ test('migration: keys stored in clear work with accept_plaintext_keys, and after
   const hashedId = await createCredential(stack, 'hk-migrating', storedCredential(hashed, ['petstore-consumer']));
 
   // off (the default): a credential stored in clear is unreachable, a hashed one works
-  t.is((await authenticate(t, legacy)).status, 401);
-  t.is((await authenticate(t, byHand)).status, 401);
-  t.like(await authenticate(t, hashed), { status: 200, credential: hashedId });
+  t.is((await authenticate(legacy)).status, 401);
+  t.is((await authenticate(byHand)).status, 401);
+  t.like(await authenticate(hashed), { status: 200, credential: hashedId });
 
   // the migration aid: both kinds work; a stored digest is still no key
   await setAcceptPlaintext(stack, true);
-  t.like(await authenticate(t, legacy), { status: 200, credential: plainIds.legacy });
-  t.like(await authenticate(t, byHand), { status: 200, credential: plainIds.byHand });
-  t.like(await authenticate(t, hashed), { status: 200, credential: hashedId });
-  t.like(await authenticate(t, digestApiKey(hashed)), { status: 401, code: 'invalid_api_key' });
+  t.like(await authenticate(legacy), { status: 200, credential: plainIds.legacy });
+  t.like(await authenticate(byHand), { status: 200, credential: plainIds.byHand });
+  t.like(await authenticate(hashed), { status: 200, credential: hashedId });
+  t.like(await authenticate(digestApiKey(hashed)), { status: 401, code: 'invalid_api_key' });
 
   const run = await runCliInProcess(['hash-keys'], { KONG_ADMIN_URL: stack.gateway.adminUrl });
   t.is(run.code, 0, run.stderr);
@@ -175,12 +177,12 @@ test('migration: keys stored in clear work with accept_plaintext_keys, and after
   for (const on of [true, false]) {
     await setAcceptPlaintext(stack, on);
     for (const key of [legacy, byHand, hashed]) {
-      const result = await authenticate(t, key);
+      const result = await authenticate(key);
       t.is(result.status, 200, `accept_plaintext_keys ${on}`);
       t.is(result.credential, idOf(key), `accept_plaintext_keys ${on}: the hashed credential`);
       t.not(result.credential, plainIds.legacy);
       t.not(result.credential, plainIds.byHand);
     }
-    for (const c of migrated) t.is((await authenticate(t, c.key)).status, 401, `accept_plaintext_keys ${on}: a stored digest`);
+    for (const c of migrated) t.is((await authenticate(c.key)).status, 401, `accept_plaintext_keys ${on}: a stored digest`);
   }
 });

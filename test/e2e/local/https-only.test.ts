@@ -1,4 +1,4 @@
-import anyTest, { type TestFn } from 'ava';
+import ava from 'ava';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from 'undici';
@@ -14,26 +14,30 @@ import { startStack, type TestStack } from '../../helpers/stack.ts';
 // runs (kong/init.lua:1199-1203; plugins_iterator.lua:357-368 gives header_filter only the global
 // plugins then), so its body could not be ours: docs/https.md.
 
-const test = anyTest.serial as TestFn<{ stack: TestStack; trusting: TestStack; plain: TestStack; tls: Agent }>;
+const test = ava.serial;
+let stack: TestStack;
+let trusting: TestStack;
+let plain: TestStack;
+let tls: Agent;
 
 const LISTEN = '127.0.0.1:0, 127.0.0.1:0 http2 ssl';
 const HSTS = 'max-age=63072000; includeSubDomains';
 
-test.before(async (t) => {
+test.before(async () => {
   const httpsOnly = { DECK_ANIMAL_STORE_HTTPS_ONLY: 'true' };
-  [t.context.stack, t.context.trusting, t.context.plain] = await Promise.all([
+  [stack, trusting, plain] = await Promise.all([
     startStack({ env: httpsOnly, node: { proxyListen: LISTEN } }),
     // 127.0.0.1 trusted: as behind a TLS-terminating balancer on loopback, whose X-Forwarded-Proto counts
     startStack({ env: httpsOnly, node: { proxyListen: '127.0.0.1:0', trustedIps: ['127.0.0.1'] } }),
     startStack({ node: { proxyListen: LISTEN } }),
   ]);
-  const ca = readFileSync(join(t.context.stack.gateway.node.prefix, 'ssl', 'kong-default-ca.crt'));
+  const ca = readFileSync(join(stack.gateway.node.prefix, 'ssl', 'kong-default-ca.crt'));
   // the default certificate names localhost; the node listens on 127.0.0.1
-  t.context.tls = new Agent({ connect: { ca, servername: 'localhost' } });
+  tls = new Agent({ connect: { ca, servername: 'localhost' } });
 });
-test.after.always(async (t) => {
-  await t.context.tls?.close();
-  await Promise.all([t.context.stack?.dispose(), t.context.trusting?.dispose(), t.context.plain?.dispose()]);
+test.after.always(async () => {
+  await tls?.close();
+  await Promise.all([stack?.dispose(), trusting?.dispose(), plain?.dispose()]);
 });
 
 async function overTls(stack: TestStack, agent: Agent, path: string, key?: string): Promise<JsonResponse> {
@@ -44,7 +48,6 @@ async function overTls(stack: TestStack, agent: Agent, path: string, key?: strin
 }
 
 test('plain HTTP is refused 426 https_required in the Error shape, with Kong\'s Upgrade headers, key or not', async (t) => {
-  const { stack } = t.context;
   const key = await stack.provision('plain-http', { minute: 100 });
   for (const [path, sent] of [['/v1/pets', key], ['/v1/pets', 'ask_not-a-key'], ['/v1/pets', undefined], ['/elsewhere', key]] as const) {
     const response = await stack.call(path, sent === undefined ? {} : { key: sent });
@@ -63,7 +66,6 @@ test('plain HTTP is refused 426 https_required in the Error shape, with Kong\'s 
 });
 
 test('a key sent over plain HTTP is not counted: its first request over TLS has the whole minute left', async (t) => {
-  const { stack, tls } = t.context;
   const key = await stack.provision('counted-over-tls', { minute: 100 });
   for (let i = 0; i < 3; i++) t.is((await stack.call('/v1/pets', { key })).status, 426);
   const response = await overTls(stack, tls, '/v1/pets', key);
@@ -73,7 +75,6 @@ test('a key sent over plain HTTP is not counted: its first request over TLS has 
 });
 
 test('over TLS every answer carries Strict-Transport-Security: the backend\'s, the gateway\'s 401 and 404', async (t) => {
-  const { stack, tls } = t.context;
   const key = await stack.provision('hsts', { minute: 100 });
   const answers = await Promise.all([
     overTls(stack, tls, '/v1/pets', key),
@@ -87,7 +88,6 @@ test('over TLS every answer carries Strict-Transport-Security: the backend\'s, t
 });
 
 test('X-Forwarded-Proto: https counts from trusted_ips only (a TLS-terminating balancer), as the runloop\'s check', async (t) => {
-  const { stack, trusting } = t.context;
   // the node trusts no one: a client cannot claim TLS
   const claimed = await httpGet(`${stack.gateway.proxyUrl}/v1/pets`, { headers: { 'x-forwarded-proto': 'https' } });
   t.is(claimed.status, 426);
@@ -101,7 +101,6 @@ test('X-Forwarded-Proto: https counts from trusted_ips only (a TLS-terminating b
 });
 
 test('npm start\'s setting (DECK_ANIMAL_STORE_HTTPS_ONLY=false): plain HTTP and TLS both served, no HSTS', async (t) => {
-  const { plain } = t.context;
   const ca = readFileSync(join(plain.gateway.node.prefix, 'ssl', 'kong-default-ca.crt'));
   const agent = new Agent({ connect: { ca, servername: 'localhost' } });
   t.teardown(() => agent.close());

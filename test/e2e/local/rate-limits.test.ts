@@ -1,4 +1,4 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { contractProblems } from '../../helpers/openapi-contract.ts';
@@ -7,21 +7,20 @@ import { startStack, type TestStack } from '../../helpers/stack.ts';
 // Rate-limit headers: X-RateLimit-* are derived by animal-store-edge from Kong's rate-limiting
 // RateLimit-* headers (kong/plugins/rate-limiting/handler.lua, 3.9.1): the most constraining
 // window is the one with the fewest requests left; Reset counts from the window's UTC start.
-const test = anyTest as TestFn<{ stack: TestStack }>;
+let stack: TestStack;
 
 const NOON = Date.UTC(2030, 0, 1, 12, 0, 0);
 
-test.before(async (t) => {
-  t.context.stack = await startStack();
+test.before(async () => {
+  stack = await startStack();
 });
-test.after.always(async (t) => {
-  await t.context.stack?.dispose();
+test.after.always(async () => {
+  await stack?.dispose();
 });
 
 const unix = (ms: number) => Math.floor(ms / 1000);
 
 test.serial('Remaining drops by one per request, 429 comes exactly after the limit, Reset is the minute boundary', async (t) => {
-  const { stack } = t.context;
   await stack.clock.set(NOON + 10_000); // 12:00:10
   const key = await stack.provision('rl-counting', { minute: 5, day: 1000 });
   for (let remaining = 4; remaining >= 0; remaining--) {
@@ -47,7 +46,6 @@ test.serial('Remaining drops by one per request, 429 comes exactly after the lim
 });
 
 test.serial('on a tie the longer window is reported, so Retry-After waits for the day to end', async (t) => {
-  const { stack } = t.context;
   await stack.clock.set(NOON);
   // Kong refuses a day limit below the minute limit (rate-limiting schema.lua), so tie them.
   const key = await stack.provision('rl-day', { minute: 3, day: 3 });
@@ -63,7 +61,6 @@ test.serial('on a tie the longer window is reported, so Retry-After waits for th
 });
 
 test.serial('requests without a key are limited per client IP by the anonymous consumer', async (t) => {
-  const { stack } = t.context;
   await stack.clock.set(NOON + 3600_000);
   const plans = parse(readFileSync(new URL('../../../gateway/plans.yaml', import.meta.url), 'utf8'));
   const limit = plans.anonymous.minute as number;
@@ -75,7 +72,6 @@ test.serial('requests without a key are limited per client IP by the anonymous c
 });
 
 test.serial('a consumer without a plan plugin gets the free plan from the global fallback', async (t) => {
-  const { stack } = t.context;
   await stack.clock.set(NOON + 7200_000);
   const key = await stack.provision('rl-no-plan');
   const plans = parse(readFileSync(new URL('../../../gateway/plans.yaml', import.meta.url), 'utf8'));

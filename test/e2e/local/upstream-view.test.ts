@@ -1,24 +1,25 @@
-import anyTest, { type TestFn } from 'ava';
+import test from 'ava';
 import { startEchoUpstream, type EchoUpstream } from '../../helpers/gateway.ts';
 import { startStack, type TestStack } from '../../helpers/stack.ts';
 
 // What the backend receives through kong.yml: no credentials (key-auth hide_credentials, and the
 // edge plugin drops Authorization), the consumer headers key-auth sets, /v1 stripped and named in
 // X-Forwarded-Prefix (kong/runloop/handler.lua).
-const test = anyTest as TestFn<{ stack: TestStack; upstream: EchoUpstream; key: string }>;
+let stack: TestStack;
+let upstream: EchoUpstream;
+let key: string;
 
-test.before(async (t) => {
-  t.context.upstream = await startEchoUpstream();
-  t.context.stack = await startStack({ upstreamUrl: t.context.upstream.url });
-  t.context.key = await t.context.stack.provision('upstream-carol', { minute: 100 });
+test.before(async () => {
+  upstream = await startEchoUpstream();
+  stack = await startStack({ upstreamUrl: upstream.url });
+  key = await stack.provision('upstream-carol', { minute: 100 });
 });
-test.after.always(async (t) => {
-  await t.context.stack?.dispose();
-  await t.context.upstream?.close();
+test.after.always(async () => {
+  await stack?.dispose();
+  await upstream?.close();
 });
 
 test.serial('the backend never sees the API key', async (t) => {
-  const { stack, upstream, key } = t.context;
   await stack.call('/v1/pets?limit=5', { key });
   const seen = upstream.last()!;
   t.is(seen.headers.authorization, undefined);
@@ -27,7 +28,6 @@ test.serial('the backend never sees the API key', async (t) => {
 });
 
 test.serial('the backend receives the path without /v1 and the consumer identity', async (t) => {
-  const { stack, upstream, key } = t.context;
   await stack.call('/v1/pets?limit=5&status=sold', { key });
   const seen = upstream.last()!;
   t.is(seen.url, '/pets?limit=5&status=sold');
@@ -40,7 +40,6 @@ test.serial('the backend receives the path without /v1 and the consumer identity
 });
 
 test.serial('the deprecated GET /v1/pets/{id} reaches the backend as /pets/{id}', async (t) => {
-  const { stack, upstream, key } = t.context;
   await stack.call('/v1/pets/42', { key });
   t.is(upstream.last()!.url, '/pets/42');
 });

@@ -9,7 +9,7 @@ import { startTarget, type Target } from '../../helpers/target.ts';
 // the keys the CLI prints are what authenticate. No clock here (real Kong has none to move):
 // rotate-key's grace is checked while it runs, expiry by --grace 0.
 const test = anyTest.serial;
-// module state, not t.context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
+// module state, not ava's context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
 const shared = {} as { target: Target; username: string };
 
 test.before(async () => {

@@ -7,7 +7,7 @@ import { startTarget, type Target } from '../../helpers/target.ts';
 
 // issue 16: the contract is served through the gateway at /v1/openapi.{json,yaml}; bearer
 // authentication applies to every operation (spec), this one included.
-// module state, not t.context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
+// module state, not ava's context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
 const shared = {} as { target: Target; key: string };
 const file = parse(readFileSync(`${REPO_ROOT}gateway/openapi.yaml`, 'utf8')) as Record<string, unknown>;
 

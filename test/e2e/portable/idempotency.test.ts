@@ -7,7 +7,7 @@ import { startTarget, type Target } from '../../helpers/target.ts';
 // counted), and keys are scoped by the X-Consumer-ID that key-auth sends upstream, which a client
 // cannot forge (key-auth sets it from the credential, kong/plugins/key-auth/handler.lua).
 const test = anyTest.serial;
-// module state, not t.context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
+// module state, not ava's context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
 const shared = {} as { target: Target; alice: string; bob: string };
 
 test.before(async () => {

@@ -7,7 +7,7 @@ import { startTarget, type Target } from '../../helpers/target.ts';
 // refuses what they do not cover, after rate-limiting (gateway/plugins/animal-store-access/
 // scopes.lua), and the edge plugin answers 403 insufficient_scope (RFC 6750 3.1). Portable: the
 // local stack, or real Kong (GATEWAY_URL + KONG_ADMIN_URL) with the same kong.yml and plugins.
-// module state, not t.context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
+// module state, not ava's context: test/deck/sync-then-e2e.test.ts runs the portable files in one worker
 const shared = {} as { target: Target };
 
 const SCOPES = ['pets:read', 'pets:write', 'orders:read', 'orders:write'] as const;
