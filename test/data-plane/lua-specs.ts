@@ -45,7 +45,8 @@ export async function runLuaSpecs(): Promise<{ code: number | null; output: stri
       child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
       const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
       child.once('error', reject);
-      child.once('exit', (code) => {
+      // 'close', not 'exit': after nginx exits, its last output may still be in the pipes
+      child.once('close', (code) => {
         clearTimeout(timer);
         resolve({ code, output });
       });

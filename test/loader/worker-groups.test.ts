@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import test from 'ava';
 import { REPO_ROOT } from '../helpers/process.ts';
@@ -30,10 +30,22 @@ test('each group imports test files that exist, and no file is in two groups', (
   t.deepEqual(members.filter((member) => member.startsWith('test/worker-groups/')), [], 'no group in a group');
 });
 
-test("a group's files keep their state to themselves", (t) => {
+/** A test file and the modules of test/ it imports, directly or through others (repository-relative). */
+function withTestHelpers(file: string, found = new Set<string>()): Set<string> {
+  found.add(file);
+  for (const [, specifier] of readFileSync(join(REPO_ROOT, file), 'utf8').matchAll(/^(?:import|export)\b[^']*'(\.\.?\/[^']+\.ts)';$/gm)) {
+    const imported = posix.join(posix.dirname(file), specifier!);
+    if (imported.startsWith('test/') && !found.has(imported)) withTestHelpers(imported, found);
+  }
+  return found;
+}
+
+test("a group's files, and the test helpers they import, keep their state to themselves", (t) => {
   for (const member of members) {
-    const code = readFileSync(join(REPO_ROOT, member), 'utf8').replace(/^\s*(\/\/|\*|\/\*).*$/gm, '');
-    for (const pattern of SHARED_STATE) t.notRegex(code, pattern, `${member} would share its state with its group`);
+    for (const file of withTestHelpers(member)) {
+      const code = readFileSync(join(REPO_ROOT, file), 'utf8').replace(/^\s*(\/\/|\*|\/\*).*$/gm, '');
+      for (const pattern of SHARED_STATE) t.notRegex(code, pattern, `${file} (in ${member}) would share its state with its group`);
+    }
   }
 });
 

@@ -1,5 +1,6 @@
 // test/loader/worker-groups.js: in a whole run, these files' tests run here, in one worker.
-import '../backend/integer-params.test.ts';
+import '../alerts/alert-flow.test.ts';
+import '../alerts/plan-limits-exporter.test.ts';
 import '../client/example.test.ts';
 import '../client/generated-types.test.ts';
 import '../client/retry-policy.test.ts';
