@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { freePort } from '../../packages/node-runtime/free-port.js';
 import { fileURLToPath } from 'node:url';
 import { readBackendConfigOrExit } from '../../backend/src/config.ts';
 import { readPortalListen } from '../../portal/src/settings.ts';
@@ -20,18 +20,6 @@ export interface StackOptions<Ready> {
    * (the gateway's addresses); the gateway routes /portal/ to PORTAL_HOST:PORTAL_PORT.
    */
   portalEnv?(gateway: Ready): Record<string, string>;
-}
-
-/** A port free now on `host`: the portal's when PORTAL_PORT is 0, known before the gateway that routes to it starts. */
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

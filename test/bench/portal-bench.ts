@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse, stringify } from 'yaml';
 import { CONSUMER_GROUP, generateApiKey, storedCredential } from '../../packages/provisioning/index.ts';
-import { freePort } from '../helpers/free-port.ts';
+import { freePort } from '../../packages/node-runtime/free-port.js';
 import { PortalBrowser } from '../helpers/portal.ts';
 import { REPO_ROOT, spawnNode, type SpawnedProcess } from '../helpers/process.ts';
 import { adminRequest } from './admin.ts';

@@ -11,7 +11,7 @@ import { REPO_ROOT, type SpawnedProcess } from '../helpers/process.ts';
 import { startGatewayProcess, type GatewayProcess } from './gateway-process.ts';
 import { treeCpuMicros } from './processes.ts';
 import { startSeededBackend } from './seed.ts';
-import { freePort } from '../helpers/free-port.ts';
+import { freePort } from '../../packages/node-runtime/free-port.js';
 
 /**
  * What the prometheus plugin costs the full chain (issue 24: at most 10% of its throughput):

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from '../helpers/free-port.ts';
+import { freePort } from '../../packages/node-runtime/free-port.js';
 import { runNginx, tempPaths } from './nginx-proxy.ts';
 
 export interface StaticUpstream {

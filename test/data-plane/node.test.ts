@@ -7,7 +7,7 @@ import { pollUntil } from '../helpers/poll.ts';
 import { running } from '../helpers/process.ts';
 import { buildSnapshot } from '../helpers/snapshot-builder.ts';
 import { echoRequest, startUpstream } from '../helpers/upstream.ts';
-import { freePort } from '../helpers/free-port.ts';
+import { freePort } from '../../packages/node-runtime/free-port.js';
 
 // A node as cmd/ runs it (kong start for a data plane): the status API, routes that do not
 // buffer (Kong's @unbuffered locations), reload, and the errors starting can meet.

@@ -11,7 +11,7 @@ import { httpGet } from '../helpers/http-request.ts';
 import { pollUntil } from '../helpers/poll.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';
-import { freePort } from '../helpers/free-port.ts';
+import { freePort } from '../../packages/node-runtime/free-port.js';
 
 // compose's balancer (deploy/nginx/kong-lb.conf) run with Debian's nginx in front of the local
 // gateway as compose runs Kong: gateway/kong.yml with DECK_ANIMAL_STORE_HTTPS_ONLY=true, the

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import { deckBinary } from '../helpers/deck.ts';
 import { REPO_ROOT, runToEnd, spawnTs, type SpawnedProcess } from '../helpers/process.ts';
-import { freePort } from '../helpers/free-port.ts';
+import { freePort } from '../../packages/node-runtime/free-port.js';
 
 const test = anyTest as TestFn<{ stack: SpawnedProcess; dir: string; env: NodeJS.ProcessEnv }>;
 

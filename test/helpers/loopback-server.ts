@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pollUntil } from './poll.ts';
-import { freePort } from './free-port.ts';
+import { freePort } from '../../packages/node-runtime/free-port.js';
 
 export interface LoopbackServerSpec {
   /** What the errors call it: `Prometheus`. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPortal, type HashSlotLimits, type PortalConfig, type RunningPortal, type ScryptCost } from '../../portal/src/index.ts';
 import { startStack, type TestStack } from './stack.ts';
-import { freePort } from './free-port.ts';
+import { freePort } from '../../packages/node-runtime/free-port.js';
 
 /**
  * scrypt at 2^10 instead of production's 2^15: ~1 ms a hash instead of ~60, as frameworks lower

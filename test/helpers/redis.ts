@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './free-port.ts';
+import { freePort } from '../../packages/node-runtime/free-port.js';
 
 /** A RESP2 reply: simple strings and bulk strings as strings, integers as numbers, arrays. */
 export type RespValue = string | number | null | RespError | RespValue[];

@@ -8,7 +8,7 @@ import { counterKey, EMPTY_UUID } from '../../packages/usage/index.ts';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { startFakeKongAdmin, type FakeKongAdmin } from '../helpers/fake-kong-admin.ts';
 import { pollUntil } from '../helpers/poll.ts';
-import { freePort } from '../helpers/free-port.ts';
+import { freePort } from '../../packages/node-runtime/free-port.js';
 
 // `consumers show` adds the consumer's current minute and day when they can be read: from Redis,
 // in Kong's rate-limiting key layout, when its plan plugin has policy redis. A real redis-server;

@@ -10,3 +10,4 @@ import '../scripts/rotate-key-kong-shape.test.ts';
 import '../scripts/scoped-keys-library.test.ts';
 import '../scripts/prerequisites.test.ts';
 import '../scripts/usage-fake-admin.test.ts';
+import '../node-runtime/free-port.test.ts';

@@ -2,7 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NginxBinary } from './nginx-binary.ts';
 import { writeFileAtomically } from './nginx-prefix.ts';
-import { answers, freePort, startServerProcess, type ServerProcess } from './server-process.ts';
+import { freePort } from '../../../packages/node-runtime/free-port.js';
+import { answers, startServerProcess, type ServerProcess } from './server-process.ts';
 import { ensureDefaultCertificates, defaultCertificatePaths } from './ssl-certificates.ts';
 
 /**

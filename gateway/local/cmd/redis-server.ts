@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { answers, freePort, startServerProcess, type ServerProcess } from './server-process.ts';
+import { freePort } from '../../../packages/node-runtime/free-port.js';
+import { answers, startServerProcess, type ServerProcess } from './server-process.ts';
 
 export class RedisNotFoundError extends Error {}
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 
 /**
  * A server this process runs in the foreground as a child (redis-server, the balancer's nginx):
@@ -25,18 +25,6 @@ const running = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of running) child.kill('SIGTERM');
 });
-
-/** A port the loopback interface has free now (another process may take it before it is bound). */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** Whether something accepts TCP connections at host:port. */
 export function answers(host: string, port: number): Promise<boolean> {

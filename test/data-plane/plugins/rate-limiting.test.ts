@@ -11,7 +11,7 @@ import { startRedis, type RedisServer } from '../../helpers/redis.ts';
 import type { SnapshotInput } from '../../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../../helpers/upstream.ts';
 import { BUNDLED_PLUGINS, PLUGIN_FIXTURES_DIR, logged, mockUpstream, plugin, setClock } from './kit.ts';
-import { freePort } from '../../helpers/free-port.ts';
+import { freePort } from '../../../packages/node-runtime/free-port.js';
 
 // Kong 3.9.3's spec/03-plugins/23-rate-limiting/04-access_spec.lua (ACCESS:<line>) and
 // 02-policies_spec.lua (POLICIES:<line>), transcribed, on data-plane nodes with the test clock
