@@ -153,3 +153,16 @@ test('a prefix whose nginx still runs is refused, as kong start refuses it (kong
   await again.stop();
   t.pass();
 });
+
+test('a node killed with SIGKILL leaves its unix sockets behind; the next start in its prefix binds them again', async (t) => {
+  const first = await startTestNode({ testClock: true });
+  t.teardown(() => first.dispose());
+  const sockets = readdirSync(first.prefix).filter((name) => name.endsWith('.sock')).sort();
+  t.deepEqual(sockets, ['status.sock', 'test-clock.sock']);
+  for (const pid of [first.pid, ...childrenOf(first.pid)]) process.kill(pid, 'SIGKILL');
+  await pollUntil('nginx to end', async () => !running(first.pid));
+  t.deepEqual(readdirSync(first.prefix).filter((name) => name.endsWith('.sock')).sort(), sockets, 'left behind');
+  const again = await startTestNode({ prefix: first.prefix, testClock: true });
+  t.teardown(() => again.dispose());
+  t.is((await httpGet(again.url('/'))).status, 404);
+});

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from '../../../packages/node-runtime/free-port.js';
 import { formatListener, hostPort, parseListeners } from './listeners.ts';
 import { findNginx, type NginxBinary } from './nginx-binary.ts';
 import { preparePrefix, prefixPaths, withDefaults, writeFileAtomically, type NodeSettings } from './nginx-prefix.ts';
@@ -52,17 +53,6 @@ export class DataPlaneStartError extends Error {
     super(message);
     this.addressInUse = nginxOutput.map((line) => BIND_FAILED.exec(line)?.[1]).find((address) => address !== undefined);
   }
-}
-
-function freeLoopbackPort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 function splitListen(listen: string): { host: string; port: number } {
@@ -215,11 +205,11 @@ async function startIn(
   const status = settings.statusListen ? splitListen(settings.statusListen) : undefined;
   for (let attempt = 1; ; attempt++) {
     const ports: number[] = [];
-    for (const listener of listeners) ports.push(listener.port === 0 ? await freeLoopbackPort(listener.host) : listener.port);
+    for (const listener of listeners) ports.push(listener.port === 0 ? await freePort(listener.host) : listener.port);
     const proxyListen = listeners.map((listener, i) => formatListener(listener, ports[i])).join(', ');
     const port = ports[0]!;
     const listen = hostPort(proxy.host, port);
-    const statusPort = status && (status.port === 0 ? await freeLoopbackPort(status.host) : status.port);
+    const statusPort = status && (status.port === 0 ? await freePort(status.host) : status.port);
     const statusListen = status ? hostPort(status.host, statusPort!) : null;
     preparePrefix(prefix, settings, nginx, proxyListen, statusListen);
     const firstLine = logs.length;

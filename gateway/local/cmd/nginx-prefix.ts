@@ -352,8 +352,10 @@ export function preparePrefix(
     { test_clock: settings.testClock, proxy_ssl: proxySsl },
   );
   writeFileAtomically(prefixPaths(prefix).nginxConf, conf);
-  // nginx does not reuse a unix socket a killed node left behind: it would fail to bind it
+  // nginx does not reuse a unix socket a killed node, or a start that failed on a busy port, left
+  // behind: it would fail to bind it
   rmSync(prefixPaths(prefix).statusSocket, { force: true });
+  rmSync(prefixPaths(prefix).testClockSocket, { force: true });
   const kongConf: KongConf = {
     node_id: settings.nodeId,
     prefix,
