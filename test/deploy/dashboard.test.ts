@@ -16,7 +16,7 @@ import { startUsageGateway, type UsageGateway } from '../helpers/usage-traffic.t
 // data-plane node running gateway/kong.yml with compose's own scrape job
 // (deploy/prometheus/prometheus.yml, pointed at the node), and must return the series of the
 // requests this test sent through it. The upstream takes 120 ms for /pets and 300 ms for a pet:
-// each route's p95 falls in a bucket of its own, wide enough for a busy machine's delays.
+// each route's p95 is at least in its own delay's bucket (p95In).
 const DASHBOARD = join(REPO_ROOT, 'deploy/grafana/dashboards/animal-store-usage.json');
 /** What Grafana puts for $__rate_interval: the test's samples all fit in it. */
 const RATE_INTERVAL = '30s';
@@ -98,7 +98,12 @@ type Expectation = { by: string[]; series: string[][]; atLeast?: boolean; check?
 const positive = (sample: PromSample) => sample.value > 0;
 const consumers = { by: ['consumer'], series: [['alice'], ['animal-store-anonymous'], ['bob']], check: positive };
 const routes = [['animal-store-v1'], ['animal-store-v1-get-pet']];
-/** p95 falls in the bucket of the route's slow requests (Kong's buckets: 25, 50… 250, 400…). */
+/**
+ * p95 falls in the bucket of the route's slow requests or a later one (Kong's buckets: … 100, 250,
+ * 400, 700, 1000): the delays are timers in this worker, which a busy machine runs late (a run
+ * beside three other workers measured 640 ms for the 300 ms route). The lower bounds hold on any
+ * machine, and tell the routes apart.
+ */
 const p95In = (bounds: Record<string, [number, number]>) => (s: PromSample) => {
   const [low, high] = bounds[s.metric.route!]!;
   return s.value > low && s.value <= high;
@@ -124,8 +129,8 @@ const EXPECTED: Record<string, Expectation | ((node: UsageGateway) => Expectatio
   'Top consumers against their plan B': consumers,
   'Top consumers against their plan C': { by: ['consumer'], series: [['alice'], ['bob']], check: (s) => s.value >= 3 },
   'Top consumers against their plan D': { by: ['consumer'], series: [['bob']], check: (s) => s.value >= 5 },
-  'p95 latency by route A': { by: ['route'], series: routes, check: p95In({ 'animal-store-v1': [100, 250], 'animal-store-v1-get-pet': [250, 400] }) },
-  'p95 latency by route B': { by: ['route'], series: routes, check: p95In({ 'animal-store-v1': [100, 250], 'animal-store-v1-get-pet': [250, 400] }) },
+  'p95 latency by route A': { by: ['route'], series: routes, check: p95In({ 'animal-store-v1': [100, 400], 'animal-store-v1-get-pet': [250, 1000] }) },
+  'p95 latency by route B': { by: ['route'], series: routes, check: p95In({ 'animal-store-v1': [100, 400], 'animal-store-v1-get-pet': [250, 1000] }) },
   // Kong's own part: a millisecond or two when idle, ~13 ms seen under CI's load. Below the
   // upstream's 100 ms delays is what tells this panel reads Kong's latency, not the request's.
   'p95 latency by route C': { by: ['route'], series: routes, check: (s) => s.value > 0 && s.value < 100 },
