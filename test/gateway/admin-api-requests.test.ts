@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import test from 'ava';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
+import { rawRequest as sendRaw } from '../helpers/raw-http.ts';
 
 // How the Admin API takes a request before any route runs, as Kong 3.9.3's does
 // (kong/api/api_helpers.lua cors_filter, before_filter, options_method), transcribing Kong's
@@ -244,4 +245,17 @@ test('a method a known path does not take, one lapis has no name for too, is 405
   const unknown = await fetch(url('/non-existing'), { method: 'PROPFIND' });
   t.is(unknown.status, 404);
   t.deepEqual(await unknown.json(), { message: 'Not found' });
+});
+
+test('a kept-alive answer says keep-alive without a Keep-Alive header, as nginx does (nginx_kong.lua:411-453 sets no keepalive_timeout)', async (t) => {
+  const kept = await sendRaw(url(''), 'GET /status HTTP/1.1\r\nHost: kong\r\n\r\n');
+  t.is(kept.status, 200);
+  t.is(kept.headers.connection, 'keep-alive');
+  t.is(kept.headers['keep-alive'], undefined, 'no timeout hint: a client keeps its own, shorter than 75 s');
+  for (const request of ['GET /status HTTP/1.1\r\nHost: kong\r\nConnection: close\r\n\r\n', 'GET /status HTTP/1.0\r\n\r\n']) {
+    const closed = await sendRaw(url(''), request);
+    t.is(closed.status, 200);
+    t.is(closed.headers.connection, 'close', request);
+    await closed.closedAfter;
+  }
 });

@@ -16,6 +16,9 @@ export type Logger = (level: 'debug' | 'info' | 'warn' | 'err', message: string)
 /** How long an Admin API write waits for every data-plane node to run it (README: snapshot delivery). */
 export const WRITE_SETTLE_MS = 1000;
 
+/** nginx's default keepalive_timeout, which Kong's Admin API keeps. */
+const ADMIN_KEEPALIVE_TIMEOUT_MS = 75_000;
+
 export interface ControlPlaneOptions {
   store: EntityStore;
   registry: PluginRegistry;
@@ -152,6 +155,11 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     serverStatus: options.nodeStatus ? serverStatusOf(options.nodeStatus) : undefined,
   });
   const adminServer = createServer(admin.callback());
+  // Kong's Admin API server block sets no keepalive_timeout (kong/templates/nginx_kong.lua:411-453
+  // at 3.9.3): nginx's default, 75 s, and no Keep-Alive header (admin-app.ts). A client's pool
+  // then closes an idle connection long before the server does: with Node's 5 s and its
+  // Keep-Alive hint, undici kept connections 4 s and a write sent as the server closed one failed.
+  adminServer.keepAliveTimeout = ADMIN_KEEPALIVE_TIMEOUT_MS;
   let adminUrl: string;
   try {
     adminUrl = await listen(adminServer, options.adminPort, options.adminHost);

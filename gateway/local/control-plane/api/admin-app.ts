@@ -100,6 +100,9 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     }
     ctx.set('X-Kong-Admin-Latency', String(Math.round(performance.now() - started)));
     ctx.set('Server', SERVER_TOKENS);
+    // as nginx answers a kept-alive request: Connection: keep-alive and no Keep-Alive header, which
+    // node adds with its own timeout unless the response names the connection itself
+    if (ctx.res.shouldKeepAlive) ctx.set('Connection', 'keep-alive');
   });
   app.use(corsFilter);
   app.use(mediaTypeFilter);
