@@ -121,6 +121,9 @@ export async function startEchoUpstream(
       res.end(answer.body);
     });
   });
+  // longer than the data plane's idle upstream keep-alive (60 s, Kong's upstream_keepalive_idle_timeout),
+  // as the backend's: else nginx may reuse a connection node is closing (a reset, an [error] line)
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

@@ -42,6 +42,9 @@ export async function startUpstream(reply?: Reply): Promise<Upstream> {
       res.end('{"echo":true}');
     });
   });
+  // longer than the data plane's idle upstream keep-alive (60 s, Kong's upstream_keepalive_idle_timeout),
+  // as the backend's: else nginx may reuse a connection node is closing (a reset, an [error] line)
+  server.keepAliveTimeout = 65_000;
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
