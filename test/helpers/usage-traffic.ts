@@ -1,4 +1,5 @@
 import { runCliInProcess } from './cli.ts';
+import { pollUntil } from './poll.ts';
 import { startStack, type TestStack } from './stack.ts';
 
 // The real gateway (gateway/kong.yml on a data-plane node, its Status API on a loopback port)
@@ -16,6 +17,17 @@ export const ROUND = {
   'animal-store-anonymous': { '4xx': 8 },
 } as const;
 const ROUND_CHECKSUM_FAILURES = 2;
+/** Every request of a round, each counted once in kong_http_requests_total. */
+const ROUND_REQUESTS = Object.values(ROUND).reduce((sum, classes) => sum + Object.values(classes).reduce((n, count) => n + count, 0), 0);
+
+/** The node's kong_http_requests_total, summed: what its workers have synced to the shared dict. */
+async function requestsCounted(statusUrl: string): Promise<number> {
+  const metrics = await (await fetch(`${statusUrl}/metrics`)).text();
+  return metrics
+    .split('\n')
+    .filter((line) => line.startsWith('kong_http_requests_total{'))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
 
 export interface UsageGateway {
   stack: TestStack;
@@ -23,7 +35,10 @@ export interface UsageGateway {
   target: string;
   statusUrl: string;
   adminUrl: string;
-  /** Sends one round of ROUND (after moving the gateway's clock 15 min on: fresh windows, no ban). */
+  /**
+   * Sends one round of ROUND (after moving the gateway's clock 15 min on: fresh windows, no ban),
+   * and resolves once the node's /metrics counts it.
+   */
   round(): Promise<void>;
   dispose(): Promise<void>;
 }
@@ -60,6 +75,7 @@ export async function startUsageGateway(options: { upstreamUrl?: string; petId?:
       petId = ((await pet.json()) as { id: number }).id;
     }
     const statusUrl = stack.gateway.statusUrl!;
+    let sent = 0;
     const send = async (expected: number, n: number, path: string, authorization?: string) => {
       for (let i = 0; i < n; i++) {
         const res = await fetch(`${stack.gateway.proxyUrl}${path}`, { headers: authorization ? { authorization } : {} });
@@ -82,6 +98,10 @@ export async function startUsageGateway(options: { upstreamUrl?: string; petId?:
         await send(429, ROUND.bob.banned, `/v1/pets/${petId}`, `Bearer ${bob}`);
         await send(401, ROUND['animal-store-anonymous']['4xx'] - ROUND_CHECKSUM_FAILURES, '/v1/pets');
         await send(401, ROUND_CHECKSUM_FAILURES, '/v1/pets', `Bearer ask_${'A'.repeat(49)}`);
+        // Each worker syncs its counts to the shared dict every second, as Kong's prometheus
+        // plugin does: a scrape right after the requests, on a busy machine, could miss them.
+        sent += ROUND_REQUESTS;
+        await pollUntil('the node to count the round', async () => (await requestsCounted(statusUrl)) >= sent);
       },
       dispose: () => stack.dispose(),
     };
