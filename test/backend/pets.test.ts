@@ -1,6 +1,6 @@
 import test from 'ava';
 import { request, startTestBackend, type TestBackend } from '../helpers/backend.ts';
-import { contractProblems } from '../helpers/openapi-contract.ts';
+import { contractProblems, schemaProblems } from '../helpers/openapi-contract.ts';
 
 let backend: TestBackend;
 
@@ -111,3 +111,10 @@ for (const id of ['abc', '0', '-1', '1.5', '9007199254740993', '1e3']) {
     t.is(response.body.code, 'validation_failed');
   });
 }
+
+test('the contract\'s NewPet accepts a name exactly when POST /pets does: U+0000 anywhere, or only blanks, refused', async (t) => {
+  for (const name of ['Rex', ' Rex ', '\u0000', '\u0000Rex', 'Rex\u0000', 'R\u0000x', ' ', '\t\n', '\u0000 ', 'é\u00d8']) {
+    const response = await createPet({ name, categoryId: 1 });
+    t.is(response.status === 201, schemaProblems('NewPet', { name, categoryId: 1 }).length === 0, JSON.stringify(name));
+  }
+});

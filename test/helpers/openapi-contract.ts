@@ -45,3 +45,10 @@ export function contractProblems(
 export const documentedErrorCodes = new Set(
   ((document.components.schemas as Record<string, unknown>).ErrorCode as { enum: string[] }).enum,
 );
+
+/** Validates a value against one of gateway/openapi.yaml's component schemas (`NewPet`): its problems, none when it conforms. */
+export function schemaProblems(name: string, value: unknown): string[] {
+  const validate = ajv.getSchema(`animal-store-openapi#/components/schemas/${name}`);
+  if (!validate) return [`no schema ${name} in the OpenAPI document`];
+  return validate(value) ? [] : [ajv.errorsText(validate.errors)];
+}
