@@ -4,3 +4,8 @@
  * outgoing connection takes it meanwhile.
  */
 export function freePort(host?: string): Promise<number>;
+/**
+ * The same, held (listened on) until `release()`: released just before the server that is to
+ * bind it starts, no other pick takes it meanwhile.
+ */
+export function reservePort(host?: string): Promise<{ port: number; release(): Promise<void> }>;

@@ -17,16 +17,37 @@ function ephemeralStart() {
   }
 }
 
-/** Listens on `port` (0: the kernel's pick) and closes at once: the port, or undefined when it is in use. */
+/** Listens on `port` (0: the kernel's pick): the listening server, or undefined when the port is in use. */
 function tryPort(host, port) {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', (error) => (error.code === 'EADDRINUSE' || error.code === 'EACCES' ? resolve(undefined) : reject(error)));
-    server.listen(port, host, () => {
-      const { port: bound } = server.address();
-      server.close(() => resolve(bound));
-    });
+    // a connection made to a held port is not for us: closed, so that release() is not kept waiting
+    server.on('connection', (socket) => socket.destroy());
+    server.listen(port, host, () => resolve(server));
   });
+}
+
+/**
+ * A TCP port free on `host`, held (listened on) until `release()`: for a server another process
+ * starts later, held as long as that can be, so that no other pick takes it meanwhile (another
+ * freePort's check finds it in use). Drawn as freePort draws.
+ *
+ * @param {string} [host]
+ * @returns {Promise<{ port: number, release(): Promise<void> }>}
+ */
+export async function reservePort(host = '127.0.0.1') {
+  const below = ephemeralStart();
+  let server;
+  if (below !== undefined && below > LOWEST + 1000) {
+    for (let tries = 0; tries < TRIES && server === undefined; tries++) {
+      server = await tryPort(host, LOWEST + Math.floor(Math.random() * (below - LOWEST)));
+    }
+  }
+  server ??= await tryPort(host, 0);
+  if (server === undefined) throw new Error(`no free port on ${host}`);
+  const held = server;
+  return { port: held.address().port, release: () => new Promise((resolve) => held.close(() => resolve(undefined))) };
 }
 
 /**
@@ -40,14 +61,7 @@ function tryPort(host, port) {
  * @returns {Promise<number>}
  */
 export async function freePort(host = '127.0.0.1') {
-  const below = ephemeralStart();
-  if (below !== undefined && below > LOWEST + 1000) {
-    for (let tries = 0; tries < TRIES; tries++) {
-      const port = await tryPort(host, LOWEST + Math.floor(Math.random() * (below - LOWEST)));
-      if (port !== undefined) return port;
-    }
-  }
-  const port = await tryPort(host, 0);
-  if (port === undefined) throw new Error(`no free port on ${host}`);
+  const { port, release } = await reservePort(host);
+  await release();
   return port;
 }

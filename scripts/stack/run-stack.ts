@@ -1,4 +1,4 @@
-import { freePort } from '../../packages/node-runtime/free-port.js';
+import { reservePort } from '../../packages/node-runtime/free-port.js';
 import { fileURLToPath } from 'node:url';
 import { readBackendConfigOrExit } from '../../backend/src/config.ts';
 import { readPortalListen } from '../../portal/src/settings.ts';
@@ -75,8 +75,11 @@ export async function runStack<Ready>(options: StackOptions<Ready>): Promise<voi
     });
     let portalPort: number | undefined;
     let portalUrl: Record<string, string> = {};
+    // PORTAL_PORT=0: a port held from here until the portal starts, the gateway's start between
+    let portalReserved: Awaited<ReturnType<typeof reservePort>> | undefined;
     if (portalListen) {
-      portalPort = portalListen.port === 0 ? await freePort(portalListen.host) : portalListen.port;
+      if (portalListen.port === 0) portalReserved = await reservePort(portalListen.host);
+      portalPort = portalReserved?.port ?? portalListen.port;
       const host = ['0.0.0.0', '::'].includes(portalListen.host) ? '127.0.0.1' : portalListen.host;
       portalUrl = { DECK_ANIMAL_STORE_PORTAL_URL: `http://${host.includes(':') ? `[${host}]` : host}:${portalPort}` };
     }
@@ -88,6 +91,7 @@ export async function runStack<Ready>(options: StackOptions<Ready>): Promise<voi
       env: { DECK_ANIMAL_STORE_BACKEND_URL: backend.ready, ...portalUrl, ...process.env },
       cwd,
     });
+    await portalReserved?.release();
     const portal =
       options.portalEnv && portalPort !== undefined
         ? await supervisor.start<string>({
