@@ -251,10 +251,12 @@ test('repeated or odd query parameters answer 400, never 5xx', async (t) => {
 
 test('an unexpected failure answers 500 internal_error without internals, and is logged', async (t) => {
   const { createApp, openDatabase } = await import('../../backend/src/index.ts');
-  const { mkdtempSync } = await import('node:fs');
+  const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { createServer } = await import('node:http');
-  const db = await openDatabase({ dataDir: mkdtempSync(`${tmpdir()}/animal-store-broken-`) });
+  const dataDir = mkdtempSync(`${tmpdir()}/animal-store-broken-`);
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const db = await openDatabase({ dataDir });
   await db.destroy(); // every query now fails
   const logged: unknown[] = [];
   const server = createServer(createApp({ db, logError: (error) => logged.push(error) }).callback());

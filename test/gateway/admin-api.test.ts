@@ -1,4 +1,7 @@
 import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { kongAdminProblems } from '../helpers/kong-admin-contract.ts';
 import { startTestGateway, writeConfig } from '../helpers/gateway.ts';
@@ -264,7 +267,8 @@ test('deleting a consumer deletes its credentials and plugins (on_delete cascade
 });
 
 test('the Admin API refuses a non-loopback address unless forced', async (t) => {
-  const dir = (await import('node:fs')).mkdtempSync((await import('node:path')).join((await import('node:os')).tmpdir(), 'admin-bind-'));
+  const dir = mkdtempSync(join(tmpdir(), 'admin-bind-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const error = await t.throwsAsync(() => startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir, adminHost: '0.0.0.0' }));
   t.regex(error.message, /refusing to bind the Admin API to 0.0.0.0/);
 });

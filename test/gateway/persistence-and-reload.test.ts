@@ -58,6 +58,7 @@ test('admin-created consumers survive a restart and a reload; declarative ones f
 test('a bad file on reload keeps the running configuration and says why', async (t) => {
   const upstream = await startEchoUpstream();
   const dir = mkdtempSync(join(tmpdir(), 'reload-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = writeConfig(dir, config(upstream.url));
   const gateway = await startTestGateway({ configFile: file, dir });
   t.teardown(async () => {

@@ -61,7 +61,9 @@ test('--debian-packages lists what .ci/run installs with apt-get', async (t) => 
 });
 
 test('as root with apt-get (our machines, CI), the missing Debian packages are installed instead', async (t) => {
-  const calls = join(mkdtempSync(join(tmpdir(), 'apt-calls-')), 'calls');
+  const callsDir = mkdtempSync(join(tmpdir(), 'apt-calls-'));
+  t.teardown(() => rmSync(callsDir, { recursive: true, force: true }));
+  const calls = join(callsDir, 'calls');
   // An apt-get that records its arguments and refuses to install: the script must stop there.
   const fake = `#!/bin/bash\necho "$*" >> ${calls}\n[[ $1 == update ]] && exit 0\necho 'E: no such package here' >&2\nexit 100\n`;
   const { code, stderr } = await runBare(['start'], fake);
