@@ -32,8 +32,7 @@ interface Dump {
 }
 
 test.before(async () => {
-  rsa = makeCertificate({ name: 'api.animal.test' });
-  ca = makeCertificate({ name: 'Animal Test CA', ca: true });
+  [rsa, ca] = await Promise.all([makeCertificate({ name: 'api.animal.test' }), makeCertificate({ name: 'Animal Test CA', ca: true })]);
   stack = await startDeckStack('empty');
 });
 test.after.always(async () => {

@@ -25,12 +25,13 @@ let counter = 0;
 const name = () => `sni-${String(++counter).padStart(3, '0')}.test`;
 
 test.before(async () => {
-  pem = {
-    rsa: makeCertificate({ name: 'ssl-example.com' }),
-    rsaOther: makeCertificate({ name: 'ssl-alt.com' }),
-    ecdsa: makeCertificate({ name: 'ssl-example.com', type: 'ecdsa' }),
-    ca: makeCertificate({ name: 'Test CA', ca: true }),
-  };
+  const [rsa, rsaOther, ecdsa, ca] = await Promise.all([
+    makeCertificate({ name: 'ssl-example.com' }),
+    makeCertificate({ name: 'ssl-alt.com' }),
+    makeCertificate({ name: 'ssl-example.com', type: 'ecdsa' }),
+    makeCertificate({ name: 'Test CA', ca: true }),
+  ]);
+  pem = { rsa, rsaOther, ecdsa, ca };
   gateway = await startEmptyGateway();
   admin = (path, init = {}) => request(`${gateway.adminUrl}${path}`, init);
 });
@@ -128,7 +129,7 @@ test(`a key that is not the certificate's is refused, the alternative one too ($
   t.deepEqual(res.body.fields, { '@entity': ['certificate does not match key'] });
   const alt = await admin('/certificates', {
     method: 'POST',
-    json: { ...pem.rsa, cert_alt: pem.ecdsa.cert, key_alt: makeCertificate({ name: 'x', type: 'ecdsa' }).key },
+    json: { ...pem.rsa, cert_alt: pem.ecdsa.cert, key_alt: (await makeCertificate({ name: 'x', type: 'ecdsa' })).key },
   });
   t.is(alt.body.message, 'schema violation (alternative certificate does not match key)');
   // The message never carries the key.

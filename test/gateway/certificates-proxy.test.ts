@@ -25,7 +25,7 @@ function subjectOf(port: number, servername: string): Promise<unknown> {
 
 test('kong.yml certificates with nested snis are served; one added through the Admin API is served at once; GET / lists the listeners', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'certificates-proxy-'));
-  const declared = makeCertificate({ name: 'declared.test' });
+  const declared = await makeCertificate({ name: 'declared.test' });
   const yaml = stringify({ _format_version: '3.0', certificates: [{ ...declared, snis: [{ name: 'declared.test' }, { name: '*.declared.test' }] }] });
   const gateway = await startTestGateway({ configFile: writeConfig(dir, yaml), dir, node: { proxyListen: '127.0.0.1:0, 127.0.0.1:0 ssl' } });
   t.teardown(async () => {
@@ -37,7 +37,7 @@ test('kong.yml certificates with nested snis are served; one added through the A
   t.is(await subjectOf(port, 'www.declared.test'), 'declared.test');
   t.is(await subjectOf(port, 'added.test'), 'localhost');
 
-  const added = makeCertificate({ name: 'added.test' });
+  const added = await makeCertificate({ name: 'added.test' });
   const res = await request(`${gateway.adminUrl}/certificates`, { method: 'POST', json: { ...added, snis: ['added.test'] } });
   t.is(res.status, 201);
   // The write is answered once the node runs it.

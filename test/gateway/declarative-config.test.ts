@@ -26,7 +26,13 @@ async function refusal(yaml: string, env: NodeJS.ProcessEnv = {}): Promise<strin
 
 const base = (extra: string) => `_format_version: "3.0"\nservices:\n  - name: s\n    url: http://127.0.0.1:9\n${extra}`;
 
-const cases: Array<[string, string, RegExp, NodeJS.ProcessEnv?]> = [
+/** A kong.yml with one certificate whose key is another certificate's. */
+async function mismatchedCertificate(): Promise<string> {
+  const [a, b] = await Promise.all([makeCertificate({ name: 'a.test' }), makeCertificate({ name: 'b.test' })]);
+  return `_format_version: "3.0"\ncertificates:\n  - cert: ${JSON.stringify(a.cert)}\n    key: ${JSON.stringify(b.key)}\n`;
+}
+
+const cases: Array<[string, string | (() => Promise<string>), RegExp, NodeJS.ProcessEnv?]> = [
   ['an unknown field', base('    colour: blue\n'), /services\[0\] \(s\): colour: unknown field/],
   ['a Kong field the local gateway does not implement', base('    tls_verify: true\n'), /services\[0\] \(s\): tls_verify: not supported by the local gateway/],
   ['a route field it does not implement', base('    routes:\n      - name: r\n        sources: [{ ip: 10.0.0.1 }]\n        paths: [/]\n'), /services\[0\] \(s\)\.routes\[0\] \(r\): sources: not supported/],
@@ -42,7 +48,7 @@ const cases: Array<[string, string, RegExp, NodeJS.ProcessEnv?]> = [
   ],
   [
     'a certificate whose key is not its own, named without its key',
-    `_format_version: "3.0"\ncertificates:\n  - cert: ${JSON.stringify(makeCertificate({ name: 'a.test' }).cert)}\n    key: ${JSON.stringify(makeCertificate({ name: 'b.test' }).key)}\n`,
+    mismatchedCertificate,
     /^[^\n]*certificates\[0\]: certificate does not match key$/,
   ],
   ['a plugin it does not implement', base('    plugins:\n      - name: cors\n'), /plugins\[0\] \(cors\): name: plugin 'cors' is bundled with Kong 3.9 but not implemented/],
@@ -59,7 +65,7 @@ const cases: Array<[string, string, RegExp, NodeJS.ProcessEnv?]> = [
 
 for (const [label, yaml, expected] of cases) {
   test(`refuses to start on ${label}`, async (t) => {
-    const problems = await refusal(yaml);
+    const problems = await refusal(typeof yaml === 'string' ? yaml : await yaml());
     t.true(problems.some((p) => expected.test(p)), problems.join('\n'));
   });
 }

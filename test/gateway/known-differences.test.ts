@@ -105,7 +105,7 @@ test('an Admin API write answers once the data plane runs it (Kong: when it is s
 });
 
 test('certificates: a public key in key is refused', async (t) => {
-  const pair = makeCertificate({ name: 'public-key.test' });
+  const pair = await makeCertificate({ name: 'public-key.test' });
   const publicKey = createPublicKey(pair.key).export({ type: 'spki', format: 'pem' }).toString();
   const res = await admin('/certificates', { method: 'POST', json: { cert: pair.cert, key: publicKey } });
   t.is(res.status, 400);

@@ -19,12 +19,14 @@ let node: TestNode;
 
 const ids = { example: randomUUID(), alt: randomUUID(), altAlt: randomUUID() };
 
-function snapshot(): SnapshotInput {
-  const example = makeCertificate({ name: 'ssl-example.com' });
-  const exampleEcdsa = makeCertificate({ name: 'ssl-example.com', type: 'ecdsa' });
-  const alt = makeCertificate({ name: 'ssl-alt.com' });
-  const altAlt = makeCertificate({ name: 'ssl-alt-alt.com' });
-  const altAltEcdsa = makeCertificate({ name: 'ssl-alt-alt.com', type: 'ecdsa' });
+async function snapshot(): Promise<SnapshotInput> {
+  const [example, exampleEcdsa, alt, altAlt, altAltEcdsa] = await Promise.all([
+    makeCertificate({ name: 'ssl-example.com' }),
+    makeCertificate({ name: 'ssl-example.com', type: 'ecdsa' }),
+    makeCertificate({ name: 'ssl-alt.com' }),
+    makeCertificate({ name: 'ssl-alt-alt.com' }),
+    makeCertificate({ name: 'ssl-alt-alt.com', type: 'ecdsa' }),
+  ]);
   const sni = (name: string, id: string) => ({ name, certificate: { id } });
   return {
     certificates: [
@@ -55,7 +57,7 @@ function snapshot(): SnapshotInput {
 
 test.before(async () => {
   upstream = await startUpstream(echoRequest);
-  node = await startTestNode({ proxyListen: '127.0.0.1:0, 127.0.0.1:0 http2 ssl', snapshot: snapshot() });
+  node = await startTestNode({ proxyListen: '127.0.0.1:0, 127.0.0.1:0 http2 ssl', snapshot: await snapshot() });
 });
 
 test.after.always(async () => {

@@ -1,7 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
 
 /** A PEM certificate and its unencrypted private key. */
 export interface PemPair {
@@ -21,20 +24,24 @@ export interface CertificateOptions {
 
 const KEY_ARGS = { rsa: ['-newkey', 'rsa:2048'], ecdsa: ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'] };
 
-/** A self-signed certificate made by openssl for a test (ours, not Kong's spec fixtures). */
-export function makeCertificate(options: CertificateOptions): PemPair {
-  const dir = mkdtempSync(join(tmpdir(), 'test-cert-'));
+/**
+ * A self-signed certificate made by openssl for a test (ours, not Kong's spec fixtures). Not
+ * synchronous: an RSA key takes openssl 0.1-0.5 s, which would hold every other test of the
+ * worker group.
+ */
+export async function makeCertificate(options: CertificateOptions): Promise<PemPair> {
+  const dir = await mkdtemp(join(tmpdir(), 'test-cert-'));
   try {
     const key = join(dir, 'key.pem');
     const cert = join(dir, 'cert.pem');
     const constraints = options.ca ? 'critical,CA:TRUE' : 'critical,CA:FALSE';
-    execFileSync('openssl', [
+    await run('openssl', [
       'req', '-x509', ...KEY_ARGS[options.type ?? 'rsa'], '-nodes', '-keyout', key, '-out', cert,
       '-days', String(options.days ?? 30), '-subj', `/CN=${options.name}`,
       '-addext', `basicConstraints=${constraints}`, '-addext', `subjectAltName=DNS:${options.name}`,
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
-    return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') };
+    ]);
+    return { cert: await readFile(cert, 'utf8'), key: await readFile(key, 'utf8') };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true });
   }
 }
