@@ -4,7 +4,7 @@ import type { NginxBinary } from './nginx-binary.ts';
 import { writeFileAtomically } from './nginx-prefix.ts';
 import { freePort } from '../../../packages/node-runtime/free-port.js';
 import { answers, startServerProcess, type ServerProcess } from './server-process.ts';
-import { ensureDefaultCertificates, defaultCertificatePaths } from './ssl-certificates.ts';
+import { ensureDefaultCertificates, defaultCertificatePaths, type CertificatePair } from './ssl-certificates.ts';
 
 /**
  * The source address the balancer connects to the nodes from: a loopback address of its own, so
@@ -78,8 +78,8 @@ const MALFORMED_HTTP_PAGES = [
  * The server block where TLS ends, as at compose's kong-lb (deploy/nginx/kong-lb.conf): the
  * nodes trust its X-Forwarded-Proto (https), as they trust its X-Forwarded-For.
  */
-function tlsServer(dir: string, listen: string, location: string): string {
-  const certificates = ensureDefaultCertificates(dir).map((pair) => `        ssl_certificate           ${pair.cert};
+function tlsServer(pairs: CertificatePair[], listen: string, location: string): string {
+  const certificates = pairs.map((pair) => `        ssl_certificate           ${pair.cert};
         ssl_certificate_key       ${pair.key};`);
   return `
 
@@ -100,7 +100,14 @@ ${location}
  * streamed (the nodes buffer as Kong does). A node that refuses connections is skipped for 2 s.
  * X-Balancer-Upstream on each response names the node that answered it.
  */
-function balancerConf(options: { dir: string; listen: string; sslListen?: string; upstreams: string[] }): string {
+interface BalancerConf {
+  dir: string;
+  listen: string;
+  ssl?: { listen: string; certificates: CertificatePair[] };
+  upstreams: string[];
+}
+
+function balancerConf(options: BalancerConf): string {
   const location = `        location / {
             proxy_pass http://data_plane_nodes;
             proxy_http_version 1.1;
@@ -118,7 +125,7 @@ function balancerConf(options: { dir: string; listen: string; sslListen?: string
             # which node answered (for people and tests watching the round robin)
             add_header X-Balancer-Upstream $upstream_addr always;
         }`;
-  const sslServer = options.sslListen ? tlsServer(options.dir, options.sslListen, location) : '';
+  const sslServer = options.ssl ? tlsServer(options.ssl.certificates, options.ssl.listen, location) : '';
   const servers = options.upstreams.map((address) => `        server ${address} max_fails=1 fail_timeout=2s;`).join('\n');
   return `# The local cluster's load balancer (gateway/local/cmd/balancer.ts): round robin over the nodes.
 worker_processes 1;
@@ -167,7 +174,8 @@ export async function startBalancer(options: BalancerOptions): Promise<RunningBa
     const sslPort = options.ssl && (options.ssl.port || (await freePort(options.ssl.host)));
     const sslListen = options.ssl && `${options.ssl.host}:${sslPort}`;
     const confPath = join(options.dir, 'nginx.conf');
-    const conf = balancerConf({ dir: options.dir, listen, ...(sslListen ? { sslListen } : {}), upstreams: options.upstreams });
+    const ssl = sslListen ? { listen: sslListen, certificates: await ensureDefaultCertificates(options.dir) } : undefined;
+    const conf = balancerConf({ dir: options.dir, listen, ...(ssl ? { ssl } : {}), upstreams: options.upstreams });
     writeFileAtomically(confPath, conf);
     try {
       const server = await startServerProcess({

@@ -211,7 +211,7 @@ async function startIn(
     const listen = hostPort(proxy.host, port);
     const statusPort = status && (status.port === 0 ? await freePort(status.host) : status.port);
     const statusListen = status ? hostPort(status.host, statusPort!) : null;
-    preparePrefix(prefix, settings, nginx, proxyListen, statusListen);
+    await preparePrefix(prefix, settings, nginx, proxyListen, statusListen);
     const firstLine = logs.length;
     const spawned = spawnNginx(nginx, prefix, onLine);
     let exitedEarly: { code: number | null; signal: NodeJS.Signals | null } | undefined;

@@ -31,7 +31,7 @@ export async function describePlugins(options: {
   const prefix = mkdtempSync(join(tmpdir(), 'describe-plugins-'));
   try {
     const settings = withDefaults({ plugins: options.plugins, pluginsDir: options.pluginsDir });
-    preparePrefix(prefix, settings, nginx);
+    await preparePrefix(prefix, settings, nginx);
     mkdirSync(join(prefix, 'pids'), { recursive: true });
     const template = readFileSync(join(DATA_PLANE_DIR, 'describe.conf'), 'utf8');
     const lua = join(DATA_PLANE_DIR, 'lua');

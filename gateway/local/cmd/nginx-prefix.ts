@@ -290,13 +290,13 @@ function linkCustomPlugins(prefix: string, pluginsDir: string | null, plugins: s
  * Creates (or refreshes) a node's prefix, as `kong prepare` does: nginx.conf rendered from the
  * template, kong_conf.json, the custom plugins linked in, nginx's directories.
  */
-export function preparePrefix(
+export async function preparePrefix(
   prefix: string,
   settings: NodeSettings,
   nginx: NginxBinary,
   proxyListen = settings.proxyListen,
   statusListen = settings.statusListen,
-): void {
+): Promise<void> {
   checkSettings(settings);
   if (!/^\d+[kKmM]?$/.test(settings.prometheusDictSize)) throw new Error(`prometheus_metrics: expected a size such as 5m, got ${JSON.stringify(settings.prometheusDictSize)}`);
   for (const dir of ['', 'logs', 'pids', 'client_body_temp', 'proxy_temp', 'fastcgi_temp', 'uwsgi_temp', 'scgi_temp']) {
@@ -316,7 +316,8 @@ export function preparePrefix(
     ? []
     : settings.sslCert.length > 0 || settings.sslCertKey.length > 0
       ? configuredCertificates(prefix, settings.sslCert, settings.sslCertKey)
-      : ensureDefaultCertificates(prefix);
+      : await ensureDefaultCertificates(prefix);
+  const dhparam = proxySsl && tls.dhparam ? await ensureDhParams(prefix) : undefined;
   const template = readFileSync(join(DATA_PLANE_DIR, 'nginx.conf'), 'utf8');
   const conf = renderTemplate(
     template,
@@ -340,7 +341,7 @@ export function preparePrefix(
       ssl_ciphers: tls.ciphers ? [`ssl_ciphers ${tls.ciphers};`] : [],
       ssl_protocols: tls.protocols,
       ssl_prefer_server_ciphers: tls.preferServerCiphers,
-      ssl_dhparam: proxySsl && tls.dhparam ? [`ssl_dhparam '${ensureDhParams(prefix)}';`] : [],
+      ssl_dhparam: dhparam ? [`ssl_dhparam '${dhparam}';`] : [],
       status_listen: statusListen ? [`listen ${statusListen};`] : [],
       real_ip_header: settings.realIpHeader,
       real_ip_recursive: settings.realIpRecursive ? 'on' : 'off',

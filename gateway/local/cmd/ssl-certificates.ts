@@ -1,7 +1,13 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { X509Certificate, createPrivateKey, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+// openssl runs beside the event loop: an RSA key takes it 0.1-0.5 s, and the control plane
+// (the Admin API, a cluster's other nodes) goes on meanwhile.
+const run = promisify(execFile);
 
 /** The certificate/key pairs the proxy's ssl listeners serve: files, in order. */
 export interface CertificatePair {
@@ -40,17 +46,16 @@ extendedKeyUsage = serverAuth,clientAuth
 subjectKeyIdentifier = hash
 `;
 
-function generate(pair: CertificatePair, keyArgs: string[]): void {
+async function generate(pair: CertificatePair, keyArgs: string[]): Promise<void> {
   const config = `${pair.cert}.cnf`;
   writeFileSync(config, OPENSSL_REQ_CONFIG);
   try {
-    execFileSync(
+    await run(
       'openssl',
       ['req', '-x509', '-config', config, ...keyArgs, '-nodes', '-keyout', pair.key, '-out', pair.cert, '-days', String(20 * 365), '-set_serial', `0x${randomBytes(16).toString('hex')}`],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
     );
   } finally {
-    rmSync(config, { force: true });
+    await rm(config, { force: true });
   }
   chmodSync(pair.key, 0o600);
 }
@@ -60,11 +65,14 @@ function generate(pair: CertificatePair, keyArgs: string[]): void {
  * (as Kong's gen_default_ssl_cert: a restarted node serves the same ones). Answers both pairs,
  * RSA first, as the template lists them.
  */
-export function ensureDefaultCertificates(prefix: string): CertificatePair[] {
+export async function ensureDefaultCertificates(prefix: string): Promise<CertificatePair[]> {
   const { rsa, ecdsa, trust } = defaultCertificatePaths(prefix);
   mkdirSync(join(prefix, 'ssl'), { recursive: true });
-  if (!existsSync(rsa.cert) && !existsSync(rsa.key)) generate(rsa, ['-newkey', 'rsa:2048']);
-  if (!existsSync(ecdsa.cert) && !existsSync(ecdsa.key)) generate(ecdsa, ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1']);
+  const missing = (pair: CertificatePair) => !existsSync(pair.cert) && !existsSync(pair.key);
+  await Promise.all([
+    missing(rsa) ? generate(rsa, ['-newkey', 'rsa:2048']) : undefined,
+    missing(ecdsa) ? generate(ecdsa, ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1']) : undefined,
+  ]);
   writeFileSync(trust, [rsa.cert, ecdsa.cert].map((path) => readFileSync(path, 'utf8')).join(''));
   return [rsa, ecdsa];
 }
@@ -73,11 +81,11 @@ export function ensureDefaultCertificates(prefix: string): CertificatePair[] {
  * The intermediate suite's dhparams (kong/conf_loader/constants.lua:33, "ffdhe2048"), written
  * once to <prefix>/ssl/ffdhe2048.pem as prefix_handler.lua's gen_default_dhparams does.
  */
-export function ensureDhParams(prefix: string): string {
+export async function ensureDhParams(prefix: string): Promise<string> {
   const path = join(prefix, 'ssl', 'ffdhe2048.pem');
   if (!existsSync(path)) {
     mkdirSync(join(prefix, 'ssl'), { recursive: true });
-    writeFileSync(path, execFileSync('openssl', ['genpkey', '-genparam', '-algorithm', 'DH', '-pkeyopt', 'group:ffdhe2048']));
+    writeFileSync(path, (await run('openssl', ['genpkey', '-genparam', '-algorithm', 'DH', '-pkeyopt', 'group:ffdhe2048'])).stdout);
   }
   return path;
 }
