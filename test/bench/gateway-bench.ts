@@ -5,7 +5,7 @@ import { digestApiKey } from '../../packages/provisioning/index.ts';
 import type { SpawnedProcess } from '../helpers/process.ts';
 import { provisionBenchConsumer } from './admin.ts';
 import { measureBreakdown, type BreakdownResult } from './breakdown.ts';
-import { measureChainRatio, NO_PLUGINS, type ChainRatioResult } from './chain-ratio.ts';
+import { kongPairFigures, measureChainRatio, NO_PLUGINS, type ChainRatioResult } from './chain-ratio.ts';
 import { profileChain } from './lua-profile.ts';
 import { benchLargeBodies, type LargeBodiesResult } from './large-bodies.ts';
 import { formatSpread, progress, spread, type Spread } from './load.ts';
@@ -38,6 +38,8 @@ export interface GatewayBenchResult {
   luaProfile?: string;
   /** The primary figure's own measurement (test/bench/chain-ratio.ts), round by round. */
   chainRatio: ChainRatioResult;
+  /** Kong's published pair, key-auth + rate-limiting, measured the same way. */
+  pairRatio: ChainRatioResult;
 }
 
 type Scenario = 'direct' | 'nginx' | 'nginxLua' | 'bare' | 'chain' | 'chainTls';
@@ -70,6 +72,8 @@ export async function benchGateway(options: {
 
     progress('the primary figure: full chain against the route without plugins, loaded at once');
     const chainRatio = await measureChainRatio({ dir, backendUrl, processes, rounds: options.ratioRounds, durationSeconds: 2 });
+    progress('beside it, Kong\'s published pair (key-auth + rate-limiting) against the route without plugins, the same way');
+    const pairRatio = await measureChainRatio({ dir, backendUrl, processes, rounds: options.ratioRounds, durationSeconds: 2, load: 'key-auth + rate-limiting' });
 
     progress('starting the gateways');
     // as `npm start` runs it: the platform's file (prometheus, global) and ours
@@ -234,6 +238,7 @@ export async function benchGateway(options: {
         ok: median('chainOverBareCpu') <= 1.25,
       },
       { name: '  CPU µs per request there: full chain; route without plugins', value: `${cpuShown('ratioChainCpu')}; ${cpuShown('ratioBareCpu')}` },
+      ...kongPairFigures(pairRatio, options.ratioRounds),
       { name: `  the same in alternating rounds (${rounds}), 2 workers each, CPU per request`, value: shown('chainOverBareCpuAlternating') },
       { name: '  CPU µs per request: full chain; route without plugins; plain nginx', value: `${cpuShown('chainCpu')}; ${cpuShown('bareCpu')}; ${cpuShown('nginxCpu')}` },
       { name: 'full chain / route without plugins, req/s', value: shown('chainOverBare'), target: '>= 0.8', ok: median('chainOverBare') >= 0.8 },
@@ -271,7 +276,7 @@ export async function benchGateway(options: {
       { name: '  each: MB sent when answered (CL, CL, chunked, chunked)', value: largeBodies.bodies.map((b) => `${b.status}@${b.sentMb}`).join(' ') },
       { name: '4 x 256 MB bodies: peak RSS, nginx + control plane, MB', value: largeBodies.peakRssMb, target: '< 300', ok: largeBodies.peakRssMb < 300 },
     ];
-    return { workers, runs, figures, ratios, memoryAfterLoad, largeBodies, breakdown, luaProfile, chainRatio };
+    return { workers, runs, figures, ratios, memoryAfterLoad, largeBodies, breakdown, luaProfile, chainRatio, pairRatio };
   } finally {
     await nginx?.stop();
     await nginxLua?.stop();
