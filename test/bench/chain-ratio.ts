@@ -226,39 +226,36 @@ export async function measureChainRatio(options: {
  * the loaded gateway. No target: it says how our data plane's plugins compare with Kong's own
  * 0.75 in req/s (1 / 0.75 = 1.33 in CPU per request), where the full chain runs six plugins.
  */
+const cpuSpread = ({ median, min, max }: Spread) => `${median.toFixed(1)} (${min.toFixed(1)}-${max.toFixed(1)})`;
+
 export function kongPairFigures(result: ChainRatioResult, rounds: number): Figure[] {
-  const cpu = ({ median, min, max }: Spread) => `${median.toFixed(1)} (${min.toFixed(1)}-${max.toFixed(1)})`;
   return [
     {
       name: `key-auth + rate-limiting alone / route without plugins, CPU per request, median (${rounds} rounds at once${result.pinned ? ', 1 CPU' : ''})`,
       value: `${formatSpread(result.ratio)}; Kong 3.9's published pair: 1.33 (0.75 in req/s)`,
     },
-    { name: '  CPU µs per request there: key-auth + rate-limiting; route without plugins', value: `${cpu(result.chainCpu)}; ${cpu(result.bareCpu)}` },
+    { name: '  CPU µs per request there: key-auth + rate-limiting; route without plugins', value: `${cpuSpread(result.chainCpu)}; ${cpuSpread(result.bareCpu)}` },
   ];
 }
 
-/** `npm run bench -- --only ratio`: the primary figure alone, Kong's pair beside it, with the machine's load around them. */
-export async function benchChainRatio(rounds: number): Promise<Figure[]> {
+type Measure = (more?: { load?: RatioLoad; without?: string[] }) => Promise<ChainRatioResult>;
+
+/**
+ * A `--only ratio…` run: the seeded backend the ratio's upstream copies, in a directory of its
+ * own, `figures` measured with it (`rounds` rounds of 2 s a measurement), the machine's load around them;
+ * every process stopped and the directory removed after.
+ */
+async function ratioRun(rounds: number, figures: (measure: Measure) => Promise<Figure[]>): Promise<Figure[]> {
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-chain-ratio-'));
   const processes: SpawnedProcess[] = [];
   const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
   try {
     const before = load();
     const backend = await startSeededBackend(dir, processes);
-    const result = await measureChainRatio({ dir, backendUrl: backend.url, processes, rounds, durationSeconds: 2 });
-    const pair = await measureChainRatio({ dir, backendUrl: backend.url, processes, rounds, durationSeconds: 2, load: 'key-auth + rate-limiting' });
-    const cpu = ({ median, min, max }: Spread) => `${median.toFixed(1)} (${min.toFixed(1)}-${max.toFixed(1)})`;
-    return [
-      {
-        name: `full chain / route without plugins, CPU per request, median (${rounds} rounds at once${result.pinned ? ', 1 CPU' : ''})`,
-        value: formatSpread(result.ratio),
-        target: '<= 1.25',
-        ok: result.ratio.median <= 1.25,
-      },
-      { name: '  CPU µs per request there: full chain; route without plugins', value: `${cpu(result.chainCpu)}; ${cpu(result.bareCpu)}` },
-      ...kongPairFigures(pair, rounds),
-      { name: '  load average (1, 5, 15 min): before; after', value: `${before}; ${load()}` },
-    ];
+    const measure: Measure = (more = {}) =>
+      measureChainRatio({ dir, backendUrl: backend.url, processes, rounds, durationSeconds: 2, ...more });
+    const measured = await figures(measure);
+    return [...measured, { name: '  load average (1, 5, 15 min): before; after', value: `${before}; ${load()}` }];
   } finally {
     for (const proc of processes) proc.child.kill('SIGTERM');
     await Promise.all(processes.map((proc) => proc.exited));
@@ -266,20 +263,31 @@ export async function benchChainRatio(rounds: number): Promise<Figure[]> {
   }
 }
 
+/** `npm run bench -- --only ratio`: the primary figure alone, Kong's pair beside it. */
+export function benchChainRatio(rounds: number): Promise<Figure[]> {
+  return ratioRun(rounds, async (measure) => {
+    const result = await measure();
+    const pair = await measure({ load: 'key-auth + rate-limiting' });
+    return [
+      {
+        name: `full chain / route without plugins, CPU per request, median (${rounds} rounds at once${result.pinned ? ', 1 CPU' : ''})`,
+        value: formatSpread(result.ratio),
+        target: '<= 1.25',
+        ok: result.ratio.median <= 1.25,
+      },
+      { name: '  CPU µs per request there: full chain; route without plugins', value: `${cpuSpread(result.chainCpu)}; ${cpuSpread(result.bareCpu)}` },
+      ...kongPairFigures(pair, rounds),
+    ];
+  });
+}
+
 /**
  * `npm run bench -- --only ratio-plugins`: where the full chain's ratio goes beyond Kong's pair,
  * each measured as the primary figure is, against its own route without plugins: the full chain,
  * the chain without each of the pieces Kong's pair does not have, and the pair. No targets.
  */
-export async function benchChainRatioByPlugin(rounds: number): Promise<Figure[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-chain-ratio-plugins-'));
-  const processes: SpawnedProcess[] = [];
-  const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
-  try {
-    const before = load();
-    const backend = await startSeededBackend(dir, processes);
-    const measure = (more: { load?: RatioLoad; without?: string[] }) =>
-      measureChainRatio({ dir, backendUrl: backend.url, processes, rounds, durationSeconds: 2, ...more });
+export function benchChainRatioByPlugin(rounds: number): Promise<Figure[]> {
+  return ratioRun(rounds, async (measure) => {
     const results: ChainRatioResult[] = [];
     for (const variant of [
       {},
@@ -291,21 +299,15 @@ export async function benchChainRatioByPlugin(rounds: number): Promise<Figure[]>
       results.push(await measure(variant));
     }
     const full = results[0]!.ratio.median;
-    const cpu = ({ median, min, max }: Spread) => `${median.toFixed(1)} (${min.toFixed(1)}-${max.toFixed(1)})`;
     return [
       ...results.map((result) => ({
         name: `${result.label} / route without plugins, CPU per request (${rounds} rounds at once)`,
-        value: `${formatSpread(result.ratio)}; ${cpu(result.chainCpu)} µs; ${cpu(result.bareCpu)} µs`,
+        value: `${formatSpread(result.ratio)}; ${cpuSpread(result.chainCpu)} µs; ${cpuSpread(result.bareCpu)} µs`,
       })),
       ...results.slice(1, -1).map((result) => ({
         name: `  ${result.label.replace('full chain without ', '')}: the full chain's ratio - without it`,
         value: (full - result.ratio.median).toFixed(2),
       })),
-      { name: '  load average (1, 5, 15 min): before; after', value: `${before}; ${load()}` },
     ];
-  } finally {
-    for (const proc of processes) proc.child.kill('SIGTERM');
-    await Promise.all(processes.map((proc) => proc.exited));
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
