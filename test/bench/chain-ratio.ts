@@ -33,7 +33,7 @@ services:
  * its key in the header. What our data plane makes of the plugins Kong measured, beside the
  * full chain's six.
  */
-export const KONG_PAIR = (backendUrl: string, key: string) => `${NO_PLUGINS(backendUrl)}    plugins:
+const KONG_PAIR = (backendUrl: string, key: string) => `${NO_PLUGINS(backendUrl)}    plugins:
       - name: key-auth
         config: { key_names: [apikey] }
       - name: rate-limiting
