@@ -102,14 +102,23 @@ test('settled: resolves when every live node reports the current hash', async (t
   });
 });
 
-test('settled: gives up after its bound when a node does not catch up', async (t) => {
-  await withListener(async (listener, socket) => {
+test('settled: gives up after its bound when a node does not catch up, and says which node is behind', async (t) => {
+  await withListener(async (listener, socket, logs) => {
     await poll(socket, { node_id: NODE_A, hash: listener.snapshot.hash, wait: '0' });
+    await poll(socket, { node_id: NODE_B, hash: listener.snapshot.hash, wait: '0' });
     listener.publish(snapshot(2));
+    await poll(socket, { node_id: NODE_B, hash: snapshot(2).hash, wait: '0' });
     const started = Date.now();
     await listener.settled(50);
     t.true(Date.now() - started >= 45);
-    t.is(listener.dataPlanes()[0]!.sync_status, 'unknown');
+    t.deepEqual(listener.dataPlanes().map((node) => node.sync_status), ['unknown', 'normal']);
+    t.deepEqual(logs.filter((line) => line.startsWith('warn:')), [
+      `warn: an Admin API write answered before every data plane ran it (50 ms); behind: - (${NODE_A}) at ${snapshot(1).hash.slice(0, 12)}`,
+    ]);
+    logs.length = 0;
+    await poll(socket, { node_id: NODE_A, hash: snapshot(2).hash, wait: '0' });
+    await listener.settled(50);
+    t.deepEqual(logs, [], 'caught up: the next write answers without a warning');
   });
 });
 

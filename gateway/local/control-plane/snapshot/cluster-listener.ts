@@ -104,7 +104,11 @@ export class ClusterListener {
         this.convergence.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, timeoutMs);
+      const timer = setTimeout(() => {
+        const behind = this.behind().map(([id, node]) => `${node.hostname || '-'} (${id}) at ${node.config_hash.slice(0, 12) || 'none'}`);
+        this.log('warn', `an Admin API write answered before every data plane ran it (${timeoutMs} ms); behind: ${behind.join(', ')}`);
+        done();
+      }, timeoutMs);
       this.convergence.add(done);
     });
   }
@@ -131,14 +135,18 @@ export class ClusterListener {
     return hash !== this.current.hash && failedHash !== this.current.hash;
   }
 
-  private converged(): boolean {
+  /** The live nodes that run neither the current configuration nor reported failing it, by id. */
+  private behind() {
     const cutoff = this.now() - NODE_LIVE_MS;
-    for (const node of this.nodes.values()) {
-      if (node.seenAtMs < cutoff) continue;
-      if (node.config_hash !== this.current.hash && node.failedHash !== this.current.hash) return false;
-    }
-    return true;
+    return [...this.nodes.entries()].filter(
+      ([, node]) => node.seenAtMs >= cutoff && node.config_hash !== this.current.hash && node.failedHash !== this.current.hash,
+    );
   }
+
+  private converged(): boolean {
+    return this.behind().length === 0;
+  }
+
 
   private checkConvergence(): void {
     if (this.convergence.size > 0 && this.converged()) for (const done of [...this.convergence]) done();
