@@ -61,7 +61,13 @@ test("compose runs it where deck-sync's route points, on kong-cp's Admin API as 
 });
 
 test('the bundle `npm run build:portal` makes, laid out as in the image, serves the portal on plain node', async (t) => {
+  // Where the time goes, in one line: this test took 67 s in some CI runs and ~5 s elsewhere.
+  const started = Date.now();
+  const phases: string[] = [];
+  const phase = (name: string) => phases.push(`${name} ${Date.now() - started}`);
+  t.teardown(() => t.log(`ms since the start: ${phases.join(', ')}`));
   await promisify(execFile)('npm', ['run', 'build:portal'], { cwd: REPO_ROOT });
+  phase('built');
   // /app of the image: the bundle and its assets, the plan catalogue, the production node_modules
   const app = mkdtempSync(join(tmpdir(), 'animal-store-portal-image-'));
   const data = join(app, 'data');
@@ -71,7 +77,12 @@ test('the bundle `npm run build:portal` makes, laid out as in the image, serves 
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(app, 'node_modules'));
 
   const stack = await startStack();
+  phase('stack');
   t.teardown(() => stack.dispose());
+  t.teardown(() => {
+    const warnings = stack.gateway.logs.filter((line) => line.startsWith('warn:'));
+    if (warnings.length > 0) t.log(`the gateway's warnings: ${warnings.join(' | ')}`);
+  });
   const server = spawnNode([join(app, 'portal/server/main.mjs')], {
     NODE_OPTIONS: '',
     PORTAL_PORT: '0',
@@ -85,6 +96,7 @@ test('the bundle `npm run build:portal` makes, laid out as in the image, serves 
   t.teardown(() => server.child.kill('SIGKILL'));
   // the image's default: PORTAL_SIGNUP unset is invitation only
   const [, url] = await server.waitFor(/listening on (http:\/\/\S+) \(sign-up invite\)/);
+  phase('portal');
 
   const b = new PortalBrowser(url!);
   const signin = await b.get('/portal/signin');
@@ -110,16 +122,20 @@ test('the bundle `npm run build:portal` makes, laid out as in the image, serves 
     PORTAL_PUBLIC_URL: 'https://api.animal.store',
   });
   t.is((await cli.exited).code, 0, cli.output());
+  phase('invited');
   const { link } = JSON.parse(cli.output()) as { link: string };
   t.regex(link, /^https:\/\/api\.animal\.store\/portal\/signup\?invite=/);
   const token = new URL(link).searchParams.get('invite')!;
   await b.get(`/portal/signup?invite=${token}`);
   const created = await b.post('/portal/signup', { invite: token, email: 'built@example.com', name: 'Built', password: PASSWORD });
   t.is(created.status, 201);
+  phase('signed up');
   t.is((await stack.call('/v1/pets', { key: shownKey(created)! })).status, 200);
   const dashboard = await b.get('/portal/');
   t.regex(dashboard.text, /Plan <strong>free<\/strong>: 60 requests a minute, 1000 a day/);
 
+  phase('called');
   server.child.kill('SIGTERM');
   t.is((await server.exited).code, 0);
+  phase('stopped');
 });
