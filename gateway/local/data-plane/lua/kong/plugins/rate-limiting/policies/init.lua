@@ -404,7 +404,10 @@ _M.redis = {
   usage = function(conf, derived, keys, starts, counts)
     local batched = conf.sync_rate ~= SYNC_RATE_REALTIME
     local db_key = derived.db_key
-    local usage, expire_at, delta = init_tables(db_key)
+    -- A sync replaces cur_delta[db_key] with a new table while Redis answers it, and this
+    -- function yields on Redis too: the pending counts are read from cur_delta[db_key] at each
+    -- use, never from a table taken before a yield (which the sync may have sent already).
+    local usage, expire_at = init_tables(db_key)
     local periods = derived.periods
     local red, err
 
@@ -417,11 +420,11 @@ _M.redis = {
         -- Kong compares an expiry in milliseconds with ngx.time() in seconds: a count read from
         -- Redis is used until the next sync clears it.
         if expire_at[cache_key] > ngx.time() then
-          counts[i] = counted + (delta[cache_key] or 0)
+          counts[i] = counted + (cur_delta[db_key][cache_key] or 0)
         else
           usage[cache_key] = 0
           expire_at[cache_key] = starts[i] + expiration
-          delta[cache_key] = 0
+          cur_delta[db_key][cache_key] = 0
           counts[i] = 0
         end
 
@@ -453,7 +456,8 @@ _M.redis = {
           expire_at[cache_key] = starts[i] + expiration
           -- INCR counted this request already; increment() will count it again locally. What
           -- this worker counted and has not sent yet stays pending.
-          delta[cache_key] = (delta[cache_key] or 0) - 1
+          local pending = cur_delta[db_key]
+          pending[cache_key] = (pending[cache_key] or 0) - 1
         end
 
         counts[i] = current_metric or 0
