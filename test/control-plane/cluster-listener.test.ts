@@ -35,10 +35,13 @@ function poll(socketPath: string, query: Record<string, string>): Promise<Answer
   });
 }
 
-async function withListener(run: (listener: ClusterListener, socket: string, logs: string[]) => Promise<void>): Promise<void> {
+async function withListener(
+  run: (listener: ClusterListener, socket: string, logs: string[]) => Promise<void>,
+  clocks: { now?: () => number; elapsed?: () => number } = {},
+): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cluster-'));
   const logs: string[] = [];
-  const listener = new ClusterListener(snapshot(1), (level, message) => logs.push(`${level}: ${message}`));
+  const listener = new ClusterListener(snapshot(1), (level, message) => logs.push(`${level}: ${message}`), clocks.now, clocks.elapsed);
   const socket = join(dir, 'cluster.sock');
   await listener.listen({ path: socket });
   try {
@@ -120,6 +123,37 @@ test('settled: gives up after its bound when a node does not catch up, and says 
     await listener.settled(50);
     t.deepEqual(logs, [], 'caught up: the next write answers without a warning');
   });
+});
+
+test('settled: a node is alive by real time elapsed, whatever the clock the gateway dates by says', async (t) => {
+  let now = Date.UTC(2030, 0, 1, 12);
+  await withListener(
+    async (listener, socket, logs) => {
+      await poll(socket, { node_id: NODE_A, hash: listener.snapshot.hash, wait: '0' });
+      listener.publish(snapshot(2));
+      now += 3600_000; // a test clock set an hour ahead: the node polled a moment ago all the same
+      await listener.settled(50);
+      t.is(logs.filter((line) => line.startsWith('warn:')).length, 1, 'waited for node A, which is behind');
+      t.is(listener.dataPlanes()[0]!.last_seen, Math.floor((now - 3600_000) / 1000), 'last_seen by the gateway\'s clock');
+    },
+    { now: () => now },
+  );
+});
+
+test('settled: a node that has not polled for 35 s is not waited for', async (t) => {
+  let elapsed = 0;
+  await withListener(
+    async (listener, socket, logs) => {
+      await poll(socket, { node_id: NODE_A, hash: listener.snapshot.hash, wait: '0' });
+      listener.publish(snapshot(2));
+      elapsed += 35_001;
+      const started = Date.now();
+      await listener.settled(10_000);
+      t.true(Date.now() - started < 5000, 'answered at once');
+      t.deepEqual(logs.filter((line) => line.startsWith('warn:')), []);
+    },
+    { elapsed: () => elapsed },
+  );
 });
 
 test('malformed polls get 400 naming the parameter; other paths 404', async (t) => {

@@ -40,6 +40,7 @@ interface PendingPoll {
 }
 
 interface NodeState extends DataPlaneNode {
+  /** When it last polled, by the liveness clock. */
   seenAtMs: number;
   /** The last configuration it could not load, reported once in the log. */
   failedHash: string;
@@ -55,10 +56,16 @@ export class ClusterListener {
   private readonly convergence = new Set<() => void>();
   private readonly server: Server;
 
+  /**
+   * `now` dates what the nodes report (last_seen: a test's clock, say); whether a node is alive is
+   * real time elapsed, `elapsed` (ms, monotonic): a test clock set an hour ahead must not make
+   * every node look gone, and every Admin API write answer before the nodes run it.
+   */
   constructor(
     initial: CompiledSnapshot,
     private readonly log: ClusterLog,
     private readonly now: () => number = Date.now,
+    private readonly elapsed: () => number = () => performance.now(),
   ) {
     this.current = initial;
     this.server = createServer((request, response) => this.handle(request, response));
@@ -137,7 +144,7 @@ export class ClusterListener {
 
   /** The live nodes that run neither the current configuration nor reported failing it, by id. */
   private behind() {
-    const cutoff = this.now() - NODE_LIVE_MS;
+    const cutoff = this.elapsed() - NODE_LIVE_MS;
     return [...this.nodes.entries()].filter(
       ([, node]) => node.seenAtMs >= cutoff && node.config_hash !== this.current.hash && node.failedHash !== this.current.hash,
     );
@@ -197,7 +204,7 @@ export class ClusterListener {
       config_hash: hash,
       last_seen: Math.floor(this.now() / 1000),
       sync_status: 'unknown',
-      seenAtMs: this.now(),
+      seenAtMs: this.elapsed(),
       failedHash: previous?.failedHash ?? '',
     };
     if (!previous) this.log('info', `data plane ${node.hostname || '-'} (${id}) connected`);
