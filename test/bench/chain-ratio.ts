@@ -29,9 +29,9 @@ services:
 
 /**
  * The pair of Kong's own published figure (issue 33: key-auth + rate-limiting at 0.75 of no
- * plugins in req/s): both on the one route's service, local counts, a limit never reached, one consumer and
- * its key in the header. What our data plane makes of the plugins Kong measured, beside the
- * full chain's six.
+ * plugins in req/s): both on the one route's service, local counts, a limit never reached, one
+ * consumer and its key in the header. What our data plane makes of the plugins Kong measured,
+ * beside the full chain's six.
  */
 const KONG_PAIR = (backendUrl: string, key: string) => `${NO_PLUGINS(backendUrl)}    plugins:
       - name: key-auth
@@ -67,6 +67,7 @@ export interface ChainRatioResult {
   rounds: ChainRatioRound[];
 }
 
+/** Measurements so far in this process: each one's gateways get prefixes of their own. */
 let measurements = 0;
 
 /** Disables every instance of these plugins that is not a consumer's; the Admin API answers once the node runs it. */

@@ -154,7 +154,6 @@ export class ClusterListener {
     return this.behind().length === 0;
   }
 
-
   private checkConvergence(): void {
     if (this.convergence.size > 0 && this.converged()) for (const done of [...this.convergence]) done();
   }
