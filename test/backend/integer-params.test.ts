@@ -18,3 +18,26 @@ test('integer parameters accept a zero fraction, and nothing else that is not di
   }
   t.is((await request(`${backend.url}/pets?limit=2.5`)).status, 400);
 });
+
+// JSON.parse reads numbers as doubles: these literals reach the validators as integers only because
+// they were rounded (the contract: ids are never rounded).
+test('a JSON number that is an integer only by rounding answers 400; exact integers in any notation are accepted', async (t) => {
+  const backend = await startTestBackend();
+  t.teardown(() => backend.dispose());
+  const post = (categoryId: string) =>
+    request(`${backend.url}/pets`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"name":"Rex","categoryId":${categoryId}}` });
+  for (const rounded of ['9007199254740990.9999', '1.00000000000000001', '2.0000000000000000000000000001e0', '1e-400', '100000000000000000001e-20']) {
+    const response = await post(rounded);
+    t.is(response.status, 400, rounded);
+    t.is(response.body.code, 'validation_failed', rounded);
+    t.regex(response.body.message, /^Invalid request body: categoryId: expected an integer, but received /, rounded);
+  }
+  for (const [exact, stored] of [['1.0', 1], ['1e0', 1], ['10e-1', 1], ['2.50e1', 25], ['9007199254740991', 9007199254740991]] as const) {
+    const response = await post(exact);
+    t.is(response.status, 201, exact);
+    t.is(response.body.categoryId, stored, exact);
+  }
+  const order = await request(`${backend.url}/store/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"petId":1.0000000000000000001}' });
+  t.is(order.status, 400);
+  t.regex(order.body.message, /petId: expected an integer/);
+});

@@ -1,6 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import getRawBody from 'raw-body';
 import { ApiError, ErrorCode } from './errors.ts';
+import { findRoundedNumber, type RoundedNumber } from './json-numbers.ts';
 
 const JSON_BODY_LIMIT_BYTES = 64 * 1024;
 /** No operation takes more than one level; 32 leaves room for growth and bounds every walk over a body. */
@@ -51,6 +52,14 @@ function checkStructure(value: unknown): void {
   }
 }
 
+const MAX_ECHO = 40;
+
+function roundedNumberError({ field, literal }: RoundedNumber): ApiError {
+  const echo = literal.length <= MAX_ECHO ? literal : `a number of ${literal.length} characters`;
+  const where = field.length > 0 && field.length <= MAX_ECHO && /^[\x20-\x7e]*$/.test(field) ? `${field}: ` : '';
+  return new ApiError(400, ErrorCode.validationFailed, `Invalid request body: ${where}expected an integer, but received ${echo}, which is not one (it would be rounded to ${Number(literal)}).`);
+}
+
 /** Parses UTF-8 JSON text into an object or array (the validators judge its shape), or throws 400. */
 function parseJsonBody(bytes: Uint8Array): unknown {
   let text: string;
@@ -67,6 +76,8 @@ function parseJsonBody(bytes: Uint8Array): unknown {
   }
   if (parsed === null || typeof parsed !== 'object') throw invalidJson('it is a JSON scalar');
   checkStructure(parsed);
+  const rounded = findRoundedNumber(text);
+  if (rounded) throw roundedNumberError(rounded);
   return parsed;
 }
 
