@@ -110,3 +110,22 @@ test('an X-Forwarded-Prefix that is not a plain path is ignored in links', async
   });
   t.regex(nextLink(response.headers)!, /^\/pets\?/);
 });
+
+// Kong forwards the path the client asked for as X-Forwarded-Path; a regex route strips its whole
+// match (GET /v1/pets/ reaches us as /pets/ with X-Forwarded-Prefix /v1/pets/), so links start from it.
+test('links start from the path the client asked for (X-Forwarded-Path), normalised', async (t) => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ 'X-Forwarded-Prefix': '/v1/pets/', 'X-Forwarded-Path': '/v1/pets/' }, '/v1/pets'],
+    [{ 'X-Forwarded-Prefix': '/v1', 'X-Forwarded-Path': '/v1//pets/./' }, '/v1/pets'],
+    [{ 'X-Forwarded-Prefix': '/v1', 'X-Forwarded-Path': '/v1/pets' }, '/v1/pets'],
+    [{ 'X-Forwarded-Prefix': '/v1', 'X-Forwarded-Path': '/v1/%70ets' }, '/v1/pets'],
+    [{ 'X-Forwarded-Prefix': '/v1' }, '/v1/pets'],
+  ];
+  for (const [headers, path] of cases) {
+    const response = await request(`${backend.url}/pets/?limit=2`, { headers });
+    t.regex(nextLink(response.headers)!, new RegExp(`^${path}\\?limit=2&cursor=`), JSON.stringify(headers));
+  }
+  // the page cache keys by that path: another public path of the same query gets its own link
+  const other = await request(`${backend.url}/pets?limit=2`, { headers: { 'X-Forwarded-Prefix': '/api', 'X-Forwarded-Path': '/api/pets' } });
+  t.regex(nextLink(other.headers)!, /^\/api\/pets\?limit=2&cursor=/);
+});

@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import type { Context } from 'koa';
 import { object, optional, string, type Struct } from 'superstruct';
 import { ApiError, ErrorCode } from './errors.ts';
@@ -30,7 +31,7 @@ function decodeCursor(cursor: string | undefined): number | undefined {
  * The public path prefix the gateway stripped (Kong sends it as X-Forwarded-Prefix), so that links
  * point at the public address. Only a plain path is accepted.
  */
-export function publicPrefix(ctx: Context): string {
+function publicPrefix(ctx: Context): string {
   const prefix = ctx.get('X-Forwarded-Prefix');
   if (!/^\/[A-Za-z0-9._~/-]*$/.test(prefix)) return '';
   return prefix.replace(/\/+$/, '');
@@ -38,6 +39,19 @@ export function publicPrefix(ctx: Context): string {
 
 export function publicPath(ctx: Context, path: string): string {
   return `${publicPrefix(ctx)}${path}`;
+}
+
+/**
+ * The public path of this request, for a link to the same resource: the path the client asked
+ * for, as Kong forwards it (X-Forwarded-Path; without it, or when it is not a plain path, the
+ * stripped prefix and our path), with dot segments resolved, `//` merged and no trailing slash.
+ * The prefix alone is not enough: a regex route strips its whole match (GET /v1/pets/ arrives
+ * as /pets/ with the prefix /v1/pets/).
+ */
+export function publicRequestPath(ctx: Context): string {
+  const forwarded = ctx.get('X-Forwarded-Path');
+  const normalized = posix.normalize(/^\/[A-Za-z0-9._~/-]*$/.test(forwarded) ? forwarded : publicPath(ctx, ctx.path));
+  return normalized.length > 1 ? normalized.replace(/\/$/, '') : normalized;
 }
 
 /** One page: `limit` items, plus the id to continue after when there is more. */
@@ -64,7 +78,7 @@ function nextLink(ctx: Context, page: Page<unknown>, query: Record<string, strin
     if (value !== undefined) params.set(key, String(value));
   }
   params.set('cursor', encodeCursor(page.nextAfterId));
-  return `<${publicPath(ctx, ctx.path)}?${params}>; rel="next"`;
+  return `<${publicRequestPath(ctx)}?${params}>; rel="next"`;
 }
 
 /** A list response ready to send: the JSON array and its Link header. */

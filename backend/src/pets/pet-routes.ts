@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { ApiError, ErrorCode } from '../http/errors.ts';
 import { jsonBody, requireJsonBody } from '../http/json-body.ts';
-import { pageRenderer, publicPath, publicPrefix, sendPage, type RenderedPage } from '../http/pagination.ts';
+import { pageRenderer, publicPath, publicRequestPath, sendPage, type RenderedPage } from '../http/pagination.ts';
 import { IdParam } from '../http/params.ts';
 import { requestDb } from '../http/request-db.ts';
 import { parseWith } from '../http/validation.ts';
@@ -20,7 +20,7 @@ export function petRoutes(router: Router, pets: PetRepository, pages?: PageCache
 
   router.get('/pets', async (ctx) => {
     // A hit skips validation too: only queries that rendered successfully are ever stored.
-    sendPage(ctx, pages ? await pages.getOrLoad(`${publicPrefix(ctx)}?${ctx.querystring}`, () => renderPage(ctx)) : await renderPage(ctx));
+    sendPage(ctx, pages ? await pages.getOrLoad(`${publicRequestPath(ctx)}?${ctx.querystring}`, () => renderPage(ctx)) : await renderPage(ctx));
   });
 
   router.post('/pets', requireJsonBody, ...writeGuards, async (ctx) => {

@@ -23,3 +23,19 @@ test('GET /v1/pets/{id} still goes through the deprecated route', async (t) => {
   const response = await target.call('/v1/pets/1', { key });
   t.is(response.headers.get('deprecation'), '@1795305600');
 });
+
+// The regex route strips its whole match (X-Forwarded-Prefix /v1/pets/, upstream /pets/): the
+// backend builds the next link from X-Forwarded-Path, so it is the list's own.
+test('GET /v1/pets/ links its next page at /v1/pets, and the link works', async (t) => {
+  const { target, key } = shared;
+  for (const name of ['Slash-1', 'Slash-2']) {
+    t.is((await target.call('/v1/pets', { key, method: 'POST', json: { name, categoryId: 1 } })).status, 201);
+  }
+  const first = await target.call('/v1/pets/?limit=1', { key });
+  const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '')?.[1];
+  t.regex(next ?? '', /^\/v1\/pets\?limit=1&cursor=/);
+  const second = await target.call(next!, { key });
+  t.is(second.status, 200);
+  t.is(second.body.length, 1);
+  t.true(second.body[0].id > first.body[0].id);
+});
