@@ -33,8 +33,9 @@ export async function startBackend(
   const db = await openDatabase({ dataDir: config.dataDir, url: config.databaseUrl });
   const now = appOptions.clock ?? (() => new Date());
   const purge = schedulePurge(new IdempotencyStore(db), { now: () => now().getTime(), intervalMs: PURGE_INTERVAL_MS });
-  const server = createServer({ maxHeaderSize: MAX_HEADER_SIZE }, createApp({ db, ...appOptions }).callback());
-  server.on('clientError', answerClientError);
+  const { app, routesAt } = createApp({ db, ...appOptions });
+  const server = createServer({ maxHeaderSize: MAX_HEADER_SIZE }, app.callback());
+  server.on('clientError', (error, socket) => answerClientError(error, socket, routesAt));
   server.keepAliveTimeout = 65_000; // longer than the gateway's idle upstream keep-alive
   const served = await listenOwningDatabase(server, db, config, () => purge.stop());
   return { server, db, ...served };

@@ -149,7 +149,7 @@ test('order timestamps come from the injected clock', async (t) => {
   const { createApp } = await import('../../backend/src/index.ts');
   const { createServer } = await import('node:http');
   const fixed = new Date('2030-01-02T03:04:05.000Z');
-  const server = createServer(createApp({ db: backend.db, clock: () => fixed }).callback());
+  const server = createServer(createApp({ db: backend.db, clock: () => fixed }).app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   const petId = await newPet();

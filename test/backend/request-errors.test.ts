@@ -259,7 +259,7 @@ test('an unexpected failure answers 500 internal_error without internals, and is
   const db = await openDatabase({ dataDir });
   await db.destroy(); // every query now fails
   const logged: unknown[] = [];
-  const server = createServer(createApp({ db, logError: (error) => logged.push(error) }).callback());
+  const server = createServer(createApp({ db, logError: (error) => logged.push(error) }).app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   const response = await request(`http://127.0.0.1:${port}/pets`);
@@ -297,6 +297,62 @@ test("requests Node's HTTP parser rejects get the Error shape, then the connecti
     t.is(JSON.parse(body!).code, code);
     t.is(JSON.parse(body!).status, status);
   }
+});
+
+// Node's parser knows a fixed list of methods and refuses the others before Koa sees them; RFC 9110
+// lets any token be a method, and the API answers one as any method a path does not serve.
+test("a method Node's parser does not know answers 405 with Allow where a route is, 404 where none is", async (t) => {
+  const cases: Array<[string, number, string | undefined]> = [
+    ['FOO /pets?limit=1', 405, 'HEAD, GET, POST'],
+    ['BREW /pets/1', 405, 'HEAD, GET'],
+    ['FOO_BAR /store/orders/1/approve', 405, 'POST'],
+    ['GETX /unicorns', 404, undefined],
+  ];
+  for (const [line, status, allow] of cases) {
+    const [method, target] = line.split(' ') as [string, string];
+    const path = target.replace(/\?.*/, '');
+    const answer = await rawExchange(backend.url, `${line} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const [head, body] = answer.split('\r\n\r\n') as [string, string];
+    t.true(head.startsWith(`HTTP/1.1 ${status} `), head);
+    t.is(/^allow: (.*)$/im.exec(head)?.[1], allow, line);
+    t.deepEqual(
+      JSON.parse(body),
+      status === 405
+        ? { code: 'method_not_allowed', message: `Method ${method} is not allowed on ${path}.`, status }
+        : { code: 'not_found', message: `No resource at ${method} ${path}.`, status },
+    );
+    t.is(/^x-api-stability: (.*)$/im.exec(head)?.[1], path.startsWith('/store/orders') ? 'experimental' : undefined, line);
+  }
+  // not a method at all: still the parser's 400
+  t.true((await rawExchange(backend.url, 'F(O /pets HTTP/1.1\r\nHost: x\r\n\r\n')).startsWith('HTTP/1.1 400 '));
+});
+
+test('paths are case-sensitive, as the gateway routes them: /PETS/1 is no pet', async (t) => {
+  const created = await request(`${backend.url}/pets`, { method: 'POST', json: { name: 'Case', categoryId: 1 } });
+  for (const path of [`/PETS/${created.body.id}`, '/Pets', '/store/ORDERS']) {
+    const response = await request(`${backend.url}${path}`);
+    t.is(response.status, 404, path);
+    t.is(response.body.code, 'not_found', path);
+  }
+  t.is((await request(`${backend.url}/pets/${created.body.id}`)).status, 200);
+});
+
+test('every response of the store-orders area carries X-API-Stability, its errors included', async (t) => {
+  const cases: Array<[string, string, number]> = [
+    ['GET', '/store/orders', 200],
+    ['DELETE', '/store/orders', 405],
+    ['OPTIONS', '/store/orders', 200],
+    ['GET', '/store/orders/1/x', 404],
+    ['GET', '/store/orders/abc', 400],
+    ['PURGE', '/store/orders/1', 405],
+  ];
+  for (const [method, path, status] of cases) {
+    const response = await rawRequest(backend.url, method, path);
+    t.is(response.status, status, `${method} ${path}`);
+    t.is(response.headers['x-api-stability'], 'experimental', `${method} ${path}`);
+  }
+  t.is((await rawRequest(backend.url, 'DELETE', '/pets')).headers['x-api-stability'], undefined);
+  t.is((await rawRequest(backend.url, 'GET', '/store/ordersx')).headers['x-api-stability'], undefined);
 });
 
 test('every error code the backend can emit is listed in the OpenAPI document', (t) => {

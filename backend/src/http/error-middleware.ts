@@ -10,7 +10,7 @@ const defaultLogger: ErrorLogger = (error, { method, path }) => {
 
 /** Paths longer than any the API serves are described by their length, not echoed (a request line may hold 8 KiB). */
 const MAX_PATH_ECHO = 100;
-const describePath = (path: string) => (path.length <= MAX_PATH_ECHO ? path : `a path of ${path.length} characters`);
+export const describePath = (path: string) => (path.length <= MAX_PATH_ECHO ? path : `a path of ${path.length} characters`);
 
 /**
  * Turns every failure into the Error shape: thrown ApiErrors, unmatched routes

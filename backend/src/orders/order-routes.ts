@@ -8,19 +8,25 @@ import { parseWith } from '../http/validation.ts';
 import { NewOrderStruct, ORDER_ACTIONS, OrderStatusStruct, type OrderAction } from './order.ts';
 import type { OrderService } from './order-service.ts';
 
-/** The store-orders area is experimental: every response says so in this header. */
-const STABILITY_HEADER = 'X-API-Stability';
-
 const AREA = '/store/orders';
+
+/**
+ * The headers of every response at `path`: the store-orders area is experimental, and each of its
+ * responses says so, its errors (404, 405, 400…) included.
+ */
+export function areaHeaders(path: string): Record<string, string> {
+  return path === AREA || path.startsWith(`${AREA}/`) ? { 'X-API-Stability': 'experimental' } : {};
+}
+
+/** Sets areaHeaders on every response, before any route or error handler runs. */
+export const stabilityHeaders: Middleware = async (ctx, next) => {
+  ctx.set(areaHeaders(ctx.path));
+  await next();
+};
 
 /** Registers the store-orders operations on `router`. `writeGuards` run before a write's handler (Idempotency-Key). */
 export function orderRoutes(router: Router, orders: OrderService, writeGuards: Middleware[] = []): void {
   const renderPage = pageRenderer(OrderStatusStruct, (query) => orders.list(query));
-
-  router.use(AREA, async (ctx, next) => {
-    ctx.set(STABILITY_HEADER, 'experimental');
-    await next();
-  });
 
   router.get(AREA, async (ctx) => {
     sendPage(ctx, await renderPage(ctx));

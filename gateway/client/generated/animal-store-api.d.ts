@@ -241,7 +241,7 @@ export interface components {
          *     | not_found | 404 | No such path. |
          *     | pet_not_found | 404 | No animal with that id. |
          *     | order_not_found | 404 | No order with that id. |
-         *     | method_not_allowed | 405 | The path exists; the method does not (see `Allow`), whatever the method (PURGE, PROPFIND… included). TRACE and CONNECT never reach the API: the gateway's HTTP server answers them 405 (`{"message": "Method not allowed"}`, no `Allow`), as nginx does in front of Kong. |
+         *     | method_not_allowed | 405 | The path exists; the method does not (see `Allow`), whatever the method (PURGE, PROPFIND, or any other token such as FOO). TRACE and CONNECT never reach the API: the gateway's HTTP server answers them 405 (`{"message": "Method not allowed"}`, no `Allow`), as nginx does in front of Kong. |
          *     | pet_not_available | 409 | The animal is not `available`. |
          *     | invalid_order_transition | 409 | The order's status does not allow that action. |
          *     | invalid_idempotency_key | 400 | `Idempotency-Key` is empty, over 255 characters, not printable ASCII, or sent more than once. |

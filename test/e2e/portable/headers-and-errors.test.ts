@@ -6,6 +6,22 @@ import { targetWithKey } from '../../helpers/target.ts';
 // is {code, message, status} with a documented code; gateway errors are JSON whatever the Accept.
 const shared = targetWithKey('headers-erin', { minute: 100, day: 1000 });
 
+// A method Node's parser does not know reaches the backend through nginx and Kong as any other.
+test.serial('a method the API does not know (FOO) answers 405 with Allow; /v1/PETS/1 is no pet', async (t) => {
+  const { target, key } = shared;
+  const foo = await target.call('/v1/pets', { key, method: 'FOO' });
+  t.is(foo.status, 405);
+  t.is(foo.headers.get('allow'), 'HEAD, GET, POST');
+  t.is(foo.body.code, 'method_not_allowed');
+  t.regex(foo.headers.get('x-ratelimit-remaining') ?? '', /^\d+$/);
+  const orders = await target.call('/v1/store/orders', { key, method: 'BREW' });
+  t.is(orders.status, 405);
+  t.is(orders.headers.get('x-api-stability'), 'experimental');
+  const upper = await target.call('/v1/PETS/1', { key });
+  t.is(upper.status, 404);
+  t.is(upper.body.code, 'not_found');
+});
+
 test.serial('200, 201, 400, 401, 404 (inside and outside /v1) and 405 carry X-RateLimit-*; errors use the Error shape', async (t) => {
   const { target, key } = shared;
   const cases: Array<[number, string, RequestInit & { json?: unknown; key?: string }]> = [
