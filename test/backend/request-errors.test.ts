@@ -323,6 +323,9 @@ test("a method Node's parser does not know answers 405 with Allow where a route 
     );
     t.is(/^x-api-stability: (.*)$/im.exec(head)?.[1], path.startsWith('/store/orders') ? 'experimental' : undefined, line);
   }
+  // pipelined after a request already answered: the method and path are the second request's
+  const pipelined = await rawExchange(backend.url, 'GET /pets?limit=1 HTTP/1.1\r\nHost: x\r\n\r\nFOO /store/orders HTTP/1.1\r\nHost: x\r\n\r\n');
+  t.regex(pipelined, /HTTP\/1\.1 405 Method Not Allowed\r\n[^]*Allow: HEAD, GET, POST\r\n[^]*"Method FOO is not allowed on \/store\/orders\."/);
   // not a method at all: still the parser's 400
   t.true((await rawExchange(backend.url, 'F(O /pets HTTP/1.1\r\nHost: x\r\n\r\n')).startsWith('HTTP/1.1 400 '));
 });

@@ -10,6 +10,9 @@ export interface RoutesAt {
   headers: Record<string, string>;
 }
 
+/** What Node's parser says of a request it refused. */
+type ParseError = Error & { code?: string; rawPacket?: unknown; bytesParsed?: unknown };
+
 interface ClientErrorAnswer {
   status: number;
   reason: string;
@@ -25,8 +28,13 @@ const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}) (\/[^\s?]*)(?:\?\S*)? 
  * answered as the router answers a method a path does not serve: 405 with Allow where a route
  * is, 404 where none is. Undefined when the request line is not HTTP at all.
  */
-function unknownMethod(rawPacket: unknown, routesAt: (path: string) => RoutesAt): ClientErrorAnswer | undefined {
-  const line = Buffer.isBuffer(rawPacket) ? REQUEST_LINE.exec(rawPacket.toString('latin1')) : null;
+function unknownMethod(rawPacket: unknown, bytesParsed: unknown, routesAt: (path: string) => RoutesAt): ClientErrorAnswer | undefined {
+  if (!Buffer.isBuffer(rawPacket)) return undefined;
+  // The packet may start with requests answered before this one (pipelined): this request's line
+  // starts after the last line break before the byte the parser stopped at.
+  const text = rawPacket.toString('latin1');
+  const stoppedAt = typeof bytesParsed === 'number' ? bytesParsed : 0;
+  const line = REQUEST_LINE.exec(text.slice(text.lastIndexOf('\n', stoppedAt - 1) + 1));
   if (!line) return undefined;
   const [, method, path] = line as unknown as [string, string, string];
   const { methods, headers } = routesAt(path);
@@ -41,14 +49,14 @@ function unknownMethod(rawPacket: unknown, routesAt: (path: string) => RoutesAt)
   };
 }
 
-function answerFor(error: Error & { code?: string; rawPacket?: unknown }, routesAt: (path: string) => RoutesAt): ClientErrorAnswer {
+function answerFor(error: ParseError, routesAt: (path: string) => RoutesAt): ClientErrorAnswer {
   if (error.code === 'HPE_HEADER_OVERFLOW') {
     return { status: 431, reason: 'Request Header Fields Too Large', body: { code: ErrorCode.requestHeadersTooLarge, message: 'The request headers are too large.', status: 431 } };
   }
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     return { status: 408, reason: 'Request Timeout', body: { code: ErrorCode.requestTimeout, message: 'The request took too long to arrive.', status: 408 } };
   }
-  const answer = error.code === 'HPE_INVALID_METHOD' ? unknownMethod(error.rawPacket, routesAt) : undefined;
+  const answer = error.code === 'HPE_INVALID_METHOD' ? unknownMethod(error.rawPacket, error.bytesParsed, routesAt) : undefined;
   return answer ?? { status: 400, reason: 'Bad Request', body: { code: ErrorCode.badRequest, message: 'The request is not valid HTTP/1.1.', status: 400 } };
 }
 
@@ -59,7 +67,7 @@ function answerFor(error: Error & { code?: string; rawPacket?: unknown }, routes
  * does.
  */
 export function answerClientError(
-  error: Error & { code?: string; rawPacket?: unknown },
+  error: ParseError,
   socket: Duplex,
   routesAt: (path: string) => RoutesAt,
 ): void {
