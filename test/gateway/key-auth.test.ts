@@ -112,3 +112,37 @@ test.serial('run_on_preflight=false lets OPTIONS through without a key', async (
   t.is((await f.call('/preflight')).status, 401);
   t.is((await f.call('/plain', { method: 'OPTIONS' })).status, 401);
 });
+
+// Kong deletes rows past their ttl on a timer, every ttl_cleanup_interval (300 s:
+// kong/db/strategies/postgres/connector.lua:310-380, :970); until then the row is hidden from
+// reads but its key stays taken.
+const TTL_CLEANUP_INTERVAL_MS = 300_000;
+
+test.serial('an expired key is taken until the ttl cleanup deletes it: POST 409, DELETE 204 frees nothing; after the interval POST creates it (postgres/connector.lua:310-380, dao/init.lua:904-919)', async (t) => {
+  t.is((await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-expiring', ttl: 1 } })).status, 201);
+  await f.gateway.clock.advance(2_000);
+  t.is((await f.admin('/key-auths/k-expiring')).status, 404);
+  const taken = await f.admin('/consumers/guest/key-auth', { method: 'POST', json: { key: 'k-expiring' } });
+  t.is(taken.status, 409);
+  t.is(taken.body.name, 'unique constraint violation');
+  // delete_by_key selects first, ttl-filtered: nothing found, nothing deleted, 204
+  t.is((await f.admin('/key-auths/k-expiring', { method: 'DELETE' })).status, 204);
+  t.is((await f.admin('/consumers/guest/key-auth', { method: 'POST', json: { key: 'k-expiring' } })).status, 409);
+  await f.gateway.clock.advance(TTL_CLEANUP_INTERVAL_MS);
+  const created = await f.admin('/consumers/guest/key-auth', { method: 'POST', json: { key: 'k-expiring' } });
+  t.is(created.status, 201);
+  t.is(created.body.ttl, null);
+});
+
+test.serial('PUT of an expired key takes it over at once, id and all, under the URL\'s consumer: upsert_by_key is INSERT … ON CONFLICT (key) DO UPDATE (postgres/init.lua:1476-1487)', async (t) => {
+  const created = await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-revived', ttl: 1 } });
+  await f.gateway.clock.advance(2_000);
+  t.is((await f.call('/plain', { headers: { apikey: 'k-revived' } })).status, 401);
+  const revived = await f.admin('/consumers/guest/key-auth/k-revived', { method: 'PUT', json: {} });
+  t.is(revived.status, 200);
+  t.is(revived.body.id, created.body.id);
+  t.is(revived.body.ttl, null);
+  t.is((await f.admin('/consumers/guest')).body.id, revived.body.consumer.id);
+  t.is((await f.call('/plain', { headers: { apikey: 'k-revived' } })).status, 200);
+  t.is(f.upstream.last()!.headers['x-consumer-username'], 'guest');
+});

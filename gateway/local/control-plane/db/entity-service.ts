@@ -180,8 +180,13 @@ export class EntityService {
     return this.transaction((draft) => {
       const endpointKey = definitionOf(name).endpoint_key;
       if (!isUuid(key) && !endpointKey) throw new InvalidPrimaryKey();
-      const existing = this.select(name, key, draft);
-      if (existing && options.parent) this.find(name, key, options.parent, draft);
+      const live = this.select(name, key, draft);
+      if (live && options.parent) this.find(name, key, options.parent, draft);
+      // A row past its ttl still holds its key until the cleanup deletes it; Kong's
+      // upsert_by_<key> is INSERT … ON CONFLICT (<key>) DO UPDATE (postgres/init.lua:1476-1487),
+      // which takes that row over, id and all, whichever consumer it had.
+      const holder = endpointKey && !isUuid(key) ? draft.list(name).find((entity) => fieldsOf(entity)[endpointKey] === key) : undefined;
+      const existing = live ?? holder;
       const given = this.scoped(draft, name, input, options.parent, 'upsert');
       if (isUuid(key)) {
         given.id = key;
@@ -209,6 +214,20 @@ export class EntityService {
       const referenced = this.write(draft, reference, { ...input, id: current ?? randomUUID() }, existing, { mode: 'upsert' });
       if (current === undefined) this.write(draft, name, { ...this.stored(name, entity), [field]: { id: referenced.id } }, entity, { mode: 'update' });
       return referenced;
+    });
+  }
+
+  /**
+   * Kong's ttl cleanup timer (kong/db/strategies/postgres/connector.lua:310-380): deletes every
+   * row past its ttl. Until it runs, such a row is hidden from reads (and from DELETE, which
+   * selects first) but its id and unique fields stay taken.
+   */
+  purgeExpired(): Promise<void> {
+    return this.transaction((draft) => {
+      for (const name of ENTITY_NAMES) {
+        if (!definitionOf(name).ttl) continue;
+        for (const entity of draft.list(name)) if (!this.live(name, entity)) this.remove(draft, name, entity.id);
+      }
     });
   }
 
