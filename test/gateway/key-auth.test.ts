@@ -146,3 +146,17 @@ test.serial('PUT of an expired key takes it over at once, id and all, under the 
   t.is((await f.call('/plain', { headers: { apikey: 'k-revived' } })).status, 200);
   t.is(f.upstream.last()!.headers['x-consumer-username'], 'guest');
 });
+
+test.serial("a ttl counts from created_at: a given one, or the one a PUT stamps now (postgres/init.lua:351-377 get_ttl_value, schema/init.lua:1897-1917)", async (t) => {
+  t.is((await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-put-ttl' } })).status, 201);
+  await f.gateway.clock.advance(5_000);
+  // a form, as `curl -d ttl=3` sends it: the PUT stamps created_at now and the key lives 3 s more
+  const put = await f.admin('/consumers/alice/key-auth/k-put-ttl', { method: 'PUT', body: new URLSearchParams({ ttl: '3' }) });
+  t.is(put.status, 200);
+  t.is(put.body.created_at, Math.floor(f.gateway.clock.now() / 1000));
+  t.is(put.body.ttl, 3);
+  t.is((await f.call('/plain', { headers: { apikey: 'k-put-ttl' } })).status, 200);
+  const now = Math.floor(f.gateway.clock.now() / 1000);
+  const backdated = await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-backdated', created_at: now - 5, ttl: 10 } });
+  t.deepEqual([backdated.body.created_at, backdated.body.ttl], [now - 5, 5]);
+});

@@ -284,7 +284,10 @@ export class EntityService {
       if (attributes.internal) record[field] = existing ? fieldsOf(existing)[field] : null;
       if (!attributes.auto) continue;
       if (attributes.uuid) record[field] = existing?.id ?? (isUuid(record[field]) ? record[field] : randomUUID());
-      else if (field === 'created_at') record[field] = existing ? fieldsOf(existing).created_at : seconds(nowMs);
+      // process_auto_fields (kong/db/schema/init.lua:1897-1917): a created_at given is kept, else an
+      // insert or upsert stamps it now (a PUT of an existing row too: the upsert sets
+      // created_at = EXCLUDED.created_at, postgres/init.lua:955-960); updated_at is always now.
+      else if (field === 'created_at') record[field] = record[field] ?? seconds(nowMs);
       else if (field === 'updated_at') record[field] = seconds(nowMs);
       // Kong's auto strings are random (kong/db/schema/init.lua: utils.random_string): 32 hex.
       else if (attributes.type === 'string') record[field] = record[field] ?? randomBytes(16).toString('hex');
