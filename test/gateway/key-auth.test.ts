@@ -160,3 +160,13 @@ test.serial("a ttl counts from created_at: a given one, or the one a PUT stamps 
   const backdated = await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-backdated', created_at: now - 5, ttl: 10 } });
   t.deepEqual([backdated.body.created_at, backdated.body.ttl], [now - 5, 5]);
 });
+
+test.serial('a PATCH without a ttl keeps the expiry; with one it counts from now (postgres/init.lua:443-445, :351-377)', async (t) => {
+  t.is((await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-patched', ttl: 100 } })).status, 201);
+  await f.gateway.clock.advance(10_000);
+  const tagged = await f.admin('/key-auths/k-patched', { method: 'PATCH', json: { tags: ['x'] } });
+  t.deepEqual([tagged.body.tags, tagged.body.ttl], [['x'], 90]);
+  t.is((await f.admin('/key-auths/k-patched', { method: 'PATCH', json: { ttl: 50 } })).body.ttl, 50);
+  await f.gateway.clock.advance(50_000);
+  t.is((await f.admin('/key-auths/k-patched')).status, 404);
+});

@@ -293,11 +293,13 @@ export class EntityService {
       else if (attributes.type === 'string') record[field] = record[field] ?? randomBytes(16).toString('hex');
     }
     if (definition.ttl) {
-      // The row expires ttl seconds after it was written (postgres/init.lua get_ttl_value); a
-      // re-sync of kong.yml keeps the deadline it had.
+      // The row expires ttl seconds after its created_at, or after now for a PATCH
+      // (postgres/init.lua:351-377 get_ttl_value); a PATCH without a ttl keeps the row's
+      // (:443-445: the column set to itself). A re-sync of kong.yml keeps the deadline it had.
       const since = options.mode === 'update' ? seconds(nowMs) : Number(record.created_at);
-      const kept = options.keepExpiry && existing ? fieldsOf(existing).expires_at : null;
-      record.expires_at = ttl ? (typeof kept === 'number' ? kept : (since + ttl) * 1000) : null;
+      const kept = existing ? fieldsOf(existing).expires_at : null;
+      if (ttl === undefined && options.mode === 'update') record.expires_at = kept;
+      else record.expires_at = ttl ? (options.keepExpiry && typeof kept === 'number' ? kept : (since + ttl) * 1000) : null;
     }
     this.checkForeign(draft, definition, record);
     this.checkUnique(draft, name, definition, record);
