@@ -166,6 +166,28 @@ test('a plugin\'s config is read by that plugin\'s schema; "" is null; a credent
   t.is(((await key.json()) as { ttl: number }).ttl, 3600);
 });
 
+test('a form or multipart PATCH of a plugin without its name reads config by the stored plugin\'s schema, nested and by instance_name too (kong/api/routes/plugins.lua:73-110, 118-175)', async (t) => {
+  await f.admin('/services', { method: 'POST', json: { name: 'patch-scope', url: 'http://127.0.0.1:9' } });
+  await f.admin('/services/patch-scope/routes', { method: 'POST', json: { name: 'patch-scope', paths: ['/patch-scope'] } });
+  await f.admin('/consumers', { method: 'POST', json: { username: 'patch-scope' } });
+  const scopes = ['services', 'routes', 'consumers'];
+  for (const [index, scope] of scopes.entries()) {
+    const created = await f.admin(`/${scope}/patch-scope/plugins`, { method: 'POST', json: { name: 'rate-limiting', instance_name: `rl-${scope}`, config: { minute: 5 } } });
+    t.is(created.status, 201, scope);
+    const paths = [`/plugins/${created.body.id}`, `/${scope}/patch-scope/plugins/${created.body.id}`, `/plugins/rl-${scope}`, `/${scope}/patch-scope/plugins/rl-${scope}`];
+    for (const [at, path] of paths.entries()) {
+      const minute = String(10 * (index + 1) + at);
+      const encode = at % 2 === 0 ? form : multipart;
+      const response = await fetch(url(path), { method: 'PATCH', body: encode([['config.minute', minute], ['config.fault_tolerant', 'false']]) });
+      const body = (await response.json()) as { config: Record<string, unknown> };
+      t.is(response.status, 200, `${path}: ${JSON.stringify(body)}`);
+      t.like(body.config, { minute: Number(minute), fault_tolerant: false, policy: 'local' }, path);
+    }
+  }
+  const missing = await fetch(url('/plugins/0b5c3c1e-7f3a-4a7e-9d55-2f1d3c4b5a69'), { method: 'PATCH', body: form([['config.minute', '1']]) });
+  t.deepEqual([missing.status, await missing.json()], [404, { message: 'Not found' }]);
+});
+
 test('text where a number goes stays text and is refused; JSON is taken as sent', async (t) => {
   const word = await fetch(url('/services'), { method: 'POST', body: form([['host', 'x.test'], ['port', 'eighty']]) });
   t.is(word.status, 400);

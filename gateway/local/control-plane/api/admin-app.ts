@@ -14,6 +14,7 @@ import { mountConsumerRoutes } from './consumers.ts';
 import { mountEntityEndpoints } from './endpoints.ts';
 import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
 import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
+import { mountPluginRoutes } from './plugins.ts';
 import { MULTIPART_AS_FIELDS, nestedMultipartNames } from './multipart.ts';
 import { corsFilter, emptyJsonBody, mediaTypeFilter, methodNotAllowed, optionsMethod, traceRefused } from './request-filters.ts';
 import { mountSchemaRoutes } from './schemas.ts';
@@ -137,6 +138,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   mountConsumerRoutes(router, service);
   mountAclRoutes(router, service);
   mountCertificateRoutes(router);
+  mountPluginRoutes(router, service);
   mountTagRoutes(router, service);
   mountEntityEndpoints(router, service);
   mountUnsupportedRoutes(router, service);
