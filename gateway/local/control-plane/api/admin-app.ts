@@ -138,7 +138,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   mountConsumerRoutes(router, service);
   mountAclRoutes(router, service);
   mountCertificateRoutes(router);
-  mountPluginRoutes(router, service);
+  mountPluginRoutes(router, service, registry);
   mountTagRoutes(router, service);
   mountEntityEndpoints(router, service);
   mountUnsupportedRoutes(router, service);

@@ -2,6 +2,8 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { EntityService } from '../db/entity-service.ts';
 import { NotFound } from '../schema/errors.ts';
+import { kongSchemaField } from '../schema/kong-format.ts';
+import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import { isPlainObject } from '../schema/validate.ts';
 import { entityKey } from './path-keys.ts';
 
@@ -23,8 +25,21 @@ const namedAsStored = (service: EntityService): Koa.Middleware => async (ctx, ne
   await next();
 };
 
-export function mountPluginRoutes(router: Router, service: EntityService): void {
+export function mountPluginRoutes(router: Router, service: EntityService, registry: PluginRegistry): void {
   for (const parent of ['', '/services/:services', '/routes/:routes', '/consumers/:consumers']) {
     router.patch(`${parent}/plugins/:plugins`, namedAsStored(service));
   }
+  // :122-137, deprecated for /schemas/plugins/{name}: the config field's schema as
+  // schema_to_jsonable prints a record, its fields and entity_checks only (no plugin here declares
+  // entity_checks within config).
+  router.get('/plugins/schema/:name', (ctx) => {
+    const name = ctx.params.name ?? '';
+    const definition = registry.get(name);
+    if (!definition) {
+      ctx.status = 404;
+      ctx.body = { message: `No plugin named '${name}'` };
+      return;
+    }
+    ctx.body = { entity_checks: [], fields: kongSchemaField(definition.config).fields };
+  });
 }
