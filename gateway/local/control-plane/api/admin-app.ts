@@ -18,6 +18,7 @@ import { mountPluginRoutes } from './plugins.ts';
 import { MULTIPART_AS_FIELDS, nestedMultipartNames } from './multipart.ts';
 import { corsFilter, emptyJsonBody, mediaTypeFilter, methodNotAllowed, optionsMethod, traceRefused } from './request-filters.ts';
 import { mountSchemaRoutes } from './schemas.ts';
+import { mountSniRoutes } from './snis.ts';
 import { mountTagRoutes } from './tags.ts';
 import { mountUnsupportedRoutes } from './unsupported-routes.ts';
 import { utf8Bodies } from './utf8-body.ts';
@@ -139,6 +140,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   mountAclRoutes(router, service);
   mountCertificateRoutes(router);
   mountPluginRoutes(router, service, registry);
+  mountSniRoutes(router);
   mountTagRoutes(router, service);
   mountEntityEndpoints(router, service);
   mountUnsupportedRoutes(router, service);
