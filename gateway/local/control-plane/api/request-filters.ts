@@ -110,7 +110,7 @@ export const emptyJsonBody: Middleware = async (ctx, next) => {
  * api_helpers.lua options_method (3.9.3): OPTIONS on a known path answers 204 with the path's
  * methods (HEAD with GET, OPTIONS itself), sorted, as Allow and Access-Control-Allow-Methods.
  */
-function optionsAnswer(router: Router): Middleware {
+export function optionsAnswer(router: Router): Middleware {
   return (ctx) => {
     const methods = new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods));
     if (methods.has('GET')) methods.add('HEAD');
@@ -126,7 +126,8 @@ function optionsAnswer(router: Router): Middleware {
 /**
  * OPTIONS before the routes: a known path gets optionsAnswer, an unknown one goes on to the 404.
  * A path with an OPTIONS route of its own is left to it: Kong's `before` of a route runs ahead of
- * each of its methods, OPTIONS included (lapis respond_to), and may answer instead (snis.ts).
+ * each of its methods, OPTIONS included (lapis respond_to), and may answer instead (snis.ts); a
+ * route whose `before` lets the request on mounts `router.options(path, before, optionsAnswer(router))`.
  */
 export function optionsMethod(router: Router): Middleware {
   const answer = optionsAnswer(router);
