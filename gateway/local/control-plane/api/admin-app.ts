@@ -16,7 +16,7 @@ import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
 import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
 import { mountPluginRoutes } from './plugins.ts';
 import { MULTIPART_AS_FIELDS, nestedMultipartNames } from './multipart.ts';
-import { corsFilter, emptyJsonBody, mediaTypeFilter, methodNotAllowed, optionsMethod, traceRefused } from './request-filters.ts';
+import { corsFilter, emptyJsonBody, kongBodyTypes, mediaTypeFilter, methodNotAllowed, optionsMethod, traceRefused } from './request-filters.ts';
 import { mountSchemaRoutes } from './schemas.ts';
 import { mountSniRoutes } from './snis.ts';
 import { mountTagRoutes } from './tags.ts';
@@ -110,6 +110,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   app.use(mediaTypeFilter);
   app.use(queryArgumentLimit);
   app.use(utf8Bodies(ADMIN_BODY_LIMIT));
+  app.use(kongBodyTypes);
   app.use(koaBody({
     json: true,
     urlencoded: true,

@@ -91,6 +91,19 @@ export const mediaTypeFilter: Middleware = async (ctx, next) => {
 };
 
 /**
+ * kong/api/arguments.lua load (3.9.3, :506-541): a body whose Content-Type starts with
+ * application/json is read as JSON and one that starts with application/x-www-form-urlencoded as a
+ * form, whatever follows (`application/json-seq`), where koa-body knows each by its exact media
+ * type: such a type is named to it as the plain one.
+ */
+export const kongBodyTypes: Middleware = async (ctx, next) => {
+  const type = ctx.get('Content-Type').toLowerCase();
+  const plain = ['application/json', 'application/x-www-form-urlencoded'].find((prefix) => type.startsWith(prefix));
+  if (plain !== undefined && !ctx.is(plain)) ctx.req.headers['content-type'] = plain;
+  await next();
+};
+
+/**
  * api_helpers.lua parse_params (3.9.3, :306-318), around every route's handler: a write whose
  * Content-Type names JSON but whose body lapis could not decode, an empty one too (lapis
  * json_params decodes nil), is 400 "Cannot parse JSON body". Mounted with `router.use`, it runs
