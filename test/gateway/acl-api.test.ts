@@ -90,6 +90,20 @@ test.serial(`GET by id or group only if the ACL belongs to the specified consume
   t.is((await admin('/consumers/nobody/acls/hello')).status, 404, 'an unknown consumer is 404 too');
 });
 
+test.serial('OPTIONS by group runs the plugin\'s before too: a group the consumer is not in is 404, one it is in 204 (kong/plugins/acl/api.lua:14-50)', async (t) => {
+  const { acl } = await helloAcls(admin, bob.id);
+  const options = async (path: string) => {
+    const res = await fetch(`${gateway.adminUrl}${path}`, { method: 'OPTIONS' });
+    return [res.status, res.headers.get('allow'), res.status === 404 ? await res.json() : await res.text()];
+  };
+  const allowed = 'DELETE, GET, HEAD, OPTIONS, PATCH, PUT';
+  t.deepEqual(await options(`/consumers/bob/acls/${acl.group}`), [204, allowed, '']);
+  t.deepEqual(await options('/consumers/bob/acls/nope'), [404, null, { message: 'Not found' }]);
+  t.deepEqual(await options(`/consumers/nobody/acls/${acl.group}`), [404, null, { message: 'Not found' }]);
+  // a UUID is an id: the before leaves it to the generic endpoint, whose OPTIONS looks nothing up
+  t.deepEqual(await options(`/consumers/bob/acls/${randomUUID()}`), [204, allowed, '']);
+});
+
 test.serial(`GET the right ACL by group when consumers share a group, created with POST (${SPEC}:155)`, async (t) => {
   t.is((await admin('/consumers', { method: 'POST', json: { username: 'anna' } })).status, 201);
   t.is((await admin('/consumers', { method: 'POST', json: { username: 'jack' } })).status, 201);

@@ -247,6 +247,21 @@ test("a key-auth credential's ttl reads back as the whole seconds left (kong/db/
   t.is((await f.admin('/key-auths/ttl-read')).status, 404, 'gone when the time is up');
 });
 
+test('created_at: a given one is kept, a PUT without one stamps now; updated_at is always now (kong/db/schema/init.lua:1897-1917, postgres/init.lua:955-960)', async (t) => {
+  const stamps = (body: { created_at: number; updated_at: number }) => [body.created_at, body.updated_at > 2000];
+  const created = await f.admin('/services', { method: 'POST', json: { name: 'stamped', url: 'http://127.0.0.1:9', created_at: 1000, updated_at: 2000 } });
+  t.is(created.status, 201, JSON.stringify(created.body));
+  t.deepEqual(stamps(created.body), [1000, true]);
+  t.deepEqual(stamps((await f.admin('/services/stamped', { method: 'PATCH', json: { retries: 1 } })).body), [1000, true]);
+  t.deepEqual(stamps((await f.admin('/services/stamped', { method: 'PATCH', json: { created_at: 1500, updated_at: 2000 } })).body), [1500, true]);
+  // the upsert sets created_at = EXCLUDED.created_at: process_auto_fields stamped it, as for an insert
+  const put = await f.admin('/services/stamped', { method: 'PUT', json: { url: 'http://127.0.0.1:9' } });
+  t.is(put.body.id, created.body.id);
+  t.true(put.body.created_at > 1500 && put.body.created_at === put.body.updated_at, JSON.stringify(put.body));
+  t.deepEqual(stamps((await f.admin('/services/stamped', { method: 'PUT', json: { url: 'http://127.0.0.1:9', created_at: 1200 } })).body), [1200, true]);
+  t.is((await f.admin('/services', { method: 'POST', json: { name: 'stamped-badly', url: 'http://127.0.0.1:9', created_at: 'yesterday' } })).body.fields?.created_at, 'expected an integer');
+});
+
 test('GET /consumers?custom_id= selects by custom_id (kong/api/routes/consumers.lua:9-36)', async (t) => {
   const consumer = await f.admin('/consumers', { method: 'POST', json: { username: 'by-custom', custom_id: 'ext-42' } });
   await f.admin('/consumers', { method: 'POST', json: { username: 'other-custom', custom_id: 'ext-43' } });

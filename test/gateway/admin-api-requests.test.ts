@@ -89,6 +89,19 @@ test('a write whose body is not JSON, a form or multipart is refused 415 (03-con
   t.is(((await empty.json()) as { name: string }).name, 'schema violation');
 });
 
+test('a type that starts with application/json is JSON, with application/x-www-form-urlencoded a form, whatever follows (arguments.lua:506-541, api_helpers.lua:260-262, 312-317)', async (t) => {
+  const post = (type: string, body: string) => fetch(url('/consumers'), { method: 'POST', body, headers: { 'Content-Type': type } });
+  const seq = await post('application/json-seq', '{"username": "json-seq"}');
+  t.is(seq.status, 201);
+  t.like(await seq.json(), { username: 'json-seq' });
+  const form = await post('application/x-www-form-urlencoded-x', 'username=form-suffix&custom_id=');
+  t.is(form.status, 201);
+  t.like(await form.json(), { username: 'form-suffix', custom_id: null });
+  // parse_params finds application/json in the type: what lapis cannot decode is 400
+  const broken = await post('application/json-seq', '{"username": ');
+  t.deepEqual([broken.status, await broken.json()], [400, { message: 'Cannot parse JSON body' }]);
+});
+
 test('a write naming JSON with no body is 400 Cannot parse JSON body, on a route only (03-consumers_routes_spec.lua:152-160, 467-480)', async (t) => {
   const json = { 'Content-Type': 'application/json' };
   for (const [method, path] of [['POST', '/consumers'], ['PATCH', '/consumers/nobody'], ['PUT', '/consumers/nobody']] as const) {
@@ -164,6 +177,28 @@ test('a plugin\'s config is read by that plugin\'s schema; "" is null; a credent
   const key = await fetch(url('/consumers/form-kim/key-auth'), { method: 'POST', body: form([['key', 'form-kim-key'], ['ttl', '3600']]) });
   t.is(key.status, 201);
   t.is(((await key.json()) as { ttl: number }).ttl, 3600);
+});
+
+test('a form or multipart PATCH of a plugin without its name reads config by the stored plugin\'s schema, nested and by instance_name too (kong/api/routes/plugins.lua:73-110, 118-175)', async (t) => {
+  await f.admin('/services', { method: 'POST', json: { name: 'patch-scope', url: 'http://127.0.0.1:9' } });
+  await f.admin('/services/patch-scope/routes', { method: 'POST', json: { name: 'patch-scope', paths: ['/patch-scope'] } });
+  await f.admin('/consumers', { method: 'POST', json: { username: 'patch-scope' } });
+  const scopes = ['services', 'routes', 'consumers'];
+  for (const [index, scope] of scopes.entries()) {
+    const created = await f.admin(`/${scope}/patch-scope/plugins`, { method: 'POST', json: { name: 'rate-limiting', instance_name: `rl-${scope}`, config: { minute: 5 } } });
+    t.is(created.status, 201, scope);
+    const paths = [`/plugins/${created.body.id}`, `/${scope}/patch-scope/plugins/${created.body.id}`, `/plugins/rl-${scope}`, `/${scope}/patch-scope/plugins/rl-${scope}`];
+    for (const [at, path] of paths.entries()) {
+      const minute = String(10 * (index + 1) + at);
+      const encode = at % 2 === 0 ? form : multipart;
+      const response = await fetch(url(path), { method: 'PATCH', body: encode([['config.minute', minute], ['config.fault_tolerant', 'false']]) });
+      const body = (await response.json()) as { config: Record<string, unknown> };
+      t.is(response.status, 200, `${path}: ${JSON.stringify(body)}`);
+      t.like(body.config, { minute: Number(minute), fault_tolerant: false, policy: 'local' }, path);
+    }
+  }
+  const missing = await fetch(url('/plugins/0b5c3c1e-7f3a-4a7e-9d55-2f1d3c4b5a69'), { method: 'PATCH', body: form([['config.minute', '1']]) });
+  t.deepEqual([missing.status, await missing.json()], [404, { message: 'Not found' }]);
 });
 
 test('text where a number goes stays text and is refused; JSON is taken as sent', async (t) => {

@@ -39,7 +39,7 @@ test('GET /endpoints lists every path the Admin API serves, keys named as Kong n
   t.is(response.status, 200);
   t.deepEqual(kongAdminProblems('GET', '/endpoints', 200, response.body), []);
   const data = response.body.data as string[];
-  for (const path of ['/', '/plugins', '/services/{services}/routes/{routes}', '/consumers/{consumers}/key-auth/{keyauth_credentials}', '/consumers/{consumers}/acls/{acls}', '/basic-auths/{basicauth_credentials}', '/schemas/{db_entity_name}/validate', '/tags/{tags}', '/endpoints', '/timers', '/status', '/metrics']) {
+  for (const path of ['/', '/plugins', '/plugins/schema/{name}', '/services/{services}/routes/{routes}', '/consumers/{consumers}/key-auth/{keyauth_credentials}', '/consumers/{consumers}/acls/{acls}', '/basic-auths/{basicauth_credentials}', '/schemas/{db_entity_name}/validate', '/tags/{tags}', '/endpoints', '/timers', '/status', '/metrics']) {
     t.true(data.includes(path), path);
   }
   t.is(new Set(data).size, data.length, 'each path once');
@@ -50,6 +50,17 @@ test('GET /endpoints lists every path the Admin API serves, keys named as Kong n
   t.true(data.indexOf('/plugins/enabled') < data.indexOf('/plugins/{plugins}'));
   // each path without a key is served: none answers a GET with the Not found of an unknown path
   for (const path of data.filter((p) => !p.includes('{'))) t.notDeepEqual((await f.admin(path)).body, { message: 'Not found' }, path);
+});
+
+test("GET /plugins/schema/{name}: the plugin's config schema, fields and entity_checks; 404 for a plugin not loaded (kong/api/routes/plugins.lua:122-137)", async (t) => {
+  const response = await f.admin('/plugins/schema/rate-limiting');
+  t.is(response.status, 200);
+  const subschema = await f.admin('/schemas/plugins/rate-limiting');
+  const config = (subschema.body.fields as Array<Record<string, { fields: unknown }>>).find((field) => field.config)!.config;
+  t.deepEqual(response.body, { entity_checks: [], fields: config?.fields });
+  t.true(JSON.stringify(response.body.fields).includes('"minute"'));
+  const missing = await f.admin('/plugins/schema/telepathy');
+  t.deepEqual([missing.status, missing.body], [404, { message: "No plugin named 'telepathy'" }]);
 });
 
 test('GET /timers: the answering worker and its timer statistics in Kong\'s shape; the Admin API process runs no timers (kong.lua:258-272; 20-timers_spec.lua:28-53)', async (t) => {

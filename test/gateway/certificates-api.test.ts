@@ -195,6 +195,19 @@ test(`/certificates/{id}/snis lists and creates its SNIs; a name taken is 409 ($
   t.deepEqual(list.body.data.map((sni: { name: string }) => sni.name).sort(), [...names, n3].sort());
 });
 
+test('/snis/{sni}/certificate is disabled: 404 Not found for each of its methods, OPTIONS too; POST 405; still listed (kong/api/routes/snis.lua:6, endpoints.lua:864-868)', async (t) => {
+  const { id, names } = await addCertificate();
+  for (const method of ['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
+    for (const key of [names[0]!, (await admin(`/snis/${names[0]!}`)).body.id as string]) {
+      const res = await admin(`/snis/${key}/certificate`, { method, ...(method === 'PUT' || method === 'PATCH' ? { json: { ...pem.rsaOther } } : {}) });
+      t.deepEqual([res.status, res.body], [404, { message: 'Not found' }], `${method} ${key}`);
+    }
+  }
+  t.is((await admin(`/snis/${names[0]!}/certificate`, { method: 'POST', json: {} })).status, 405);
+  t.is((await admin(`/certificates/${id}`)).body.cert, pem.rsa.cert, 'the certificate is unchanged');
+  t.true(((await admin('/endpoints')).body.data as string[]).includes('/snis/{snis}/certificate'));
+});
+
 test(`SNI names take one wildcard, leftmost or rightmost, never an IP or a port (${SPEC}:1113-1165)`, async (t) => {
   const { id } = await addCertificate();
   for (const wildcard of ['*.wildcard.test', 'wildcard.*']) {

@@ -112,3 +112,61 @@ test.serial('run_on_preflight=false lets OPTIONS through without a key', async (
   t.is((await f.call('/preflight')).status, 401);
   t.is((await f.call('/plain', { method: 'OPTIONS' })).status, 401);
 });
+
+// Kong deletes rows past their ttl on a timer, every ttl_cleanup_interval (300 s:
+// kong/db/strategies/postgres/connector.lua:310-380, :970); until then the row is hidden from
+// reads but its key stays taken.
+const TTL_CLEANUP_INTERVAL_MS = 300_000;
+
+test.serial('an expired key is taken until the ttl cleanup deletes it: POST 409, DELETE 204 frees nothing; after the interval POST creates it (postgres/connector.lua:310-380, dao/init.lua:904-919)', async (t) => {
+  t.is((await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-expiring', ttl: 1 } })).status, 201);
+  await f.gateway.clock.advance(2_000);
+  t.is((await f.admin('/key-auths/k-expiring')).status, 404);
+  const taken = await f.admin('/consumers/guest/key-auth', { method: 'POST', json: { key: 'k-expiring' } });
+  t.is(taken.status, 409);
+  t.is(taken.body.name, 'unique constraint violation');
+  // delete_by_key selects first, ttl-filtered: nothing found, nothing deleted, 204
+  t.is((await f.admin('/key-auths/k-expiring', { method: 'DELETE' })).status, 204);
+  t.is((await f.admin('/consumers/guest/key-auth', { method: 'POST', json: { key: 'k-expiring' } })).status, 409);
+  await f.gateway.clock.advance(TTL_CLEANUP_INTERVAL_MS);
+  const created = await f.admin('/consumers/guest/key-auth', { method: 'POST', json: { key: 'k-expiring' } });
+  t.is(created.status, 201);
+  t.is(created.body.ttl, null);
+});
+
+test.serial('PUT of an expired key takes it over at once, id and all, under the URL\'s consumer: upsert_by_key is INSERT … ON CONFLICT (key) DO UPDATE (postgres/init.lua:1476-1487)', async (t) => {
+  const created = await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-revived', ttl: 1 } });
+  await f.gateway.clock.advance(2_000);
+  t.is((await f.call('/plain', { headers: { apikey: 'k-revived' } })).status, 401);
+  const revived = await f.admin('/consumers/guest/key-auth/k-revived', { method: 'PUT', json: {} });
+  t.is(revived.status, 200);
+  t.is(revived.body.id, created.body.id);
+  t.is(revived.body.ttl, null);
+  t.is((await f.admin('/consumers/guest')).body.id, revived.body.consumer.id);
+  t.is((await f.call('/plain', { headers: { apikey: 'k-revived' } })).status, 200);
+  t.is(f.upstream.last()!.headers['x-consumer-username'], 'guest');
+});
+
+test.serial("a ttl counts from created_at: a given one, or the one a PUT stamps now (postgres/init.lua:351-377 get_ttl_value, schema/init.lua:1897-1917)", async (t) => {
+  t.is((await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-put-ttl' } })).status, 201);
+  await f.gateway.clock.advance(5_000);
+  // a form, as `curl -d ttl=3` sends it: the PUT stamps created_at now and the key lives 3 s more
+  const put = await f.admin('/consumers/alice/key-auth/k-put-ttl', { method: 'PUT', body: new URLSearchParams({ ttl: '3' }) });
+  t.is(put.status, 200);
+  t.is(put.body.created_at, Math.floor(f.gateway.clock.now() / 1000));
+  t.is(put.body.ttl, 3);
+  t.is((await f.call('/plain', { headers: { apikey: 'k-put-ttl' } })).status, 200);
+  const now = Math.floor(f.gateway.clock.now() / 1000);
+  const backdated = await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-backdated', created_at: now - 5, ttl: 10 } });
+  t.deepEqual([backdated.body.created_at, backdated.body.ttl], [now - 5, 5]);
+});
+
+test.serial('a PATCH without a ttl keeps the expiry; with one it counts from now (postgres/init.lua:443-445, :351-377)', async (t) => {
+  t.is((await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-patched', ttl: 100 } })).status, 201);
+  await f.gateway.clock.advance(10_000);
+  const tagged = await f.admin('/key-auths/k-patched', { method: 'PATCH', json: { tags: ['x'] } });
+  t.deepEqual([tagged.body.tags, tagged.body.ttl], [['x'], 90]);
+  t.is((await f.admin('/key-auths/k-patched', { method: 'PATCH', json: { ttl: 50 } })).body.ttl, 50);
+  await f.gateway.clock.advance(50_000);
+  t.is((await f.admin('/key-auths/k-patched')).status, 404);
+});

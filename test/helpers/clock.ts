@@ -20,6 +20,19 @@ export class ManualClock {
     return this.notify();
   }
 
+  /**
+   * A timer on this clock: `task` runs (awaited by `advance` and `set`) each time the clock reaches
+   * `ms` after the timer's last run or its start. Returns a function that stops it.
+   */
+  readonly every = (ms: number, task: () => Promise<void>): (() => void) => {
+    let due = this.ms + ms;
+    return this.follow(async (now) => {
+      if (now < due) return;
+      due = now + ms;
+      await task();
+    });
+  };
+
   /** `follower` is called with the new time on every change; returns a function that stops it. */
   follow(follower: (ms: number) => Promise<void>): () => void {
     this.followers.add(follower);

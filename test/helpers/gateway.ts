@@ -48,6 +48,7 @@ export async function startTestGateway(
     // production bound of 1 s, and the test's next request must see the write.
     writeSettleMs: 15_000,
     now: clock.now,
+    every: clock.every,
     log: (level, message) => logs.push(`${level}: ${message}`),
     ...rest,
     node: {

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkDeclarativeFiles, startControlPlane, type ControlPlane, type Logger } from '../control-plane/control-plane.ts';
+import { checkDeclarativeFiles, startControlPlane, type ControlPlane, type Every, type Logger } from '../control-plane/control-plane.ts';
 import type { SyncSummary } from '../control-plane/declarative/sync.ts';
 import type { ClusterAddress } from '../control-plane/snapshot/cluster-listener.ts';
 import type { NodeStatusApi } from '../control-plane/api/metrics-route.ts';
@@ -44,6 +44,8 @@ export interface GatewayOptions {
   /** Environment for decK's ${{ env "DECK_*" }} substitution. */
   env?: NodeJS.ProcessEnv;
   now?: () => number;
+  /** The timer of the control plane's ttl cleanup (default: a real interval). */
+  every?: Every;
   log?: Logger;
 }
 
@@ -171,6 +173,7 @@ export async function startControlPlaneFor(
       proxyListeners: options.proxyListeners,
       writeSettleMs: options.writeSettleMs,
       now,
+      every: options.every,
       log,
     });
   } catch (error) {

@@ -27,7 +27,7 @@ export const LOCAL_DECK_ENV: Readonly<Record<string, string>> = {
   DECK_RATE_LIMIT_REDIS_PORT: '6379',
 };
 
-export interface GatewaySettings extends Omit<GatewayOptions, 'env' | 'now' | 'log'> {
+export interface GatewaySettings extends Omit<GatewayOptions, 'env' | 'now' | 'every' | 'log'> {
   /** The proxy listener as configured (the node's own setting, for messages). */
   proxyListen: string;
 }

@@ -16,6 +16,21 @@ export type Logger = (level: 'debug' | 'info' | 'warn' | 'err', message: string)
 /** How long an Admin API write waits for every data-plane node to run it (README: snapshot delivery). */
 export const WRITE_SETTLE_MS = 1000;
 
+/**
+ * How often rows past their ttl are deleted: Kong's ttl_cleanup_interval
+ * (kong/db/strategies/postgres/connector.lua:970, `_debug_pg_ttl_cleanup_interval or 300` s).
+ */
+const TTL_CLEANUP_INTERVAL_MS = 300_000;
+
+/** Runs `task` every `ms`, as Kong's timer_every; answers a function that stops it. */
+export type Every = (ms: number, task: () => Promise<void>) => () => void;
+
+const everyRealInterval: Every = (ms, task) => {
+  const timer = setInterval(() => void task(), ms);
+  timer.unref();
+  return () => clearInterval(timer);
+};
+
 /** nginx's default keepalive_timeout, which Kong's Admin API keeps. */
 const ADMIN_KEEPALIVE_TIMEOUT_MS = 75_000;
 
@@ -48,6 +63,8 @@ export interface ControlPlaneOptions {
    */
   writeSettleMs?: number;
   now: () => number;
+  /** The timer of the ttl cleanup; tests run it on their clock. */
+  every?: Every;
   log: Logger;
 }
 
@@ -138,6 +155,13 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     cluster.publish(compiled);
   });
   const clusterAddress = await cluster.listen(options.cluster);
+  const stopCleanup = (options.every ?? everyRealInterval)(TTL_CLEANUP_INTERVAL_MS, async () => {
+    try {
+      await service.purgeExpired();
+    } catch (error) {
+      log('warn', `unable to clean expired rows: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  });
 
   const nodeId = options.nodeId ?? randomUUID();
   const admin = createAdminApp({
@@ -164,6 +188,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   try {
     adminUrl = await listen(adminServer, options.adminPort, options.adminHost);
   } catch (error) {
+    stopCleanup();
     await cluster.close();
     throw error;
   }
@@ -188,6 +213,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       return summary;
     },
     async close() {
+      stopCleanup();
       await new Promise<void>((resolve) => adminServer.close(() => resolve()));
       adminServer.closeAllConnections();
       await cluster.close();

@@ -7,12 +7,13 @@ import { NotFound } from '../schema/errors.ts';
 import { isUuid } from '../schema/typedefs.ts';
 import { entityArguments } from './arguments.ts';
 import { entityKey, unescapedParam } from './path-keys.ts';
+import { optionsAnswer } from './request-filters.ts';
 
 /**
  * kong/plugins/acl/api.lua: `/consumers/{consumer}/acls/{group}` names an ACL by its group within
  * the consumer (the cache key consumer + group); a UUID is an id and goes to the generic endpoint.
- * A group the consumer is not in is 404, except for PUT, which creates it (the URL's group unless
- * the body gives one).
+ * A group the consumer is not in is 404, OPTIONS included, except for PUT, which creates it (the
+ * URL's group unless the body gives one).
  */
 export function mountAclRoutes(router: Router, service: EntityService): void {
   const path = '/consumers/:consumers/acls/:acls';
@@ -34,6 +35,15 @@ export function mountAclRoutes(router: Router, service: EntityService): void {
     return { parent: found.parent, id: found.id };
   };
 
+  // the plugin's `before` (api.lua:14-50) runs for OPTIONS too: a group the consumer is not in is 404
+  router.options(
+    path,
+    async (ctx, next) => {
+      if (byGroup(ctx)) existing(ctx);
+      await next();
+    },
+    optionsAnswer(router),
+  );
   router.get(path, async (ctx, next) => {
     if (!byGroup(ctx)) {
       await next();

@@ -14,9 +14,11 @@ import { mountConsumerRoutes } from './consumers.ts';
 import { mountEntityEndpoints } from './endpoints.ts';
 import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
 import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
+import { mountPluginRoutes } from './plugins.ts';
 import { MULTIPART_AS_FIELDS, nestedMultipartNames } from './multipart.ts';
-import { corsFilter, emptyJsonBody, mediaTypeFilter, methodNotAllowed, optionsMethod, traceRefused } from './request-filters.ts';
+import { corsFilter, emptyJsonBody, kongBodyTypes, mediaTypeFilter, methodNotAllowed, optionsMethod, traceRefused } from './request-filters.ts';
 import { mountSchemaRoutes } from './schemas.ts';
+import { mountSniRoutes } from './snis.ts';
 import { mountTagRoutes } from './tags.ts';
 import { mountUnsupportedRoutes } from './unsupported-routes.ts';
 import { utf8Bodies } from './utf8-body.ts';
@@ -108,6 +110,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   app.use(mediaTypeFilter);
   app.use(queryArgumentLimit);
   app.use(utf8Bodies(ADMIN_BODY_LIMIT));
+  app.use(kongBodyTypes);
   app.use(koaBody({
     json: true,
     urlencoded: true,
@@ -137,6 +140,8 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   mountConsumerRoutes(router, service);
   mountAclRoutes(router, service);
   mountCertificateRoutes(router);
+  mountPluginRoutes(router, service, registry);
+  mountSniRoutes(router);
   mountTagRoutes(router, service);
   mountEntityEndpoints(router, service);
   mountUnsupportedRoutes(router, service);

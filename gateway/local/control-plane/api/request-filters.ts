@@ -91,6 +91,19 @@ export const mediaTypeFilter: Middleware = async (ctx, next) => {
 };
 
 /**
+ * kong/api/arguments.lua load (3.9.3, :506-541): a body whose Content-Type starts with
+ * application/json is read as JSON and one that starts with application/x-www-form-urlencoded as a
+ * form, whatever follows (`application/json-seq`), where koa-body knows each by its exact media
+ * type: such a type is named to it as the plain one.
+ */
+export const kongBodyTypes: Middleware = async (ctx, next) => {
+  const type = ctx.get('Content-Type').toLowerCase();
+  const plain = ['application/json', 'application/x-www-form-urlencoded'].find((prefix) => type.startsWith(prefix));
+  if (plain !== undefined && !ctx.is(plain)) ctx.req.headers['content-type'] = plain;
+  await next();
+};
+
+/**
  * api_helpers.lua parse_params (3.9.3, :306-318), around every route's handler: a write whose
  * Content-Type names JSON but whose body lapis could not decode, an empty one too (lapis
  * json_params decodes nil), is 400 "Cannot parse JSON body". Mounted with `router.use`, it runs
@@ -108,16 +121,11 @@ export const emptyJsonBody: Middleware = async (ctx, next) => {
 
 /**
  * api_helpers.lua options_method (3.9.3): OPTIONS on a known path answers 204 with the path's
- * methods (HEAD with GET, OPTIONS itself), sorted, as Allow and Access-Control-Allow-Methods. An
- * unknown path goes on to the 404.
+ * methods (HEAD with GET, OPTIONS itself), sorted, as Allow and Access-Control-Allow-Methods.
  */
-export function optionsMethod(router: Router): Middleware {
-  return async (ctx, next) => {
-    const methods = new Set(ctx.method === 'OPTIONS' ? router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods) : []);
-    if (methods.size === 0) {
-      await next();
-      return;
-    }
+export function optionsAnswer(router: Router): Middleware {
+  return (ctx) => {
+    const methods = new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods));
     if (methods.has('GET')) methods.add('HEAD');
     methods.add('OPTIONS');
     const allow = [...methods].sort().join(', ');
@@ -125,5 +133,27 @@ export function optionsMethod(router: Router): Middleware {
     ctx.set('Allow', allow);
     ctx.set('Access-Control-Allow-Methods', allow);
     if (!ctx.response.get('Access-Control-Allow-Headers')) ctx.set('Access-Control-Allow-Headers', 'Content-Type');
+  };
+}
+
+/**
+ * OPTIONS before the routes: a known path gets optionsAnswer, an unknown one goes on to the 404.
+ * A path with an OPTIONS route of its own is left to it: Kong's `before` of a route runs ahead of
+ * each of its methods, OPTIONS included (lapis respond_to), and may answer instead (snis.ts); a
+ * route whose `before` lets the request on mounts `router.options(path, before, optionsAnswer(router))`.
+ */
+export function optionsMethod(router: Router): Middleware {
+  const answer = optionsAnswer(router);
+  return async (ctx, next) => {
+    if (ctx.method !== 'OPTIONS') {
+      await next();
+      return;
+    }
+    const matched = router.match(ctx.path, ctx.method);
+    if (!matched.path.some((layer) => layer.methods.length > 0) || matched.route) {
+      await next();
+      return;
+    }
+    await answer(ctx, next);
   };
 }

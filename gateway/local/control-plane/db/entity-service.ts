@@ -180,8 +180,13 @@ export class EntityService {
     return this.transaction((draft) => {
       const endpointKey = definitionOf(name).endpoint_key;
       if (!isUuid(key) && !endpointKey) throw new InvalidPrimaryKey();
-      const existing = this.select(name, key, draft);
-      if (existing && options.parent) this.find(name, key, options.parent, draft);
+      const live = this.select(name, key, draft);
+      if (live && options.parent) this.find(name, key, options.parent, draft);
+      // A row past its ttl still holds its key until the cleanup deletes it; Kong's
+      // upsert_by_<key> is INSERT … ON CONFLICT (<key>) DO UPDATE (postgres/init.lua:1476-1487),
+      // which takes that row over, id and all, whichever consumer it had.
+      const holder = endpointKey && !isUuid(key) ? draft.list(name).find((entity) => fieldsOf(entity)[endpointKey] === key) : undefined;
+      const existing = live ?? holder;
       const given = this.scoped(draft, name, input, options.parent, 'upsert');
       if (isUuid(key)) {
         given.id = key;
@@ -209,6 +214,20 @@ export class EntityService {
       const referenced = this.write(draft, reference, { ...input, id: current ?? randomUUID() }, existing, { mode: 'upsert' });
       if (current === undefined) this.write(draft, name, { ...this.stored(name, entity), [field]: { id: referenced.id } }, entity, { mode: 'update' });
       return referenced;
+    });
+  }
+
+  /**
+   * Kong's ttl cleanup timer (kong/db/strategies/postgres/connector.lua:310-380): deletes every
+   * row past its ttl. Until it runs, such a row is hidden from reads (and from DELETE, which
+   * selects first) but its id and unique fields stay taken.
+   */
+  purgeExpired(): Promise<void> {
+    return this.transaction((draft) => {
+      for (const name of ENTITY_NAMES) {
+        if (!definitionOf(name).ttl) continue;
+        for (const entity of draft.list(name)) if (!this.live(name, entity)) this.remove(draft, name, entity.id);
+      }
     });
   }
 
@@ -265,17 +284,22 @@ export class EntityService {
       if (attributes.internal) record[field] = existing ? fieldsOf(existing)[field] : null;
       if (!attributes.auto) continue;
       if (attributes.uuid) record[field] = existing?.id ?? (isUuid(record[field]) ? record[field] : randomUUID());
-      else if (field === 'created_at') record[field] = existing ? fieldsOf(existing).created_at : seconds(nowMs);
+      // process_auto_fields (kong/db/schema/init.lua:1897-1917): a created_at given is kept, else an
+      // insert or upsert stamps it now (a PUT of an existing row too: the upsert sets
+      // created_at = EXCLUDED.created_at, postgres/init.lua:955-960); updated_at is always now.
+      else if (field === 'created_at') record[field] = record[field] ?? seconds(nowMs);
       else if (field === 'updated_at') record[field] = seconds(nowMs);
       // Kong's auto strings are random (kong/db/schema/init.lua: utils.random_string): 32 hex.
       else if (attributes.type === 'string') record[field] = record[field] ?? randomBytes(16).toString('hex');
     }
     if (definition.ttl) {
-      // The row expires ttl seconds after it was written (postgres/init.lua get_ttl_value); a
-      // re-sync of kong.yml keeps the deadline it had.
+      // The row expires ttl seconds after its created_at, or after now for a PATCH
+      // (postgres/init.lua:351-377 get_ttl_value); a PATCH without a ttl keeps the row's
+      // (:443-445: the column set to itself). A re-sync of kong.yml keeps the deadline it had.
       const since = options.mode === 'update' ? seconds(nowMs) : Number(record.created_at);
-      const kept = options.keepExpiry && existing ? fieldsOf(existing).expires_at : null;
-      record.expires_at = ttl ? (typeof kept === 'number' ? kept : (since + ttl) * 1000) : null;
+      const kept = existing ? fieldsOf(existing).expires_at : null;
+      if (ttl === undefined && options.mode === 'update') record.expires_at = kept;
+      else record.expires_at = ttl ? (options.keepExpiry && typeof kept === 'number' ? kept : (since + ttl) * 1000) : null;
     }
     this.checkForeign(draft, definition, record);
     this.checkUnique(draft, name, definition, record);

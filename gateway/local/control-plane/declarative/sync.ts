@@ -116,7 +116,8 @@ export function syncDeclarative(draft: Draft, config: DeclarativeConfig, service
       problems.push(`${declared.where}: an entity with the same key exists outside the select tags [${selectTags.join(', ')}]; decK would refuse to create it`);
       return undefined;
     }
-    const input: Record<string, unknown> = { ...declared.input, ...(existing ? { id: existing.id } : {}) };
+    // An entity kong.yml declares again keeps its id and created_at.
+    const input: Record<string, unknown> = { ...declared.input, ...(existing ? { id: existing.id, created_at: existing.created_at } : {}) };
     for (const [field, id] of Object.entries(references)) input[field] = { id };
     try {
       const entity = service.write(draft, name, input, existing, { mode: 'upsert', keepExpiry: existing !== undefined });
