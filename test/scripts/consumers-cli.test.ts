@@ -453,6 +453,15 @@ const USAGE_ERRORS: Array<[string[], RegExp]> = [
     /^error: --admin-url must be an http\(s\) URL such as http:\/\/127\.0\.0\.1:8001, got "notaurl" \(see list --help\)$/,
   ],
   [['list', '--admin-url', 'ftp://127.0.0.1:8001'], /^error: --admin-url must be an http\(s\) URL/],
+  // fetch refused it with an error quoting the URL, password and all: exit 1, the password on stderr
+  [
+    ['list', '--admin-url', 'http://admin:S3cretPW@127.0.0.1:8001'],
+    /^error: --admin-url must not hold credentials \(user:password@\): give them as --admin-header 'Authorization: Basic …' or KONG_ADMIN_HEADER \(see list --help\)$/,
+  ],
+  [
+    ['list', '--admin-url', 'ftp://admin:S3cretPW@127.0.0.1:8001'],
+    /^error: --admin-url must be an http\(s\) URL such as http:\/\/127\.0\.0\.1:8001, got a value with "@" \(not shown: it may hold a password\) \(see list --help\)$/,
+  ],
   [['list', '--admin-header', 'no colon'], /^error: --admin-header must look like "Name: value" \(see list --help\)$/],
 ];
 
@@ -472,6 +481,18 @@ test('a malformed KONG_ADMIN_URL is a usage error that names the variable', asyn
   const result = await runCliInProcess(['list'], { KONG_ADMIN_URL: 'notaurl' });
   t.is(result.code, 2);
   t.is(result.stderr, 'error: KONG_ADMIN_URL must be an http(s) URL such as http://127.0.0.1:8001, got "notaurl" (see list --help)\n');
+});
+
+test('process: credentials in KONG_ADMIN_URL are a usage error that never shows the password', async (t) => {
+  const admin = await countingAdmin(t);
+  const result = await runCli(['list'], { KONG_ADMIN_URL: admin.url.replace('//', '//admin:S3cretPW@') });
+  t.is(result.code, 2);
+  t.is(result.stdout, '');
+  t.is(
+    result.stderr,
+    "error: KONG_ADMIN_URL must not hold credentials (user:password@): give them as --admin-header 'Authorization: Basic …' or KONG_ADMIN_HEADER (see list --help)\n",
+  );
+  t.is(admin.requests(), 0);
 });
 
 test('--help for every command: its usage on stdout, exit 0', async (t) => {

@@ -21,7 +21,11 @@ export const withConnectionOptions = (command: Command) =>
 function adminUrl(options: ConnectionOptions, env: NodeJS.ProcessEnv): string {
   const [value, source] =
     options.adminUrl !== undefined ? [options.adminUrl, '--admin-url'] : [env.KONG_ADMIN_URL ?? DEFAULT_ADMIN_URL, 'KONG_ADMIN_URL'];
-  httpUrl(value, source, DEFAULT_ADMIN_URL);
+  const url = httpUrl(value, source, DEFAULT_ADMIN_URL);
+  // fetch refuses a URL with credentials, and its error quotes the URL, password and all
+  if (url.username || url.password) {
+    throw new UsageError(`${source} must not hold credentials (user:password@): give them as --admin-header 'Authorization: Basic …' or KONG_ADMIN_HEADER`);
+  }
   return value;
 }
 
