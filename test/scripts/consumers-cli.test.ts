@@ -463,10 +463,21 @@ const USAGE_ERRORS: Array<[string[], RegExp]> = [
     /^error: --admin-url must be an http\(s\) URL such as http:\/\/127\.0\.0\.1:8001, got a value with "@" \(not shown: it may hold a password\) \(see list --help\)$/,
   ],
   [['list', '--admin-header', 'no colon'], /^error: --admin-header must look like "Name: value" \(see list --help\)$/],
+  // undici's own errors quoted the value (often a token), exit 1
+  [
+    ['list', '--admin-header', 'Authorization: Bearer tok\u0100'],
+    /^error: --admin-header's value for Authorization holds a line break, a control character or a character beyond U\+00FF, which no HTTP header can carry \(the value is not shown\) \(see list --help\)$/,
+  ],
+  [['list', '--admin-header', 'X-Token: s3cret\r\nY: b'], /^error: --admin-header's value for X-Token holds a line break, /],
+  [['list', '--admin-header', 'X-Token: s3cret\x00'], /^error: --admin-header's value for X-Token holds a line break, /],
 ];
 
+/** The arguments as a test's title: control characters escaped, as \u000a. */
+const titleOf = (args: string[]) =>
+  args.join(' ').replace(/[\p{Cc}\p{Cf}]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) || '(no arguments)';
+
 for (const [args, expected] of USAGE_ERRORS) {
-  test(`usage error, exit 2 and one line, nothing sent: ${args.join(' ') || '(no arguments)'}`, async (t) => {
+  test(`usage error, exit 2 and one line, nothing sent: ${titleOf(args)}`, async (t) => {
     const admin = await countingAdmin(t);
     const result = await runCliInProcess(args, { KONG_ADMIN_URL: admin.url });
     t.is(result.code, 2);
@@ -481,6 +492,15 @@ test('a malformed KONG_ADMIN_URL is a usage error that names the variable', asyn
   const result = await runCliInProcess(['list'], { KONG_ADMIN_URL: 'notaurl' });
   t.is(result.code, 2);
   t.is(result.stderr, 'error: KONG_ADMIN_URL must be an http(s) URL such as http://127.0.0.1:8001, got "notaurl" (see list --help)\n');
+});
+
+test("a KONG_ADMIN_HEADER value no header can carry is a usage error that does not show it", async (t) => {
+  const admin = await countingAdmin(t);
+  const result = await runCliInProcess(['list'], { KONG_ADMIN_URL: admin.url, KONG_ADMIN_HEADER: 'X-Token: s3cret\nY: b' });
+  t.is(result.code, 2);
+  t.regex(result.stderr, /^error: KONG_ADMIN_HEADER's value for X-Token holds a line break, [^\n]*\(see list --help\)\n$/);
+  t.false(result.stderr.includes('s3cret'));
+  t.is(admin.requests(), 0);
 });
 
 test('process: credentials in KONG_ADMIN_URL are a usage error that never shows the password', async (t) => {
