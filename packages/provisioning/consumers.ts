@@ -53,12 +53,13 @@ export async function createConsumer(context: ProvisioningContext, input: NewCon
   if (await admin.findConsumer(input.username)) throw exists();
   const tags = [CONSUMER_TAG, planTag(input.plan)];
   return withRollback(async (onRollback) => {
-    // Another create of the name between the check and here: Kong's unique violation says so.
-    const consumer = await admin
-      .createConsumer({ username: input.username, custom_id: input.customId, tags }, `creating consumer ${input.username}`)
-      .catch((error: unknown) => {
-        throw error instanceof ProvisioningError && error.status === 409 ? exists() : error;
-      });
+    const consumer = await admin.createConsumer({ username: input.username, custom_id: input.customId, tags }, `creating consumer ${input.username}`);
+    // A username taken by another create between the check and here; or the custom_id, which is unique too.
+    if ('taken' in consumer) {
+      throw consumer.taken === 'username'
+        ? exists()
+        : new ProvisioningError('custom-id-taken', `custom_id ${input.customId} is already used by another consumer`);
+    }
     // Deleting the consumer deletes its credentials and plugins (Kong cascades).
     onRollback(() => admin.deleteConsumer(consumer.id, `removing consumer ${input.username} again`));
     const { newKey } = await issueKey(admin, consumer.id, spec, context.now(), 'creating the API key');

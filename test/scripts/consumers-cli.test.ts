@@ -263,6 +263,15 @@ test('create for an existing username fails with one line and changes nothing', 
   t.is(JSON.parse((await cli(['show', 'cli-twice', '--json'])).stdout).plan, 'free');
 });
 
+test('create with a custom id another consumer has says so, exit 1, and leaves nothing behind', async (t) => {
+  await create('cli-cid-1', '--plan', 'free', '--custom-id', 'cli-dup-id');
+  const again = await cli(['create', '--username', 'cli-cid-2', '--plan', 'free', '--custom-id', 'cli-dup-id']);
+  t.is(again.code, 1);
+  t.is(again.stderr, 'error: custom_id cli-dup-id is already used by another consumer\n');
+  t.is(again.stdout, '');
+  t.is((await stack.admin('/consumers/cli-cid-2')).status, 404);
+});
+
 test('a failure after the consumer was created rolls everything back', async (t) => {
   // An Admin API (behind a proxy here) that refuses the plan plugin: the plan step fails.
   const target = new URL(stack.gateway.adminUrl);

@@ -42,6 +42,22 @@ test('a consumer that does not exist, is not ours, or is taken: its code, and no
   t.deepEqual(admin.requests.filter((r) => r.method !== 'GET'), []);
 });
 
+// Kong's 409 names the unique field; every 409 used to read as consumer-exists, naming the wrong one.
+test('a custom_id another consumer has is custom-id-taken, and nothing is left behind', async (t) => {
+  const { admin, provisioning } = await kongShaped(t);
+  await provisioning.create({ username: 'first', plan: 'free', customId: 'dup-id' });
+  const before = admin.requests.length;
+  await rejects(
+    t,
+    provisioning.create({ username: 'second', plan: 'free', customId: 'dup-id' }),
+    'custom-id-taken',
+    'custom_id dup-id is already used by another consumer',
+  );
+  const writes = admin.requests.slice(before).filter((r) => r.method !== 'GET');
+  t.deepEqual(writes.map((r) => `${r.method} ${r.url}`), ['POST /consumers'], 'the refused create, nothing to roll back');
+  await rejects(t, provisioning.show('second'), 'consumer-not-found', 'consumer second does not exist');
+});
+
 test('limits that do not fit the plan are plan-limits, before any call', async (t) => {
   const { admin, provisioning } = await kongShaped(t);
   await rejects(t, provisioning.create({ username: 'big', plan: 'enterprise' }), 'plan-limits', 'plan enterprise has custom limits: give it a minute and a day limit');

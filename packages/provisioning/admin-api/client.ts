@@ -58,6 +58,18 @@ export function expectDone(result: Result<unknown>, what: string, bodyMayHoldSec
   throw new ProvisioningError('admin-api-failed', `${what}: Kong answered ${result.response.status}: ${reason}`, result.response.status);
 }
 
+/**
+ * The field of a 409 unique violation: Kong names the one another entity already holds in `fields`
+ * (kong/db/errors.lua, unique_violation: `{"code":5,"fields":{"custom_id":"…"},…}`).
+ */
+export function uniqueViolation(result: Result<unknown>): string | undefined {
+  if (result.response.status !== 409) return undefined;
+  const body = result.error as { code?: unknown; fields?: unknown } | undefined;
+  if (body?.code !== 5 || typeof body.fields !== 'object' || body.fields === null) return undefined;
+  const [field] = Object.keys(body.fields);
+  return field;
+}
+
 /** The body of a successful call that answers one (expectDone's errors otherwise). */
 export function expectBody<T>(result: Result<T>, what: string, bodyMayHoldSecret = false): T {
   expectDone(result, what, bodyMayHoldSecret);
