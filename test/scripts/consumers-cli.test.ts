@@ -450,6 +450,13 @@ const USAGE_ERRORS: Array<[string[], RegExp]> = [
   [['show', ''], /^error: command-argument value '' is invalid for argument 'username'\. It must not be empty\. \(see show --help\)$/],
   [['create', '--username', ' ', '--plan', 'free'], /^error: option '--username <name>' argument ' ' is invalid\. It must not be empty\./],
   [['create', '--username', 'u', '--plan', 'free', '--custom-id', ''], /^error: option '--custom-id <id>' argument '' is invalid\. It must not be empty\./],
+  // a line break in a username split its row of list and show in two
+  [
+    ['create', '--username', 'x\ny', '--plan', 'free'],
+    /^error: username "x\\ny": control and format characters \(Unicode Cc, Cf\) and line breaks are not allowed \(see create --help\)$/,
+  ],
+  [['create', '--username', 'admin\u202eevil', '--plan', 'free'], /^error: username "admin\\u\{202e\}evil": control and format characters/],
+  [['create', '--username', 'u', '--plan', 'free', '--custom-id', 'c\x7f'], /^error: custom_id "c\\u\{7f\}": control and format characters/],
   [['show', 'alice', 'extra'], /^error: too many arguments for 'show'\. Expected 1 argument but got 2\. \(see show --help\)$/],
   [['revoke-key', 'alice', 'bob'], /^error: too many arguments for 'revoke-key'\./],
   [['delete', 'alice', '--force'], /^error: unknown option '--force' \(see delete --help\)$/],

@@ -70,6 +70,18 @@ test('limits that do not fit the plan are plan-limits, before any call', async (
   t.deepEqual(admin.requests, []);
 });
 
+test('a username or custom_id with a control or format character is consumer-options, before any call', async (t) => {
+  const { admin, provisioning } = await kongShaped(t);
+  const message = (field: string, shown: string) => `${field} ${shown}: control and format characters (Unicode Cc, Cf) and line breaks are not allowed`;
+  await rejects(t, provisioning.create({ username: 'x\ny', plan: 'free' }), 'consumer-options', message('username', '"x\\ny"'));
+  await rejects(t, provisioning.create({ username: 'x\u2028y', plan: 'free' }), 'consumer-options', message('username', '"x\\u{2028}y"'));
+  await rejects(t, provisioning.create({ username: 'x\u200by', plan: 'free' }), 'consumer-options', message('username', '"x\\u{200b}y"'));
+  await rejects(t, provisioning.create({ username: 'ok', plan: 'free', customId: 'c\u0085' }), 'consumer-options', message('custom_id', '"c\\u{85}"'));
+  t.deepEqual(admin.requests, []);
+  // letters of any script, emoji and combining marks are fine
+  await provisioning.create({ username: 'zoë-café-😀', plan: 'free', customId: 'kunde-ü' });
+});
+
 test('an Admin API that is down is admin-api-unreachable', async (t) => {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
