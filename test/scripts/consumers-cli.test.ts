@@ -575,6 +575,22 @@ test('a consumer that does not exist is a runtime failure: exit 1', async (t) =>
   t.is(result.stderr, 'error: consumer cli-nobody does not exist\n');
 });
 
+// The proxy's 404 (kong.yml's catch-all: "No resource at this path.") read as "no such consumer".
+test("an admin URL that is the gateway's proxy says it is not the Admin API: exit 1, nothing created", async (t) => {
+  await create('cli-behind-proxy', '--plan', 'free');
+  const proxy = stack.gateway.proxyUrl.replace(/\/+$/, '');
+  const notAdmin = (method: string, path: string) =>
+    `error: ${proxy} is not Kong's Admin API: it answered ${method} ${path} with a 404 Kong's Admin API never sends ` +
+    '(the proxy? the Admin API listens on 8001 by default)\n';
+  const show = await runCliInProcess(['show', 'cli-behind-proxy'], { KONG_ADMIN_URL: proxy });
+  t.is(show.code, 1);
+  t.is(show.stderr, notAdmin('GET', '/consumers/cli-behind-proxy'));
+  const created = await runCliInProcess(['create', '--username', 'cli-via-proxy', '--plan', 'free'], { KONG_ADMIN_URL: proxy });
+  t.is(created.code, 1);
+  t.is(created.stderr, notAdmin('GET', '/consumers/cli-via-proxy'));
+  t.is((await stack.admin('/consumers/cli-via-proxy')).status, 404);
+});
+
 // The CLI acts only on consumers it manages (tag petstore-consumer), never on what kong.yml
 // manages (select tag animal-store): deleting animal-store-anonymous would turn every keyless
 // request into a 500.

@@ -116,6 +116,19 @@ test('a read dropped unanswered twice says so in one line', async (t) => {
   t.regex(error?.message ?? '', /^cannot reach the Kong Admin API at http:\/\/127\.0\.0\.1:\d+: the connection closed without an answer, twice$/);
 });
 
+test("a 404 that is not the Admin API's is admin-api-unexpected, never consumer-not-found", async (t) => {
+  // Kong 3.9's proxy without a matching route (kong/runloop/handler.lua, kong.response.error)
+  const proxy = await answering(t, (_, res) => {
+    res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+    res.end('{\n  "message":"no Route matched with those values",\n  "request_id":"4b0ed9e1a35c2d2c3b7c0d1d"\n}');
+  });
+  const error = await t.throwsAsync(proxy.show('anyone'), { instanceOf: ProvisioningError });
+  t.is(error?.code, 'admin-api-unexpected');
+  t.regex(error?.message ?? '', /^http:\/\/127\.0\.0\.1:\d+ is not Kong's Admin API: it answered GET \/consumers\/anyone with a 404 /);
+  const html = await answering(t, (_, res) => void res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>404 Not Found</h1>'));
+  await t.throwsAsync(html.list().next(), { instanceOf: ProvisioningError, message: /is not Kong's Admin API: it answered GET \/consumers with a 404/ });
+});
+
 test("Kong's error is admin-api-failed with its status and message", async (t) => {
   const provisioning = await answering(t, (_, res) => {
     res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'An unexpected error occurred' }));
