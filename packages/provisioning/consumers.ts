@@ -36,6 +36,23 @@ export interface NewConsumer {
   key?: KeyExpiry & { name?: string; scopes?: readonly string[] };
 }
 
+/**
+ * Characters a username or custom_id may not hold: control and format characters (Unicode Cc,
+ * Cf: bidi overrides make a name read as another), line and paragraph separators and lone
+ * surrogates. Kong takes any string; the rows `list` and `show` print would break.
+ */
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+
+/** `value` quoted with every unprintable character escaped, so the message shows what was given. */
+const quoted = (value: string) =>
+  JSON.stringify(value).replace(new RegExp(UNPRINTABLE, 'gu'), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+
+function checkPrintable(field: string, value: string | undefined): void {
+  if (value !== undefined && UNPRINTABLE.test(value)) {
+    throw new ProvisioningError('consumer-options', `${field} ${quoted(value)}: control and format characters (Unicode Cc, Cf) and line breaks are not allowed`);
+  }
+}
+
 /** The consumer named `username`, which must exist and be managed by the library. */
 export async function requireConsumer({ admin }: ProvisioningContext, username: string): Promise<ManagedConsumer> {
   const consumer = await admin.findConsumer(username);
@@ -47,18 +64,21 @@ export async function requireConsumer({ admin }: ProvisioningContext, username: 
 /** A new consumer on a plan, with a key; all-or-nothing (withRollback). */
 export async function createConsumer(context: ProvisioningContext, input: NewConsumer): Promise<IssuedKey> {
   const { admin } = context;
+  checkPrintable('username', input.username);
+  checkPrintable('custom_id', input.customId);
   const limits = limitsFor(context.catalogue, input.plan, input.limits);
   const spec = keySpec({ ...input.key, name: input.key?.name ?? DEFAULT_KEY_NAME }, context.now());
   const exists = () => new ProvisioningError('consumer-exists', `consumer ${input.username} already exists`);
   if (await admin.findConsumer(input.username)) throw exists();
   const tags = [CONSUMER_TAG, planTag(input.plan)];
   return withRollback(async (onRollback) => {
-    // Another create of the name between the check and here: Kong's unique violation says so.
-    const consumer = await admin
-      .createConsumer({ username: input.username, custom_id: input.customId, tags }, `creating consumer ${input.username}`)
-      .catch((error: unknown) => {
-        throw error instanceof ProvisioningError && error.status === 409 ? exists() : error;
-      });
+    const consumer = await admin.createConsumer({ username: input.username, custom_id: input.customId, tags }, `creating consumer ${input.username}`);
+    // A username taken by another create between the check and here; or the custom_id, which is unique too.
+    if ('taken' in consumer) {
+      throw consumer.taken === 'username'
+        ? exists()
+        : new ProvisioningError('custom-id-taken', `custom_id ${input.customId} is already used by another consumer`);
+    }
     // Deleting the consumer deletes its credentials and plugins (Kong cascades).
     onRollback(() => admin.deleteConsumer(consumer.id, `removing consumer ${input.username} again`));
     const { newKey } = await issueKey(admin, consumer.id, spec, context.now(), 'creating the API key');

@@ -12,6 +12,10 @@ export type ProvisioningErrorCode =
   | 'admin-api-unexpected'
   | 'consumer-not-found'
   | 'consumer-exists'
+  /** A username or custom_id that cannot be (a control character): what the caller asked for is wrong. */
+  | 'consumer-options'
+  /** Another consumer has the custom_id asked for. */
+  | 'custom-id-taken'
   /** The consumer lacks the CLI's tag, or belongs to gateway/kong.yml. */
   | 'consumer-not-managed'
   /** Limits that do not fit the plan: what the caller asked for is wrong, not the gateway. */

@@ -14,7 +14,7 @@ Keys have a name, scopes (${SCOPES.join(', ')}; none: everything) and an optiona
 Acts only on consumers tagged petstore-consumer, never on what gateway/kong.yml manages.
 Exit codes: 0 done, 1 the command failed, 2 a usage error. "<command> --help" for each command.`;
 
-const USAGE_CODES: ReadonlySet<ProvisioningErrorCode> = new Set(['plan-limits', 'key-options', 'key-ambiguous']);
+const USAGE_CODES: ReadonlySet<ProvisioningErrorCode> = new Set(['plan-limits', 'key-options', 'key-ambiguous', 'consumer-options']);
 
 /** One line per usage error, pointing at the help of the command that was typed. */
 function pointHelp(command: Command, path: string[], io: CliIo): void {
@@ -61,8 +61,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     // Commander has already written its one line (or the help) through configureOutput.
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     if (error instanceof UsageError) return fail(error.message, EXIT.usage);
-    // Limits that do not fit the plan, a key's bad name, scopes or expiry, and a key left
-    // unnamed among several are the command line's fault: the other codes are the gateway's or its state's.
+    // Limits that do not fit the plan, a key's bad name, scopes or expiry, a key left unnamed
+    // among several and a username or custom id with a control character are the command line's
+    // fault: the other codes are the gateway's or its state's.
     if (error instanceof ProvisioningError) return fail(error.message, USAGE_CODES.has(error.code) ? EXIT.usage : EXIT.failed);
     if (error instanceof Error) return fail(error.message, EXIT.failed);
     throw error;

@@ -263,6 +263,15 @@ test('create for an existing username fails with one line and changes nothing', 
   t.is(JSON.parse((await cli(['show', 'cli-twice', '--json'])).stdout).plan, 'free');
 });
 
+test('create with a custom id another consumer has says so, exit 1, and leaves nothing behind', async (t) => {
+  await create('cli-cid-1', '--plan', 'free', '--custom-id', 'cli-dup-id');
+  const again = await cli(['create', '--username', 'cli-cid-2', '--plan', 'free', '--custom-id', 'cli-dup-id']);
+  t.is(again.code, 1);
+  t.is(again.stderr, 'error: custom_id cli-dup-id is already used by another consumer\n');
+  t.is(again.stdout, '');
+  t.is((await stack.admin('/consumers/cli-cid-2')).status, 404);
+});
+
 test('a failure after the consumer was created rolls everything back', async (t) => {
   // An Admin API (behind a proxy here) that refuses the plan plugin: the plan step fails.
   const target = new URL(stack.gateway.adminUrl);
@@ -441,6 +450,13 @@ const USAGE_ERRORS: Array<[string[], RegExp]> = [
   [['show', ''], /^error: command-argument value '' is invalid for argument 'username'\. It must not be empty\. \(see show --help\)$/],
   [['create', '--username', ' ', '--plan', 'free'], /^error: option '--username <name>' argument ' ' is invalid\. It must not be empty\./],
   [['create', '--username', 'u', '--plan', 'free', '--custom-id', ''], /^error: option '--custom-id <id>' argument '' is invalid\. It must not be empty\./],
+  // a line break in a username split its row of list and show in two
+  [
+    ['create', '--username', 'x\ny', '--plan', 'free'],
+    /^error: username "x\\ny": control and format characters \(Unicode Cc, Cf\) and line breaks are not allowed \(see create --help\)$/,
+  ],
+  [['create', '--username', 'admin\u202eevil', '--plan', 'free'], /^error: username "admin\\u\{202e\}evil": control and format characters/],
+  [['create', '--username', 'u', '--plan', 'free', '--custom-id', 'c\x7f'], /^error: custom_id "c\\u\{7f\}": control and format characters/],
   [['show', 'alice', 'extra'], /^error: too many arguments for 'show'\. Expected 1 argument but got 2\. \(see show --help\)$/],
   [['revoke-key', 'alice', 'bob'], /^error: too many arguments for 'revoke-key'\./],
   [['delete', 'alice', '--force'], /^error: unknown option '--force' \(see delete --help\)$/],
@@ -453,11 +469,31 @@ const USAGE_ERRORS: Array<[string[], RegExp]> = [
     /^error: --admin-url must be an http\(s\) URL such as http:\/\/127\.0\.0\.1:8001, got "notaurl" \(see list --help\)$/,
   ],
   [['list', '--admin-url', 'ftp://127.0.0.1:8001'], /^error: --admin-url must be an http\(s\) URL/],
+  // fetch refused it with an error quoting the URL, password and all: exit 1, the password on stderr
+  [
+    ['list', '--admin-url', 'http://admin:S3cretPW@127.0.0.1:8001'],
+    /^error: --admin-url must not hold credentials \(user:password@\): give them as --admin-header 'Authorization: Basic …' or KONG_ADMIN_HEADER \(see list --help\)$/,
+  ],
+  [
+    ['list', '--admin-url', 'ftp://admin:S3cretPW@127.0.0.1:8001'],
+    /^error: --admin-url must be an http\(s\) URL such as http:\/\/127\.0\.0\.1:8001, got a value with "@" \(not shown: it may hold a password\) \(see list --help\)$/,
+  ],
   [['list', '--admin-header', 'no colon'], /^error: --admin-header must look like "Name: value" \(see list --help\)$/],
+  // undici's own errors quoted the value (often a token), exit 1
+  [
+    ['list', '--admin-header', 'Authorization: Bearer tok\u0100'],
+    /^error: --admin-header's value for Authorization holds a line break, a control character or a character beyond U\+00FF, which no HTTP header can carry \(the value is not shown\) \(see list --help\)$/,
+  ],
+  [['list', '--admin-header', 'X-Token: s3cret\r\nY: b'], /^error: --admin-header's value for X-Token holds a line break, /],
+  [['list', '--admin-header', 'X-Token: s3cret\x00'], /^error: --admin-header's value for X-Token holds a line break, /],
 ];
 
+/** The arguments as a test's title: control characters escaped, as \u000a. */
+const titleOf = (args: string[]) =>
+  args.join(' ').replace(/[\p{Cc}\p{Cf}]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) || '(no arguments)';
+
 for (const [args, expected] of USAGE_ERRORS) {
-  test(`usage error, exit 2 and one line, nothing sent: ${args.join(' ') || '(no arguments)'}`, async (t) => {
+  test(`usage error, exit 2 and one line, nothing sent: ${titleOf(args)}`, async (t) => {
     const admin = await countingAdmin(t);
     const result = await runCliInProcess(args, { KONG_ADMIN_URL: admin.url });
     t.is(result.code, 2);
@@ -472,6 +508,27 @@ test('a malformed KONG_ADMIN_URL is a usage error that names the variable', asyn
   const result = await runCliInProcess(['list'], { KONG_ADMIN_URL: 'notaurl' });
   t.is(result.code, 2);
   t.is(result.stderr, 'error: KONG_ADMIN_URL must be an http(s) URL such as http://127.0.0.1:8001, got "notaurl" (see list --help)\n');
+});
+
+test("a KONG_ADMIN_HEADER value no header can carry is a usage error that does not show it", async (t) => {
+  const admin = await countingAdmin(t);
+  const result = await runCliInProcess(['list'], { KONG_ADMIN_URL: admin.url, KONG_ADMIN_HEADER: 'X-Token: s3cret\nY: b' });
+  t.is(result.code, 2);
+  t.regex(result.stderr, /^error: KONG_ADMIN_HEADER's value for X-Token holds a line break, [^\n]*\(see list --help\)\n$/);
+  t.false(result.stderr.includes('s3cret'));
+  t.is(admin.requests(), 0);
+});
+
+test('process: credentials in KONG_ADMIN_URL are a usage error that never shows the password', async (t) => {
+  const admin = await countingAdmin(t);
+  const result = await runCli(['list'], { KONG_ADMIN_URL: admin.url.replace('//', '//admin:S3cretPW@') });
+  t.is(result.code, 2);
+  t.is(result.stdout, '');
+  t.is(
+    result.stderr,
+    "error: KONG_ADMIN_URL must not hold credentials (user:password@): give them as --admin-header 'Authorization: Basic …' or KONG_ADMIN_HEADER (see list --help)\n",
+  );
+  t.is(admin.requests(), 0);
 });
 
 test('--help for every command: its usage on stdout, exit 0', async (t) => {
@@ -516,6 +573,22 @@ test('a consumer that does not exist is a runtime failure: exit 1', async (t) =>
   const result = await cli(['show', 'cli-nobody']);
   t.is(result.code, 1);
   t.is(result.stderr, 'error: consumer cli-nobody does not exist\n');
+});
+
+// The proxy's 404 (kong.yml's catch-all: "No resource at this path.") read as "no such consumer".
+test("an admin URL that is the gateway's proxy says it is not the Admin API: exit 1, nothing created", async (t) => {
+  await create('cli-behind-proxy', '--plan', 'free');
+  const proxy = stack.gateway.proxyUrl.replace(/\/+$/, '');
+  const notAdmin = (method: string, path: string) =>
+    `error: ${proxy} is not Kong's Admin API: it answered ${method} ${path} with a 404 Kong's Admin API never sends ` +
+    '(the proxy? the Admin API listens on 8001 by default)\n';
+  const show = await runCliInProcess(['show', 'cli-behind-proxy'], { KONG_ADMIN_URL: proxy });
+  t.is(show.code, 1);
+  t.is(show.stderr, notAdmin('GET', '/consumers/cli-behind-proxy'));
+  const created = await runCliInProcess(['create', '--username', 'cli-via-proxy', '--plan', 'free'], { KONG_ADMIN_URL: proxy });
+  t.is(created.code, 1);
+  t.is(created.stderr, notAdmin('GET', '/consumers/cli-via-proxy'));
+  t.is((await stack.admin('/consumers/cli-via-proxy')).status, 404);
 });
 
 // The CLI acts only on consumers it manages (tag petstore-consumer), never on what kong.yml

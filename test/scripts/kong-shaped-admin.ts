@@ -9,8 +9,9 @@ import type { AddressInfo } from 'node:net';
 // - a credential's ttl is read as whole seconds left, FLOOR of the interval
 //   (kong/db/strategies/postgres/init.lua:1064-1067), and an expired one is never returned (:1070);
 // - a ttl of 0 on insert or update means "never expires" (postgres/init.lua:356, get_ttl_value);
-// - a key-auth `key` is unique (kong/plugins/key-auth/daos.lua); a duplicate answers 409 with a
-//   message that names the key (kong/db/errors.lua:361-369, unique_violation);
+// - a key-auth `key` is unique (kong/plugins/key-auth/daos.lua), as are a consumer's username and
+//   custom_id; a duplicate answers 409 naming the field and its value (kong/db/errors.lua:361-369,
+//   unique_violation);
 // - `?tags=a,b` lists entities carrying every tag; deleting a consumer cascades.
 // Every request is recorded as it arrived (method, raw URL, raw body), so a test can check what
 // the Admin API was sent.
@@ -180,8 +181,13 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
         return page(res, consumers.filter((c) => hasTags(c.tags, wanted)));
       }
       if (req.method !== 'POST') return send(res, 405, { message: 'Method not allowed' });
-      if (consumers.some((c) => c.username === body.username)) {
-        return send(res, 409, { message: `UNIQUE violation detected on '{username="${String(body.username)}"}'` });
+      // username and custom_id are unique (kong/db/schema/entities/consumers.lua)
+      for (const field of ['username', 'custom_id'] as const) {
+        const value = body[field];
+        if (value !== undefined && consumers.some((c) => c[field] === value)) {
+          const message = `UNIQUE violation detected on '{${field}="${String(value)}"}'`;
+          return send(res, 409, { code: 5, name: 'unique constraint violation', message, fields: { [field]: value } });
+        }
       }
       const consumer = admin.addConsumer(String(body.username), (body.tags as string[] | undefined) ?? []);
       consumer.custom_id = (body.custom_id as string | undefined) ?? null;

@@ -42,6 +42,22 @@ test('a consumer that does not exist, is not ours, or is taken: its code, and no
   t.deepEqual(admin.requests.filter((r) => r.method !== 'GET'), []);
 });
 
+// Kong's 409 names the unique field; every 409 used to read as consumer-exists, naming the wrong one.
+test('a custom_id another consumer has is custom-id-taken, and nothing is left behind', async (t) => {
+  const { admin, provisioning } = await kongShaped(t);
+  await provisioning.create({ username: 'first', plan: 'free', customId: 'dup-id' });
+  const before = admin.requests.length;
+  await rejects(
+    t,
+    provisioning.create({ username: 'second', plan: 'free', customId: 'dup-id' }),
+    'custom-id-taken',
+    'custom_id dup-id is already used by another consumer',
+  );
+  const writes = admin.requests.slice(before).filter((r) => r.method !== 'GET');
+  t.deepEqual(writes.map((r) => `${r.method} ${r.url}`), ['POST /consumers'], 'the refused create, nothing to roll back');
+  await rejects(t, provisioning.show('second'), 'consumer-not-found', 'consumer second does not exist');
+});
+
 test('limits that do not fit the plan are plan-limits, before any call', async (t) => {
   const { admin, provisioning } = await kongShaped(t);
   await rejects(t, provisioning.create({ username: 'big', plan: 'enterprise' }), 'plan-limits', 'plan enterprise has custom limits: give it a minute and a day limit');
@@ -52,6 +68,18 @@ test('limits that do not fit the plan are plan-limits, before any call', async (
     'enterprise limits: needs integer minute >= 1 and day >= minute',
   );
   t.deepEqual(admin.requests, []);
+});
+
+test('a username or custom_id with a control or format character is consumer-options, before any call', async (t) => {
+  const { admin, provisioning } = await kongShaped(t);
+  const message = (field: string, shown: string) => `${field} ${shown}: control and format characters (Unicode Cc, Cf) and line breaks are not allowed`;
+  await rejects(t, provisioning.create({ username: 'x\ny', plan: 'free' }), 'consumer-options', message('username', '"x\\ny"'));
+  await rejects(t, provisioning.create({ username: 'x\u2028y', plan: 'free' }), 'consumer-options', message('username', '"x\\u{2028}y"'));
+  await rejects(t, provisioning.create({ username: 'x\u200by', plan: 'free' }), 'consumer-options', message('username', '"x\\u{200b}y"'));
+  await rejects(t, provisioning.create({ username: 'ok', plan: 'free', customId: 'c\u0085' }), 'consumer-options', message('custom_id', '"c\\u{85}"'));
+  t.deepEqual(admin.requests, []);
+  // letters of any script, emoji and combining marks are fine
+  await provisioning.create({ username: 'zoë-café-😀', plan: 'free', customId: 'kunde-ü' });
 });
 
 test('an Admin API that is down is admin-api-unreachable', async (t) => {
@@ -86,6 +114,19 @@ test('a read dropped unanswered twice says so in one line', async (t) => {
   const error = await t.throwsAsync(provisioning.show('anyone'), { instanceOf: ProvisioningError });
   t.is(error?.code, 'admin-api-unreachable');
   t.regex(error?.message ?? '', /^cannot reach the Kong Admin API at http:\/\/127\.0\.0\.1:\d+: the connection closed without an answer, twice$/);
+});
+
+test("a 404 that is not the Admin API's is admin-api-unexpected, never consumer-not-found", async (t) => {
+  // Kong 3.9's proxy without a matching route (kong/runloop/handler.lua, kong.response.error)
+  const proxy = await answering(t, (_, res) => {
+    res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+    res.end('{\n  "message":"no Route matched with those values",\n  "request_id":"4b0ed9e1a35c2d2c3b7c0d1d"\n}');
+  });
+  const error = await t.throwsAsync(proxy.show('anyone'), { instanceOf: ProvisioningError });
+  t.is(error?.code, 'admin-api-unexpected');
+  t.regex(error?.message ?? '', /^http:\/\/127\.0\.0\.1:\d+ is not Kong's Admin API: it answered GET \/consumers\/anyone with a 404 /);
+  const html = await answering(t, (_, res) => void res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>404 Not Found</h1>'));
+  await t.throwsAsync(html.list().next(), { instanceOf: ProvisioningError, message: /is not Kong's Admin API: it answered GET \/consumers with a 404/ });
 });
 
 test("Kong's error is admin-api-failed with its status and message", async (t) => {

@@ -249,6 +249,9 @@ const USAGE_ERRORS: Array<[string[], NodeJS.ProcessEnv, string]> = [
   [['--prometheus-url', 'notaurl'], {}, '--prometheus-url must be an http(s) URL such as http://127.0.0.1:9090, got "notaurl"'],
   [[], { PROMETHEUS_URL: 'ftp://x' }, 'PROMETHEUS_URL must be an http(s) URL such as http://127.0.0.1:9090, got "ftp://x"'],
   [['--status-url', 'localhost:8100'], {}, '--status-url must be an http(s) URL such as http://127.0.0.1:8100, got "localhost:8100"'],
+  // credentials are welcome in these URLs (Basic auth), but a malformed one is not quoted
+  [['--prometheus-url', 'http://ops:s3cret@127.0.0.1:9090/?q'], {}, '--prometheus-url must be an http(s) URL such as http://127.0.0.1:9090, got a value with "@" (not shown: it may hold a password)'],
+  [['--status-url', 'ftp://ops:s3cret@127.0.0.1:8100'], {}, '--status-url must be an http(s) URL such as http://127.0.0.1:8100, got a value with "@" (not shown: it may hold a password)'],
   [['--prometheus-url', 'P', '--status-url', 'S'], {}, '--prometheus-url and --status-url are two ways to count: give one'],
   [['alice', 'bob'], {}, "too many arguments for 'usage'. Expected 1 argument but got 2."],
   [[''], {}, "command-argument value '' is invalid for argument 'username'. It must not be empty."],

@@ -1,4 +1,4 @@
-import { createKongAdminClient, expectBody, expectDone, pages, type AdminConnection, type KongAdminClient } from './client.ts';
+import { createKongAdminClient, expectBody, expectDone, pages, uniqueViolation, type AdminConnection, type KongAdminClient } from './client.ts';
 import {
   aclFrom,
   consumerFrom,
@@ -49,8 +49,12 @@ export class AdminApi {
     );
   }
 
-  async createConsumer(body: { username: string; custom_id?: string; tags: string[] }, what: string): Promise<Consumer> {
-    return consumerFrom(expectBody(await this.kong.POST('/consumers', { body }), what), what);
+  /** The new consumer, or which of its unique fields another consumer already holds. */
+  async createConsumer(body: { username: string; custom_id?: string; tags: string[] }, what: string): Promise<Consumer | { taken: 'username' | 'custom_id' }> {
+    const result = await this.kong.POST('/consumers', { body });
+    const taken = uniqueViolation(result);
+    if (taken === 'username' || taken === 'custom_id') return { taken };
+    return consumerFrom(expectBody(result, what), what);
   }
 
   async setConsumerTags(consumerId: string, tags: string[], what: string): Promise<void> {

@@ -30,16 +30,50 @@ export function createKongAdminClient({ url, headers }: AdminConnection): KongAd
     fetch: async (request: Request) => {
       // a read is safe to send again; a write is not (Kong may have applied it)
       const isRead = request.method === 'GET' || request.method === 'HEAD';
+      let response: Response;
       try {
-        return await (isRead ? fetchOnceMore(() => fetch(request.clone())) : fetch(request));
+        response = await (isRead ? fetchOnceMore(() => fetch(request.clone())) : fetch(request));
       } catch (error) {
         throw new ProvisioningError(
           'admin-api-unreachable',
           `cannot reach the Kong Admin API at ${base}: ${networkFailureReason(error, { sentTwice: isRead })}`,
         );
       }
+      // A 404 reads "no such consumer": it must be the Admin API's, not the proxy's "no route" one.
+      if (response.status === 404 && !(await isAdminApiError(response))) {
+        const path = new URL(request.url).pathname;
+        throw new ProvisioningError(
+          'admin-api-unexpected',
+          `${base} is not Kong's Admin API: it answered ${request.method} ${path} with a 404 Kong's Admin API never sends (the proxy? the Admin API listens on 8001 by default)`,
+        );
+      }
+      return response;
     },
   });
+}
+
+/**
+ * Whether an error answer is shaped as Kong's Admin API shapes them: a JSON object with a
+ * `message` (kong/api/endpoints.lua not_found: `{"message":"Not found"}`), at most with a DB
+ * error's numeric `code`, `name` and `fields` (kong/db/errors.lua). Kong's proxy adds a
+ * `request_id` to its own (kong/pdk/response.lua, error); the edge plugin answers `code` as a
+ * string and a `status`. Headers cannot tell: Kong sends X-Kong-Admin-Latency only while its
+ * `headers` setting has latency_tokens.
+ */
+async function isAdminApiError(response: Response): Promise<boolean> {
+  let body: unknown;
+  try {
+    body = await response.clone().json();
+  } catch {
+    return false;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const { message, code, ...rest } = body as Record<string, unknown>;
+  return (
+    typeof message === 'string' &&
+    (code === undefined || typeof code === 'number') &&
+    Object.keys(rest).every((key) => key === 'name' || key === 'fields')
+  );
 }
 
 type Result<T> = { data?: T; error?: unknown; response: Response };
@@ -56,6 +90,18 @@ export function expectDone(result: Result<unknown>, what: string, bodyMayHoldSec
     ? (body?.name ?? 'its message is not shown, it may hold the key')
     : (body?.message ?? `HTTP ${result.response.status}`);
   throw new ProvisioningError('admin-api-failed', `${what}: Kong answered ${result.response.status}: ${reason}`, result.response.status);
+}
+
+/**
+ * The field of a 409 unique violation: Kong names the one another entity already holds in `fields`
+ * (kong/db/errors.lua, unique_violation: `{"code":5,"fields":{"custom_id":"…"},…}`).
+ */
+export function uniqueViolation(result: Result<unknown>): string | undefined {
+  if (result.response.status !== 409) return undefined;
+  const body = result.error as { code?: unknown; fields?: unknown } | undefined;
+  if (body?.code !== 5 || typeof body.fields !== 'object' || body.fields === null) return undefined;
+  const [field] = Object.keys(body.fields);
+  return field;
 }
 
 /** The body of a successful call that answers one (expectDone's errors otherwise). */

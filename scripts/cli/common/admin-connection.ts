@@ -21,7 +21,11 @@ export const withConnectionOptions = (command: Command) =>
 function adminUrl(options: ConnectionOptions, env: NodeJS.ProcessEnv): string {
   const [value, source] =
     options.adminUrl !== undefined ? [options.adminUrl, '--admin-url'] : [env.KONG_ADMIN_URL ?? DEFAULT_ADMIN_URL, 'KONG_ADMIN_URL'];
-  httpUrl(value, source, DEFAULT_ADMIN_URL);
+  const url = httpUrl(value, source, DEFAULT_ADMIN_URL);
+  // fetch refuses a URL with credentials, and its error quotes the URL, password and all
+  if (url.username || url.password) {
+    throw new UsageError(`${source} must not hold credentials (user:password@): give them as --admin-header 'Authorization: Basic …' or KONG_ADMIN_HEADER`);
+  }
   return value;
 }
 
@@ -32,7 +36,15 @@ function adminHeaders(options: ConnectionOptions, env: NodeJS.ProcessEnv): Recor
   const colon = header.indexOf(':');
   const name = header.slice(0, colon).trim();
   if (colon < 1 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new UsageError(`${source} must look like "Name: value"`);
-  return { [name]: header.slice(colon + 1).trim() };
+  const value = header.slice(colon + 1).trim();
+  // What fetch can send (RFC 9110 field-value: tab, visible ASCII, space, bytes 0x80-0xFF); its own
+  // errors quote the value, which is often a token
+  if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(value)) {
+    throw new UsageError(
+      `${source}'s value for ${name} holds a line break, a control character or a character beyond U+00FF, which no HTTP header can carry (the value is not shown)`,
+    );
+  }
+  return { [name]: value };
 }
 
 /** The Admin API the options and the environment name; a malformed one is a UsageError. */
