@@ -371,3 +371,38 @@ test('open sign-up with a taken email: 409, counted as a failed sign-in of the a
   }
   t.is(await open.db('accounts').where({ email: 'fresh-while-blocked@example.com' }).first(), undefined);
 });
+
+/** The account id of the browser's sign-up, from its audit line. */
+const accountOf = (b: PortalBrowser) => JSON.parse(open.audit.find((line) => line.includes('"action":"sign-up"') && line.includes(b.ip))!).account as string;
+
+test('an account whose consumer an admin deleted with the CLI is closed: 403 with a page saying so, never a 5xx, even after signing in again', async (t) => {
+  const b = browser(open);
+  await signUp(b, 'closed@example.com');
+  const consumer = `portal-${accountOf(b)}`;
+  const deleted = await runCliInProcess(['delete', consumer], { KONG_ADMIN_URL: stack.gateway.adminUrl });
+  t.is(deleted.code, 0, deleted.stderr);
+
+  const closed = async () => {
+    const dashboard = await b.get('/portal/');
+    t.is(dashboard.status, 403);
+    t.regex(dashboard.text, /An administrator closed this account&#39;s access to the API/);
+    t.regex(dashboard.text, /Sign out<\/button>/, 'still signed in');
+    const actions: Array<[string, Record<string, string>]> = [
+      ['/portal/keys', { name: 'again', expires: 'never' }],
+      ['/portal/keys/rotate', { name: 'default' }],
+      ['/portal/keys/revoke', { name: 'default' }],
+    ];
+    for (const [path, fields] of actions) {
+      const page = await b.post(path, fields);
+      t.is(page.status, 403, path);
+      t.regex(page.text, /closed this account/);
+      t.is(shownKey(page), undefined);
+    }
+  };
+  await closed();
+  t.is((await b.post('/portal/signout', {})).status, 303);
+  await b.get('/portal/signin');
+  t.is((await b.post('/portal/signin', { email: 'closed@example.com', password: PASSWORD })).status, 303);
+  await closed();
+  t.is((await stack.admin(`/consumers/${consumer}`)).status, 404, 'the portal did not make the consumer again');
+});
