@@ -406,3 +406,38 @@ test('an account whose consumer an admin deleted with the CLI is closed: 403 wit
   await closed();
   t.is((await stack.admin(`/consumers/${consumer}`)).status, 404, 'the portal did not make the consumer again');
 });
+
+test('an account holds at most 10 live keys: of 20 creations at once, 9 make a key beside default and 11 answer 409 with a message', async (t) => {
+  const b = browser(open);
+  await signUp(b, 'many-keys@example.com');
+  await b.get('/portal/');
+  const pages = await Promise.all(Array.from({ length: 20 }, (_, i) => b.post('/portal/keys', { name: `k${i}`, expires: 'never' })));
+  t.is(pages.filter((page) => page.status === 201).length, 9);
+  const refused = pages.filter((page) => page.status !== 201);
+  t.deepEqual([...new Set(refused.map((page) => page.status))], [409]);
+  t.regex(refused[0]!.text, /You have 10 keys, the most an account can have: revoke one to create another/);
+  t.regex(refused[0]!.text, /role="alert"/);
+  const consumer = `portal-${accountOf(b)}`;
+  t.is((await stack.admin(`/consumers/${consumer}/key-auth`)).body.data.length, 10);
+
+  // a key in its grace period is not counted: rotating at the cap works; revoking frees a place
+  t.is((await b.post('/portal/keys/rotate', { name: 'default' })).status, 200);
+  await b.get('/portal/');
+  t.is((await b.post('/portal/keys', { name: 'one-more', expires: 'never' })).status, 409);
+  t.is((await b.post('/portal/keys/revoke', { name: 'default' })).status, 303);
+  await b.get('/portal/');
+  t.is((await b.post('/portal/keys', { name: 'one-more', expires: 'never' })).status, 201);
+});
+
+test('rotations are bounded too: at most 10 replaced keys in their grace period at once, then 409 with a message', async (t) => {
+  const b = browser(open);
+  await signUp(b, 'many-rotations@example.com');
+  await b.get('/portal/');
+  for (let i = 0; i < 10; i++) t.is((await b.post('/portal/keys/rotate', { name: 'default' })).status, 200);
+  await b.get('/portal/');
+  const refused = await b.post('/portal/keys/rotate', { name: 'default' });
+  t.is(refused.status, 409);
+  t.regex(refused.text, /10 of your replaced keys are still in their grace period, the most an account can have/);
+  t.is(shownKey(refused), undefined);
+  t.is((await stack.admin(`/consumers/portal-${accountOf(b)}/key-auth`)).body.data.length, 11);
+});

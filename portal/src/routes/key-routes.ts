@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { formField, formFields } from '../http/form.ts';
 import { pageContext, sendPage } from '../http/state.ts';
-import { ROTATION_GRACE_SECONDS } from '../keys.ts';
+import { KeyLimitReached, ROTATION_GRACE_SECONDS } from '../keys.ts';
 import { accountClosedPage } from '../pages/account-pages.ts';
 import { EXPIRY_CHOICES, dashboardPage, keyShownPage, type DashboardView, type NewKeyForm } from '../pages/key-pages.ts';
 import { BASE } from '../paths.ts';
@@ -35,8 +35,15 @@ function whenClosed(supportEmail: string | undefined): Middleware {
   };
 }
 
-/** The library's refusals of a key form: the status the page answers with (its README's table) and what it says. */
+function fullText({ kind, max }: KeyLimitReached): string {
+  if (kind === 'live') return `You have ${max} keys, the most an account can have: revoke one to create another.`;
+  const hours = ROTATION_GRACE_SECONDS / 3600;
+  return `${max} of your replaced keys are still in their grace period, the most an account can have: rotate again once the oldest stops working (${hours} hours after its rotation), or revoke a key to stop it and the keys it replaced at once.`;
+}
+
+/** The refusals of a key form, the cap's and the library's: the status the page answers with (its README's table) and what it says. */
 function refusal(error: unknown, name: string): { status: number; text: string } | undefined {
+  if (error instanceof KeyLimitReached) return { status: 409, text: fullText(error) };
   if (!(error instanceof ProvisioningError)) return undefined;
   switch (error.code) {
     case 'key-options':
