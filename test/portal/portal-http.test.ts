@@ -441,3 +441,22 @@ test('rotations are bounded too: at most 10 replaced keys in their grace period 
   t.is(shownKey(refused), undefined);
   t.is((await stack.admin(`/consumers/portal-${accountOf(b)}/key-auth`)).body.data.length, 11);
 });
+
+test('signing in or up again ends the session the request came with: after sign-out no earlier cookie opens anything', async (t) => {
+  const b = browser(open);
+  await signUp(b, 'again-a@example.com');
+  const first = new Map(b.cookies);
+  const replay = (cookies: Map<string, string>) => {
+    const other = browser(open);
+    for (const [name, value] of cookies) other.cookies.set(name, value);
+    return other.get('/portal/');
+  };
+  t.is((await b.post('/portal/signin', { email: 'again-a@example.com', password: PASSWORD })).status, 303);
+  t.is((await replay(first)).status, 302, 'the session signed in over is ended');
+  const second = new Map(b.cookies);
+  t.is((await b.get('/portal/')).status, 200);
+  t.is((await b.post('/portal/signup', { email: 'again-b@example.com', name: 'B', password: PASSWORD })).status, 201);
+  t.is((await replay(second)).status, 302, 'the session signed up over is ended');
+  t.is((await b.post('/portal/signout', {})).status, 303);
+  for (const cookies of [first, second, new Map(b.cookies)]) t.is((await replay(cookies)).status, 302);
+});

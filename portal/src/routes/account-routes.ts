@@ -27,7 +27,9 @@ function throttled(ctx: Context, waitMs: number, page: () => SafeHtml): void {
   sendPage(ctx, 429, page());
 }
 
+/** A new session in place of the one the request came with, if any: its cookie is replaced, so it would only linger. */
 async function startSession(ctx: Context, services: PortalServices, accountId: string): Promise<void> {
+  if (ctx.state.sessionId) await services.sessions.end(ctx.state.sessionId);
   const session = await services.sessions.create(accountId, services.clock());
   setSessionCookie(ctx, session.id, session.expiresAt - services.clock());
   renewCsrf(ctx);
