@@ -1,3 +1,4 @@
+import { isAccountEmail } from './accounts.ts';
 import { readStoreSettings } from './config.ts';
 import { openPortalDatabase } from './db/connect.ts';
 import { InviteStore } from './invites.ts';
@@ -12,6 +13,8 @@ export async function inviteByEmail(
   env: NodeJS.ProcessEnv,
   now = Date.now(),
 ): Promise<{ link: string; email: string; expiresAt: Date }> {
+  // the sign-up form checks the invited address again: one it refuses would open nothing
+  if (!isAccountEmail(email)) throw new Error(`${JSON.stringify(email)} is not an address an account can take`);
   const config = readStoreSettings(env);
   const db = await openPortalDatabase(config);
   try {

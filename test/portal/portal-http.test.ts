@@ -197,9 +197,11 @@ test.serial('in invite mode sign-up needs an invitation, and its link works once
   const late = await invite('late@example.com');
   await inviteClock.advance(8 * 24 * 3600 * 1000);
   t.is((await browser(invited).get(late.link.slice('https://api.animal.store'.length))).status, 403, 'an expired link');
-  const bad = await runCliInProcess(['invite', 'not-an-email'], env);
-  t.is(bad.code, 2);
-  t.regex(bad.stderr, /It must be an email address/);
+  for (const address of ['not-an-email', 'eve\u200b@example.com', 'eve\u001b@example.com']) {
+    const bad = await runCliInProcess(['invite', address], env);
+    t.is(bad.code, 2, address);
+    t.regex(bad.stderr, /It must be an email address/);
+  }
 });
 
 test('rotating one key by name shows a new key once; the old one keeps working, listed as replaced', async (t) => {
@@ -459,4 +461,25 @@ test('signing in or up again ends the session the request came with: after sign-
   t.is((await replay(second)).status, 302, 'the session signed up over is ended');
   t.is((await b.post('/portal/signout', {})).status, 303);
   for (const cookies of [first, second, new Map(b.cookies)]) t.is((await replay(cookies)).status, 302);
+});
+
+test('an email with a control or format character is refused with the form\'s message; names count code points, as passwords do', async (t) => {
+  const b = browser(open);
+  await b.get('/portal/signup');
+  // ESC, DEL, a zero-width space, a right-to-left override, a soft hyphen: Unicode Cc and Cf
+  for (const email of ['eve\u001b@example.com', 'eve\u007f@example.com', 'eve\u200b@example.com', 'eve@exa\u202emple.com', 'e\u00adve@example.com']) {
+    const page = await b.post('/portal/signup', { email, name: 'Eve', password: PASSWORD });
+    t.is(page.status, 400, JSON.stringify(email));
+    t.regex(page.text, /Enter an email address such as you@example.com/);
+  }
+  const escaped = await b.post('/portal/signup', { email: 'eve@example.com', name: 'Eve\u001b[31m', password: PASSWORD });
+  t.is(escaped.status, 400);
+  t.regex(escaped.text, /Enter a name of 1 to 100 characters, without control characters/);
+  t.is(await open.db('accounts').where('email', 'like', 'e%ve@%').first(), undefined, 'nothing stored');
+
+  const long = await b.post('/portal/signup', { email: 'emoji@example.com', name: '🐕'.repeat(101), password: PASSWORD });
+  t.is(long.status, 400, '101 emoji are over 100 characters');
+  const emoji = await b.post('/portal/signup', { email: 'emoji@example.com', name: '🐕'.repeat(100), password: PASSWORD });
+  t.is(emoji.status, 201, '100 emoji are 100 characters (200 UTF-16 code units)');
+  t.is((await open.db('accounts').where({ email: 'emoji@example.com' }).first()).name, '🐕'.repeat(100));
 });
