@@ -1,6 +1,9 @@
 // The developer portal over HTTP (issue 32), against a real local gateway: sign-up makes a Kong
 // consumer through the provisioning library and its key calls the API; CSRF, cookies, escaping,
 // slowed sign-ins and one-time invitations.
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { ManualClock } from '../helpers/clock.ts';
@@ -482,4 +485,19 @@ test('an email with a control or format character is refused with the form\'s me
   const emoji = await b.post('/portal/signup', { email: 'emoji@example.com', name: '🐕'.repeat(100), password: PASSWORD });
   t.is(emoji.status, 201, '100 emoji are 100 characters (200 UTF-16 code units)');
   t.is((await open.db('accounts').where({ email: 'emoji@example.com' }).first()).name, '🐕'.repeat(100));
+});
+
+test('consumers invite refuses, in one line and creating nothing, where no portal store is', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'no-portal-store-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const missing = join(root, 'missing');
+  for (const env of [{ PORTAL_DATA_DIR: missing }, { DATA_DIR: missing }, { PORTAL_DATA_DIR: root }]) {
+    const result = await runCliInProcess(['invite', 'eve@example.com'], env);
+    t.is(result.code, 1, JSON.stringify(env));
+    t.is(result.stdout, '');
+    t.regex(result.stderr, /^error: no portal store in \S+ \(no portal\.sqlite\): set PORTAL_DATA_DIR .*\n$/);
+    t.is(result.stderr.split('\n').length, 2, 'one line');
+  }
+  t.false(existsSync(missing));
+  t.deepEqual(readdirSync(root), []);
 });
