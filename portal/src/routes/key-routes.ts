@@ -7,7 +7,7 @@ import { accountClosedPage } from '../pages/account-pages.ts';
 import { EXPIRY_CHOICES, dashboardPage, keyShownPage, type DashboardView, type NewKeyForm } from '../pages/key-pages.ts';
 import { BASE } from '../paths.ts';
 import type { PortalServices } from './services.ts';
-import { KEY_NAME_PATTERN, ProvisioningError } from '../../../packages/provisioning/index.ts';
+import { ProvisioningError } from '../../../packages/provisioning/index.ts';
 
 /** Pages for signed-in accounts only: the others go to sign-in (a POST is refused). */
 async function signedIn(ctx: Context, next: Next): Promise<void> {
@@ -99,10 +99,8 @@ export function keyRoutes(router: Router, services: PortalServices): void {
   }
 
   router.get('/', signedIn, closedAsPage, async (ctx) => {
-    const revoked = typeof ctx.query.revoked === 'string' && /^\d{1,4}$/.test(ctx.query.revoked) ? Number(ctx.query.revoked) : undefined;
-    const name = typeof ctx.query.name === 'string' && KEY_NAME_PATTERN.test(ctx.query.name) ? ctx.query.name : undefined;
-    const message = revoked === undefined ? undefined : { text: `${revoked} key(s) revoked${name ? ` (named ${name})` : ''}: calls with them now get 401.`, kind: 'info' as const };
-    await sendDashboard(ctx, 200, message ? { message } : {});
+    const notice = await services.sessions.takeNotice(ctx.state.sessionId!);
+    await sendDashboard(ctx, 200, notice ? { message: { text: notice, kind: 'info' } } : {});
   });
 
   router.post('/keys', signedIn, closedAsPage, async (ctx) => {
@@ -147,8 +145,9 @@ export function keyRoutes(router: Router, services: PortalServices): void {
     await refusedAsPage(ctx, name, async () => {
       const { revoked, fingerprint } = await services.keys.revoke(account.consumer!, name);
       services.audit({ account: account.id, action: 'revoke-key', ...(fingerprint ? { fingerprint } : {}), ip: ctx.ip });
+      await services.sessions.setNotice(ctx.state.sessionId!, `${revoked} key(s) revoked (named ${name}): calls with them now get 401.`);
       ctx.status = 303;
-      ctx.redirect(`${BASE}/?revoked=${revoked}&name=${encodeURIComponent(name)}`);
+      ctx.redirect(`${BASE}/`);
     });
   });
 }
