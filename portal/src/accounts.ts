@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { codePoints, hasControlOrFormat } from './text.ts';
 
 export interface Account {
   id: string;
@@ -26,6 +27,15 @@ export const toAccount = (row: AccountRow): Account => ({
   consumer: row.consumer,
   createdAt: Number(row.created_at),
 });
+
+export const EMAIL_MAX = 254;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/**
+ * An address an account may take (a sign-up form's, an invitation's): one @ and a dot after it, no
+ * spaces, no control or invisible format character, at most EMAIL_MAX characters.
+ */
+export const isAccountEmail = (email: string): boolean => EMAIL.test(email) && !hasControlOrFormat(email) && codePoints(email) <= EMAIL_MAX;
 
 /** Emails compare case-insensitively: stored trimmed and lower-cased. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();

@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import { AccountStore } from './accounts.ts';
 import { consoleAudit, type AuditLog } from './audit.ts';
 import { systemClock, type Clock } from './clock.ts';
-import type { PortalConfig } from './config.ts';
+import { DEFAULT_KEYS_PER_ACCOUNT, type PortalConfig } from './config.ts';
 import { assetRoutes } from './http/assets.ts';
 import { vendorAssetRoutes } from './http/vendor-assets.ts';
 import { clearSessionCookie, readSignedCookie, SESSION_COOKIE } from './http/cookies.ts';
@@ -34,7 +34,7 @@ import { ProvisioningError } from '../../packages/provisioning/index.ts';
 
 export interface PortalAppOptions {
   db: Knex;
-  config: Pick<PortalConfig, 'signUp' | 'apiUrl' | 'adminUrl' | 'statusUrls' | 'supportEmail' | 'prometheusUrl' | 'usageSampleSeconds'> & { cookieSecret: string };
+  config: Pick<PortalConfig, 'signUp' | 'apiUrl' | 'adminUrl' | 'statusUrls' | 'supportEmail' | 'prometheusUrl' | 'usageSampleSeconds' | 'keysPerAccount'> & { cookieSecret: string };
   /** The usage charts' source (startPortal starts its sampling); default: the one the config chooses, sampled on read only. */
   charts?: UsageCharts;
   clock?: Clock;
@@ -100,7 +100,7 @@ export function createPortalApp(options: PortalAppOptions): Koa {
     accounts: new AccountStore(db),
     sessions: new SessionStore(db),
     invites: new InviteStore(db),
-    keys: new PortalKeys(admin, new KeyChanges(db)),
+    keys: new PortalKeys(admin, new KeyChanges(db), config.keysPerAccount ?? DEFAULT_KEYS_PER_ACCOUNT),
     usage: new PortalUsage(config.statusUrls, process.env),
     charts: options.charts ?? usageCharts(config, clock, isPortalConsumer),
     throttle: { account: new FailureThrottle(db, 'account', PER_ACCOUNT, clock), ip: new FailureThrottle(db, 'ip', PER_IP, clock) },

@@ -31,7 +31,11 @@ export interface PortalConfig {
   cookieSecret?: string;
   /** Where accounts ask for another plan (PORTAL_SUPPORT_EMAIL); unset: "your Animal Store contact". */
   supportEmail?: string;
+  /** PORTAL_KEYS_PER_ACCOUNT (default DEFAULT_KEYS_PER_ACCOUNT): the live keys an account may hold, and the replaced ones. */
+  keysPerAccount?: number;
 }
+
+export const DEFAULT_KEYS_PER_ACCOUNT = 10;
 
 /** Plain enough for a mailto: link and a page: no spaces, quotes, angle brackets or query characters. */
 const EMAIL_PATTERN = /^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/;
@@ -103,6 +107,14 @@ function chartSettings(env: NodeJS.ProcessEnv): Pick<PortalConfig, 'prometheusUr
   return { usageSampleSeconds: seconds, ...(prometheus ? { prometheusUrl: new URL(url(prometheus, 'PORTAL_PROMETHEUS_URL')) } : {}) };
 }
 
+function keysPerAccount(value: string | undefined): number {
+  const keys = Number(value || DEFAULT_KEYS_PER_ACCOUNT);
+  if (!Number.isInteger(keys) || keys < 1 || keys > 100) {
+    throw new Error(`PORTAL_KEYS_PER_ACCOUNT must be a whole number from 1 to 100, got ${JSON.stringify(value)}`);
+  }
+  return keys;
+}
+
 /** PORTAL_HOST and PORTAL_PORT (default 127.0.0.1:3001), where the portal listens. */
 export function readPortalListen(env: NodeJS.ProcessEnv): { host: string; port: number } {
   const port = Number(env.PORTAL_PORT ?? 3001);
@@ -128,5 +140,6 @@ export function readPortalConfig(env: NodeJS.ProcessEnv = process.env): PortalCo
     ...chartSettings(env),
     cookieSecret: cookieSecret(env, dataDir, store.databaseUrl !== undefined),
     ...supportEmail(env.PORTAL_SUPPORT_EMAIL),
+    keysPerAccount: keysPerAccount(env.PORTAL_KEYS_PER_ACCOUNT),
   };
 }

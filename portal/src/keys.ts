@@ -45,13 +45,31 @@ const consumerName = (accountId: string) => `${CONSUMER_PREFIX}${accountId}`;
 /** Whether a consumer's username is an account's: what the portal's usage samples keep. */
 export const isPortalConsumer = (username: string) => username.startsWith(CONSUMER_PREFIX);
 
+/**
+ * An account holds at most `max` live keys, and at most `max` replaced ones in their grace period:
+ * a new key needs a free place among the live ones, a rotation among the replaced ones.
+ */
+export class KeyLimitReached extends Error {
+  constructor(
+    readonly kind: 'live' | 'replaced',
+    readonly max: number,
+  ) {
+    super(`the account has ${max} ${kind} keys, the most it can have`);
+    this.name = 'KeyLimitReached';
+  }
+}
+
 export class PortalKeys {
   private catalogue: Catalogue | undefined;
 
-  /** `changes`: adds, rotations and revocations of one consumer's keys run one at a time. */
+  /**
+   * `changes`: adds, rotations and revocations of one consumer's keys run one at a time, so the
+   * count of `maxKeys` checked in a change still holds when it writes.
+   */
   constructor(
     private readonly admin: AdminConnection,
     private readonly changes: KeyChanges,
+    private readonly maxKeys: number,
   ) {}
 
   /** One per request: Provisioning reads kong.yml's counter settings once per instance. */
@@ -75,16 +93,33 @@ export class PortalKeys {
     return { consumerId: summary.id, planPlugin, plan: summary.plan, limits: summary.limits, keys: summary.keys };
   }
 
-  /** Another key beside the consumer's others, under a name none of them has. */
+  /** Throws KeyLimitReached when the consumer holds maxKeys keys of that kind already. */
+  private async requireRoom(provisioning: Provisioning, consumer: string, kind: KeyLimitReached['kind']): Promise<void> {
+    const keys = await provisioning.listKeys(consumer);
+    if (keys.filter((key) => key.replaced === (kind === 'replaced')).length >= this.maxKeys) throw new KeyLimitReached(kind, this.maxKeys);
+  }
+
+  /** Another key beside the consumer's others, under a name none of them has, while it has fewer than maxKeys live keys. */
   async add(consumer: string, key: NewPortalKey): Promise<ShownKey> {
-    const added = await this.changes.run(consumer, () => this.provisioning().addKey(consumer, key));
+    const added = await this.changes.run(consumer, async () => {
+      const provisioning = this.provisioning();
+      await this.requireRoom(provisioning, consumer, 'live');
+      return provisioning.addKey(consumer, key);
+    });
     return { key: added.key, fingerprint: added.fingerprint, name: added.name };
   }
 
-  /** A new key in place of the one named `name`, same scopes and expiry; the old one keeps working for ROTATION_GRACE_SECONDS. */
+  /**
+   * A new key in place of the one named `name`, same scopes and expiry; the old one keeps working
+   * for ROTATION_GRACE_SECONDS. Refused while maxKeys replaced keys are in their grace period.
+   */
   async rotate(consumer: string, name: string): Promise<ShownKey> {
     const options = { name, graceSeconds: ROTATION_GRACE_SECONDS };
-    const rotated = await this.changes.run(consumer, () => this.provisioning().rotateKey(consumer, options));
+    const rotated = await this.changes.run(consumer, async () => {
+      const provisioning = this.provisioning();
+      await this.requireRoom(provisioning, consumer, 'replaced');
+      return provisioning.rotateKey(consumer, options);
+    });
     return { key: rotated.key, fingerprint: rotated.fingerprint, name: rotated.name };
   }
 

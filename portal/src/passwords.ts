@@ -1,4 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { codePoints } from './text.ts';
 
 /**
  * NIST SP 800-63B (rev. 4) §3.1.1.2: the portal's password is the only factor, so at least 15
@@ -23,7 +24,7 @@ const normalize = (password: string) => password.normalize('NFKC');
 
 /** Why a new password is refused, or null. */
 export function passwordProblem(password: string, email: string): string | null {
-  const length = [...normalize(password)].length;
+  const length = codePoints(normalize(password));
   if (length < PASSWORD_MIN) return `The password needs at least ${PASSWORD_MIN} characters (it has ${length}).`;
   if (length > PASSWORD_MAX) return `The password can have at most ${PASSWORD_MAX} characters.`;
   if (normalize(password).toLowerCase() === email.toLowerCase()) return 'The password cannot be your email address.';

@@ -9,6 +9,7 @@ interface SessionRow {
   id_hash: string;
   account_id: string;
   expires_at: number;
+  notice: string | null;
 }
 
 type SessionAccountRow = AccountRow & { session_expires_at: number | string };
@@ -21,7 +22,7 @@ export class SessionStore {
   async create(accountId: string, now: number): Promise<{ id: string; expiresAt: number }> {
     const id = newToken();
     const expiresAt = now + SESSION_TTL_MS;
-    await this.db<SessionRow>('sessions').insert({ id_hash: tokenHash(id), account_id: accountId, expires_at: expiresAt });
+    await this.db<SessionRow>('sessions').insert({ id_hash: tokenHash(id), account_id: accountId, expires_at: expiresAt, notice: null });
     return { id, expiresAt };
   }
 
@@ -40,6 +41,19 @@ export class SessionStore {
       return undefined;
     }
     return toAccount(row);
+  }
+
+  /** What the session's next page says (the outcome of a POST it redirects after); replaces any earlier notice. */
+  async setNotice(id: string, notice: string): Promise<void> {
+    await this.db<SessionRow>('sessions').where({ id_hash: tokenHash(id) }).update({ notice });
+  }
+
+  /** The session's notice, if any, cleared: a page shows it once. */
+  async takeNotice(id: string): Promise<string | undefined> {
+    const row = await this.db<SessionRow>('sessions').where({ id_hash: tokenHash(id) }).first('notice');
+    if (!row?.notice) return undefined;
+    await this.db<SessionRow>('sessions').where({ id_hash: tokenHash(id), notice: row.notice }).update({ notice: null });
+    return row.notice;
   }
 
   async end(id: string): Promise<void> {

@@ -1,5 +1,5 @@
 // The portal's settings from the environment (docs/portal.md, "Settings"): PORTAL_SUPPORT_EMAIL,
-// PORTAL_DATABASE_URL, the usage charts' source.
+// PORTAL_DATABASE_URL, the usage charts' source, PORTAL_KEYS_PER_ACCOUNT.
 import test from 'ava';
 import { readPortalConfig } from '../../portal/src/index.ts';
 
@@ -37,4 +37,13 @@ test('PORTAL_DATABASE_URL: unset or empty is SQLite; postgres(ql):// is the shar
 test('without PORTAL_COOKIE_SECRET, a PostgreSQL store keeps the secret (no file in PORTAL_DATA_DIR)', (t) => {
   const { PORTAL_COOKIE_SECRET: _, ...noSecret } = base;
   t.is(readPortalConfig({ ...noSecret, PORTAL_DATABASE_URL: 'postgres://portal@db/portal' }).cookieSecret, undefined);
+});
+
+test('PORTAL_KEYS_PER_ACCOUNT: 10 unless set, a whole number from 1 to 100', (t) => {
+  t.is(readPortalConfig(base).keysPerAccount, 10);
+  t.is(readPortalConfig({ ...base, PORTAL_KEYS_PER_ACCOUNT: '' }).keysPerAccount, 10);
+  t.is(readPortalConfig({ ...base, PORTAL_KEYS_PER_ACCOUNT: '3' }).keysPerAccount, 3);
+  for (const bad of ['0', '2.5', 'many', '101']) {
+    t.throws(() => readPortalConfig({ ...base, PORTAL_KEYS_PER_ACCOUNT: bad }), { message: /^PORTAL_KEYS_PER_ACCOUNT must be a whole number from 1 to 100, got / }, bad);
+  }
 });

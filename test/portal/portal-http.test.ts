@@ -1,6 +1,9 @@
 // The developer portal over HTTP (issue 32), against a real local gateway: sign-up makes a Kong
 // consumer through the provisioning library and its key calls the API; CSRF, cookies, escaping,
 // slowed sign-ins and one-time invitations.
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
 import { runCliInProcess } from '../helpers/cli.ts';
 import { ManualClock } from '../helpers/clock.ts';
@@ -197,9 +200,11 @@ test.serial('in invite mode sign-up needs an invitation, and its link works once
   const late = await invite('late@example.com');
   await inviteClock.advance(8 * 24 * 3600 * 1000);
   t.is((await browser(invited).get(late.link.slice('https://api.animal.store'.length))).status, 403, 'an expired link');
-  const bad = await runCliInProcess(['invite', 'not-an-email'], env);
-  t.is(bad.code, 2);
-  t.regex(bad.stderr, /It must be an email address/);
+  for (const address of ['not-an-email', 'eve\u200b@example.com', 'eve\u001b@example.com']) {
+    const bad = await runCliInProcess(['invite', address], env);
+    t.is(bad.code, 2, address);
+    t.regex(bad.stderr, /It must be an email address/);
+  }
 });
 
 test('rotating one key by name shows a new key once; the old one keeps working, listed as replaced', async (t) => {
@@ -256,8 +261,8 @@ test('another named key: chosen scopes and expiry, shown once, listed; rotated a
   await b.get('/portal/');
   const revoked = await b.post('/portal/keys/revoke', { name: 'ci' });
   t.is(revoked.status, 303);
-  t.is(revoked.headers.get('location'), '/portal/?revoked=2&name=ci');
-  t.regex((await b.get(revoked.headers.get('location')!)).text, /2 key\(s\) revoked \(named ci\)/);
+  t.is(revoked.headers.get('location'), '/portal/');
+  t.regex((await b.get('/portal/')).text, /2 key\(s\) revoked \(named ci\)/);
   t.is((await stack.call('/v1/pets', { key: ci })).status, 401);
   t.is((await stack.call('/v1/pets', { key: ci2 })).status, 401);
   t.is((await stack.call('/v1/pets', { key: first })).status, 200, 'the other key is untouched');
@@ -344,8 +349,8 @@ test("revoking one key stops it at once, and only the account's own: a forged fo
 
   const revoked = await bob.post('/portal/keys/revoke', { name: 'default', consumer: aliceConsumer });
   t.is(revoked.status, 303);
-  t.is(revoked.headers.get('location'), '/portal/?revoked=1&name=default');
-  t.regex((await bob.get('/portal/?revoked=1&name=default')).text, /1 key\(s\) revoked \(named default\)/);
+  t.is(revoked.headers.get('location'), '/portal/');
+  t.regex((await bob.get('/portal/')).text, /1 key\(s\) revoked \(named default\)/);
   t.is((await stack.call('/v1/pets', { key: bobKey })).status, 401);
   t.is((await stack.call('/v1/pets', { key: aliceKey })).status, 200, "Alice's key of the same name is untouched");
   t.is((await stack.call('/v1/pets', { key: aliceOnly })).status, 200);
@@ -370,4 +375,148 @@ test('open sign-up with a taken email: 409, counted as a failed sign-in of the a
     t.is(blocked.headers.get('retry-after'), '1');
   }
   t.is(await open.db('accounts').where({ email: 'fresh-while-blocked@example.com' }).first(), undefined);
+});
+
+/** The account id of the browser's sign-up, from its audit line. */
+const accountOf = (b: PortalBrowser) => JSON.parse(open.audit.find((line) => line.includes('"action":"sign-up"') && line.includes(b.ip))!).account as string;
+
+test('an account whose consumer an admin deleted with the CLI is closed: 403 with a page saying so, never a 5xx, even after signing in again', async (t) => {
+  const b = browser(open);
+  await signUp(b, 'closed@example.com');
+  const consumer = `portal-${accountOf(b)}`;
+  const deleted = await runCliInProcess(['delete', consumer], { KONG_ADMIN_URL: stack.gateway.adminUrl });
+  t.is(deleted.code, 0, deleted.stderr);
+
+  const closed = async () => {
+    const dashboard = await b.get('/portal/');
+    t.is(dashboard.status, 403);
+    t.regex(dashboard.text, /An administrator closed this account&#39;s access to the API/);
+    t.regex(dashboard.text, /Sign out<\/button>/, 'still signed in');
+    const actions: Array<[string, Record<string, string>]> = [
+      ['/portal/keys', { name: 'again', expires: 'never' }],
+      ['/portal/keys/rotate', { name: 'default' }],
+      ['/portal/keys/revoke', { name: 'default' }],
+    ];
+    for (const [path, fields] of actions) {
+      const page = await b.post(path, fields);
+      t.is(page.status, 403, path);
+      t.regex(page.text, /closed this account/);
+      t.is(shownKey(page), undefined);
+    }
+  };
+  await closed();
+  t.is((await b.post('/portal/signout', {})).status, 303);
+  await b.get('/portal/signin');
+  t.is((await b.post('/portal/signin', { email: 'closed@example.com', password: PASSWORD })).status, 303);
+  await closed();
+  t.is((await stack.admin(`/consumers/${consumer}`)).status, 404, 'the portal did not make the consumer again');
+});
+
+test('an account holds at most 10 live keys: of 20 creations at once, 9 make a key beside default and 11 answer 409 with a message', async (t) => {
+  const b = browser(open);
+  await signUp(b, 'many-keys@example.com');
+  await b.get('/portal/');
+  const pages = await Promise.all(Array.from({ length: 20 }, (_, i) => b.post('/portal/keys', { name: `k${i}`, expires: 'never' })));
+  t.is(pages.filter((page) => page.status === 201).length, 9);
+  const refused = pages.filter((page) => page.status !== 201);
+  t.deepEqual([...new Set(refused.map((page) => page.status))], [409]);
+  t.regex(refused[0]!.text, /You have 10 keys, the most an account can have: revoke one to create another/);
+  t.regex(refused[0]!.text, /role="alert"/);
+  const consumer = `portal-${accountOf(b)}`;
+  t.is((await stack.admin(`/consumers/${consumer}/key-auth`)).body.data.length, 10);
+
+  // a key in its grace period is not counted: rotating at the cap works; revoking frees a place
+  t.is((await b.post('/portal/keys/rotate', { name: 'default' })).status, 200);
+  await b.get('/portal/');
+  t.is((await b.post('/portal/keys', { name: 'one-more', expires: 'never' })).status, 409);
+  t.is((await b.post('/portal/keys/revoke', { name: 'default' })).status, 303);
+  await b.get('/portal/');
+  t.is((await b.post('/portal/keys', { name: 'one-more', expires: 'never' })).status, 201);
+});
+
+test('rotations are bounded too: at most 10 replaced keys in their grace period at once, then 409 with a message', async (t) => {
+  const b = browser(open);
+  await signUp(b, 'many-rotations@example.com');
+  await b.get('/portal/');
+  for (let i = 0; i < 10; i++) t.is((await b.post('/portal/keys/rotate', { name: 'default' })).status, 200);
+  await b.get('/portal/');
+  const refused = await b.post('/portal/keys/rotate', { name: 'default' });
+  t.is(refused.status, 409);
+  t.regex(refused.text, /10 of your replaced keys are still in their grace period, the most an account can have/);
+  t.is(shownKey(refused), undefined);
+  t.is((await stack.admin(`/consumers/portal-${accountOf(b)}/key-auth`)).body.data.length, 11);
+});
+
+test('signing in or up again ends the session the request came with: after sign-out no earlier cookie opens anything', async (t) => {
+  const b = browser(open);
+  await signUp(b, 'again-a@example.com');
+  const first = new Map(b.cookies);
+  const replay = (cookies: Map<string, string>) => {
+    const other = browser(open);
+    for (const [name, value] of cookies) other.cookies.set(name, value);
+    return other.get('/portal/');
+  };
+  t.is((await b.post('/portal/signin', { email: 'again-a@example.com', password: PASSWORD })).status, 303);
+  t.is((await replay(first)).status, 302, 'the session signed in over is ended');
+  const second = new Map(b.cookies);
+  t.is((await b.get('/portal/')).status, 200);
+  t.is((await b.post('/portal/signup', { email: 'again-b@example.com', name: 'B', password: PASSWORD })).status, 201);
+  t.is((await replay(second)).status, 302, 'the session signed up over is ended');
+  t.is((await b.post('/portal/signout', {})).status, 303);
+  for (const cookies of [first, second, new Map(b.cookies)]) t.is((await replay(cookies)).status, 302);
+});
+
+test('an email with a control or format character is refused with the form\'s message; names count code points, as passwords do', async (t) => {
+  const b = browser(open);
+  await b.get('/portal/signup');
+  // ESC, DEL, a zero-width space, a right-to-left override, a soft hyphen: Unicode Cc and Cf
+  for (const email of ['eve\u001b@example.com', 'eve\u007f@example.com', 'eve\u200b@example.com', 'eve@exa\u202emple.com', 'e\u00adve@example.com']) {
+    const page = await b.post('/portal/signup', { email, name: 'Eve', password: PASSWORD });
+    t.is(page.status, 400, JSON.stringify(email));
+    t.regex(page.text, /Enter an email address such as you@example.com/);
+  }
+  const escaped = await b.post('/portal/signup', { email: 'eve@example.com', name: 'Eve\u001b[31m', password: PASSWORD });
+  t.is(escaped.status, 400);
+  t.regex(escaped.text, /Enter a name of 1 to 100 characters, without control characters/);
+  t.is(await open.db('accounts').where('email', 'like', 'e%ve@%').first(), undefined, 'nothing stored');
+
+  const long = await b.post('/portal/signup', { email: 'emoji@example.com', name: '🐕'.repeat(101), password: PASSWORD });
+  t.is(long.status, 400, '101 emoji are over 100 characters');
+  const emoji = await b.post('/portal/signup', { email: 'emoji@example.com', name: '🐕'.repeat(100), password: PASSWORD });
+  t.is(emoji.status, 201, '100 emoji are 100 characters (200 UTF-16 code units)');
+  t.is((await open.db('accounts').where({ email: 'emoji@example.com' }).first()).name, '🐕'.repeat(100));
+});
+
+test('consumers invite refuses, in one line and creating nothing, where no portal store is', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'no-portal-store-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const missing = join(root, 'missing');
+  for (const env of [{ PORTAL_DATA_DIR: missing }, { DATA_DIR: missing }, { PORTAL_DATA_DIR: root }]) {
+    const result = await runCliInProcess(['invite', 'eve@example.com'], env);
+    t.is(result.code, 1, JSON.stringify(env));
+    t.is(result.stdout, '');
+    t.regex(result.stderr, /^error: no portal store in \S+ \(no portal\.sqlite\): set PORTAL_DATA_DIR .*\n$/);
+    t.is(result.stderr.split('\n').length, 2, 'one line');
+  }
+  t.false(existsSync(missing));
+  t.deepEqual(readdirSync(root), []);
+});
+
+test("the revocation notice comes from the session, once: a crafted link cannot make the dashboard say a key was revoked", async (t) => {
+  const b = browser(open);
+  await signUp(b, 'notice@example.com');
+  const forged = await b.get('/portal/?revoked=9999&name=default');
+  t.is(forged.status, 200);
+  t.notRegex(forged.text, /revoked \(named/);
+  t.notRegex(forged.text, /9999/);
+
+  const elsewhere = browser(open);
+  await elsewhere.get('/portal/signin');
+  t.is((await elsewhere.post('/portal/signin', { email: 'notice@example.com', password: PASSWORD })).status, 303);
+  await b.post('/portal/keys', { name: 'ci', expires: 'never' });
+  await b.get('/portal/');
+  t.is((await b.post('/portal/keys/revoke', { name: 'ci' })).headers.get('location'), '/portal/');
+  t.notRegex((await elsewhere.get('/portal/')).text, /revoked \(named/, "another session's notice");
+  t.regex((await b.get('/portal/')).text, /1 key\(s\) revoked \(named ci\): calls with them now get 401/);
+  t.notRegex((await b.get('/portal/')).text, /revoked \(named/, 'shown once');
 });

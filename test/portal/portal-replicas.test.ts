@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import anyTest, { type TestFn } from 'ava';
 import knex, { type Knex } from 'knex';
 import { inviteByEmail, purgeExpired, startPortal } from '../../portal/src/index.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { PortalBrowser } from '../helpers/portal.ts';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.ts';
@@ -131,6 +132,18 @@ test('an invitation used on replica A is refused on replica B', async (t) => {
   t.is((await onB.get(`/portal/signup?invite=${token}`)).status, 403);
   await onB.get('/portal/signin');
   t.is((await onB.post('/portal/signup', { invite: token, email: 'x@example.com', name: 'X', password: PASSWORD })).status, 403);
+});
+
+test("consumers invite refuses a PostgreSQL database without the portal's tables, and makes none", async (t) => {
+  const empty = await postgres.createDatabase('not_the_portal');
+  const result = await runCliInProcess(['invite', 'eve@example.com'], { PORTAL_DATABASE_URL: empty });
+  t.is(result.code, 1);
+  t.is(result.stdout, '');
+  t.regex(result.stderr, /^error: no portal store in the database of PORTAL_DATABASE_URL \(no portal tables\): .*\n$/);
+  t.false(result.stderr.includes(empty), 'the URL is never printed');
+  const probe = knex({ client: 'pg', connection: empty });
+  t.teardown(() => probe.destroy());
+  t.deepEqual((await probe.raw("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).rows, []);
 });
 
 test('the same email signed up at once on both replicas makes one account', async (t) => {

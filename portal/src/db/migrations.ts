@@ -63,6 +63,16 @@ const all: Record<string, Knex.Migration> = {
       await db.schema.dropTable('signin_failures');
     },
   },
+  // The outcome of an action the next page reports (a revocation, after its redirect), kept with
+  // the session so that no link can make a page say it: the query string used to carry it.
+  '003_session_notice': {
+    async up(db) {
+      await db.schema.alterTable('sessions', (table) => table.string('notice', 200).nullable());
+    },
+    async down(db) {
+      await db.schema.alterTable('sessions', (table) => table.dropColumn('notice'));
+    },
+  },
 };
 
 export const migrations = inCodeMigrations(all);

@@ -61,6 +61,19 @@ export function signInPage(page: PageContext, form: { email?: string; error?: st
   );
 }
 
+/** An account whose consumer an admin deleted: signed in, but with no keys and no way to make one here. */
+export function accountClosedPage(page: PageContext, supportEmail: string | undefined) {
+  const ask = supportEmail
+    ? html`If you think this is a mistake, write to <a href="mailto:${supportEmail}">${supportEmail}</a>.`
+    : 'If you think this is a mistake, ask your Animal Store contact.';
+  return layout(
+    'Your API access is closed',
+    page,
+    html`${notice("An administrator closed this account's access to the API: its keys no longer work, and no key can be created, rotated or revoked here.")}
+<p>${ask}</p>`,
+  );
+}
+
 export function errorPage(page: PageContext, title: string, message: string) {
   return layout(title, page, html`${notice(message)}<p><a href="${BASE}/">Back to the portal</a></p>`);
 }

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { EmailTaken, normalizeEmail } from '../accounts.ts';
+import { EMAIL_MAX, EmailTaken, isAccountEmail, normalizeEmail } from '../accounts.ts';
 import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
 import { renewCsrf } from '../http/csrf.ts';
 import { formField } from '../http/form.ts';
@@ -11,9 +11,10 @@ import { HashSlotsFull } from '../hash-slots.ts';
 import { passwordProblem, PASSWORD_MAX } from '../passwords.ts';
 import type { SafeHtml } from '../html.ts';
 import { BASE } from '../paths.ts';
+import { codePoints, hasControl } from '../text.ts';
 import type { PortalServices } from './services.ts';
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** In code points, as every length the portal checks; a form field is read up to twice as many code units. */
 const NAME_MAX = 100;
 
 const tooMany = (waitMs: number) => `Too many failed attempts. Try again in ${Math.ceil(waitMs / 1000)} seconds.`;
@@ -27,7 +28,9 @@ function throttled(ctx: Context, waitMs: number, page: () => SafeHtml): void {
   sendPage(ctx, 429, page());
 }
 
+/** A new session in place of the one the request came with, if any: its cookie is replaced, so it would only linger. */
 async function startSession(ctx: Context, services: PortalServices, accountId: string): Promise<void> {
+  if (ctx.state.sessionId) await services.sessions.end(ctx.state.sessionId);
   const session = await services.sessions.create(accountId, services.clock());
   setSessionCookie(ctx, session.id, session.expiresAt - services.clock());
   renewCsrf(ctx);
@@ -58,7 +61,11 @@ export function accountRoutes(router: Router, services: PortalServices): void {
     const token = formField(ctx, 'invite', 100);
     const { email: invited, refused } = await invitation(ctx, token);
     if (refused) return;
-    const form: SignUpForm = { email: invited ?? formField(ctx, 'email', 254).trim(), name: formField(ctx, 'name', NAME_MAX).trim(), invite: token || undefined };
+    const form: SignUpForm = {
+      email: invited ?? formField(ctx, 'email', EMAIL_MAX * 2).trim(),
+      name: formField(ctx, 'name', NAME_MAX * 2).trim(),
+      invite: token || undefined,
+    };
     const password = formField(ctx, 'password', PASSWORD_MAX * 4);
     const again = (status: number, error: string) => sendPage(ctx, status, signUpPage(pageContext(ctx), { ...form, error }));
     // An address blocked for failed sign-ins cannot probe emails here either (below).
@@ -67,8 +74,11 @@ export function accountRoutes(router: Router, services: PortalServices): void {
       audit({ account: '-', action: 'sign-up-throttled', ip: ctx.ip });
       return throttled(ctx, waitMs, () => signUpPage(pageContext(ctx), { ...form, error: tooMany(waitMs) }));
     }
-    if (!EMAIL.test(form.email!) || form.email!.length > 254) return again(400, 'Enter an email address such as you@example.com.');
-    if (form.name === '' || form.name!.length > NAME_MAX) return again(400, `Enter a name of 1 to ${NAME_MAX} characters.`);
+    if (!isAccountEmail(form.email!)) return again(400, 'Enter an email address such as you@example.com.');
+    // a name may hold format characters: emoji sequences and some scripts join with U+200D and U+200C
+    if (form.name === '' || codePoints(form.name!) > NAME_MAX || hasControl(form.name!)) {
+      return again(400, `Enter a name of 1 to ${NAME_MAX} characters, without control characters.`);
+    }
     const problem = passwordProblem(password, form.email!);
     if (problem) return again(400, problem);
 

@@ -1,12 +1,13 @@
 import type Router from '@koa/router';
-import type { Context, Next } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import { formField, formFields } from '../http/form.ts';
 import { pageContext, sendPage } from '../http/state.ts';
-import { ROTATION_GRACE_SECONDS } from '../keys.ts';
+import { KeyLimitReached, ROTATION_GRACE_SECONDS } from '../keys.ts';
+import { accountClosedPage } from '../pages/account-pages.ts';
 import { EXPIRY_CHOICES, dashboardPage, keyShownPage, type DashboardView, type NewKeyForm } from '../pages/key-pages.ts';
 import { BASE } from '../paths.ts';
 import type { PortalServices } from './services.ts';
-import { KEY_NAME_PATTERN, ProvisioningError } from '../../../packages/provisioning/index.ts';
+import { ProvisioningError } from '../../../packages/provisioning/index.ts';
 
 /** Pages for signed-in accounts only: the others go to sign-in (a POST is refused). */
 async function signedIn(ctx: Context, next: Next): Promise<void> {
@@ -18,8 +19,31 @@ async function signedIn(ctx: Context, next: Next): Promise<void> {
   ctx.redirect(`${BASE}/signin`);
 }
 
-/** The library's refusals of a key form: the status the page answers with (its README's table) and what it says. */
+/**
+ * An account whose consumer is gone was closed by an administrator (`consumers delete`), which is
+ * deliberate: its pages say so with a 403, and the portal never makes the consumer again. An
+ * admin reopens it by creating the consumer anew (docs/portal.md).
+ */
+function whenClosed(supportEmail: string | undefined): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      if (!(error instanceof ProvisioningError && error.code === 'consumer-not-found')) throw error;
+      sendPage(ctx, 403, accountClosedPage(pageContext(ctx), supportEmail));
+    }
+  };
+}
+
+function fullText({ kind, max }: KeyLimitReached): string {
+  if (kind === 'live') return `You have ${max} keys, the most an account can have: revoke one to create another.`;
+  const hours = ROTATION_GRACE_SECONDS / 3600;
+  return `${max} of your replaced keys are still in their grace period, the most an account can have: rotate again once the oldest stops working (${hours} hours after its rotation), or revoke a key to stop it and the keys it replaced at once.`;
+}
+
+/** The refusals of a key form, the cap's and the library's: the status the page answers with (its README's table) and what it says. */
 function refusal(error: unknown, name: string): { status: number; text: string } | undefined {
+  if (error instanceof KeyLimitReached) return { status: 409, text: fullText(error) };
   if (!(error instanceof ProvisioningError)) return undefined;
   switch (error.code) {
     case 'key-options':
@@ -42,6 +66,7 @@ const DAY_SECONDS = 86400;
  * own consumer only: a form names a key by its name, looked up among that consumer's keys alone.
  */
 export function keyRoutes(router: Router, services: PortalServices): void {
+  const closedAsPage = whenClosed(services.supportEmail);
   async function sendDashboard(ctx: Context, status: number, extra: Pick<DashboardView, 'message' | 'form'> = {}) {
     const account = ctx.state.account!;
     const [overview, totals] = await Promise.all([services.keys.overview(account.consumer!), services.usage.totals(account.consumer!)]);
@@ -73,14 +98,12 @@ export function keyRoutes(router: Router, services: PortalServices): void {
     return undefined;
   }
 
-  router.get('/', signedIn, async (ctx) => {
-    const revoked = typeof ctx.query.revoked === 'string' && /^\d{1,4}$/.test(ctx.query.revoked) ? Number(ctx.query.revoked) : undefined;
-    const name = typeof ctx.query.name === 'string' && KEY_NAME_PATTERN.test(ctx.query.name) ? ctx.query.name : undefined;
-    const message = revoked === undefined ? undefined : { text: `${revoked} key(s) revoked${name ? ` (named ${name})` : ''}: calls with them now get 401.`, kind: 'info' as const };
-    await sendDashboard(ctx, 200, message ? { message } : {});
+  router.get('/', signedIn, closedAsPage, async (ctx) => {
+    const notice = await services.sessions.takeNotice(ctx.state.sessionId!);
+    await sendDashboard(ctx, 200, notice ? { message: { text: notice, kind: 'info' } } : {});
   });
 
-  router.post('/keys', signedIn, async (ctx) => {
+  router.post('/keys', signedIn, closedAsPage, async (ctx) => {
     const account = ctx.state.account!;
     const form: NewKeyForm = { name: formField(ctx, 'name', 64).trim(), scopes: formFields(ctx, 'scope'), expires: formField(ctx, 'expires', 16) || 'never' };
     const choice = EXPIRY_CHOICES.find(([value]) => value === form.expires);
@@ -102,7 +125,7 @@ export function keyRoutes(router: Router, services: PortalServices): void {
     );
   });
 
-  router.post('/keys/rotate', signedIn, async (ctx) => {
+  router.post('/keys/rotate', signedIn, closedAsPage, async (ctx) => {
     const account = ctx.state.account!;
     const name = await keyName(ctx);
     if (name === undefined) return;
@@ -115,15 +138,16 @@ export function keyRoutes(router: Router, services: PortalServices): void {
     });
   });
 
-  router.post('/keys/revoke', signedIn, async (ctx) => {
+  router.post('/keys/revoke', signedIn, closedAsPage, async (ctx) => {
     const account = ctx.state.account!;
     const name = await keyName(ctx);
     if (name === undefined) return;
     await refusedAsPage(ctx, name, async () => {
       const { revoked, fingerprint } = await services.keys.revoke(account.consumer!, name);
       services.audit({ account: account.id, action: 'revoke-key', ...(fingerprint ? { fingerprint } : {}), ip: ctx.ip });
+      await services.sessions.setNotice(ctx.state.sessionId!, `${revoked} key(s) revoked (named ${name}): calls with them now get 401.`);
       ctx.status = 303;
-      ctx.redirect(`${BASE}/?revoked=${revoked}&name=${encodeURIComponent(name)}`);
+      ctx.redirect(`${BASE}/`);
     });
   });
 }

@@ -1,9 +1,10 @@
 import { InvalidArgumentError } from 'commander';
 import type { CommandModule } from '../common/context.ts';
-import { inviteByEmail } from '../../../portal/src/invitations-entry.ts';
+import { inviteByEmail, isAccountEmail } from '../../../portal/src/invitations-entry.ts';
 
+/** As the portal's sign-up form checks it: no control or invisible format character either. */
 function email(value: string): string {
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value.trim())) throw new InvalidArgumentError('It must be an email address.');
+  if (!isAccountEmail(value.trim())) throw new InvalidArgumentError('It must be an email address.');
   return value.trim();
 }
 
