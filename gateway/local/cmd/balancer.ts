@@ -97,14 +97,36 @@ ${location}
 /**
  * A load balancer as a platform team puts in front of Kong nodes: Debian's nginx, round robin,
  * keepalive to the nodes, X-Forwarded-For/-Proto/-Host/-Port set for them, bodies and responses
- * streamed (the nodes buffer as Kong does). A node that refuses connections is skipped for 2 s.
- * X-Balancer-Upstream on each response names the node that answered it.
+ * streamed (the nodes buffer as Kong does). A node that fails a try is skipped for 2 s, unless
+ * every node is (upstreamServers). X-Balancer-Upstream on each response names the node that
+ * answered it.
  */
 interface BalancerConf {
   dir: string;
   listen: string;
   ssl?: { listen: string; certificates: CertificatePair[] };
   upstreams: string[];
+}
+
+/**
+ * Each node twice, as compose's kong-lb lists them (deploy/nginx/kong-lb.conf): a primary that one
+ * failed try marks down for 2 s, so that a node that is really gone costs one failed try (and one
+ * error line) per 2 s rather than one per request; and a backup that is never marked down
+ * (max_fails=0). nginx counts an error on a kept-alive connection that the node closed under it (a
+ * graceful reload, a worker killed) as a failure of the node, though it grants the request another
+ * try (ngx_http_upstream_next); when a node reloads it does so on every connection it kept. With
+ * primaries alone, one such error per node marked every node down, and for 2 s every request was
+ * nginx's 502 "no live upstreams" while every node was up. When every primary is down nginx tries
+ * the backups (ngx_http_upstream_get_round_robin_peer), the same nodes, marked as tried afresh:
+ * a node that is up answers, one that is gone is skipped as a failed try. max_fails=0 alone would
+ * not do: a request that has tried every node once gets 502 too, and a node that is gone would
+ * cost a failed connection on every other request.
+ */
+function upstreamServers(upstreams: string[]): string {
+  return [
+    ...upstreams.map((address) => `        server ${address} max_fails=1 fail_timeout=2s;`),
+    ...upstreams.map((address) => `        server ${address} backup max_fails=0;`),
+  ].join('\n');
 }
 
 function balancerConf(options: BalancerConf): string {
@@ -126,7 +148,7 @@ function balancerConf(options: BalancerConf): string {
             add_header X-Balancer-Upstream $upstream_addr always;
         }`;
   const sslServer = options.ssl ? tlsServer(options.ssl.certificates, options.ssl.listen, location) : '';
-  const servers = options.upstreams.map((address) => `        server ${address} max_fails=1 fail_timeout=2s;`).join('\n');
+  const servers = upstreamServers(options.upstreams);
   return `# The local cluster's load balancer (gateway/local/cmd/balancer.ts): round robin over the nodes.
 worker_processes 1;
 pid ${join(options.dir, 'nginx.pid')};

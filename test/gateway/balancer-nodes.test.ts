@@ -1,0 +1,70 @@
+// The cluster's balancer (gateway/local/cmd/balancer.ts, as compose's kong-lb) in front of
+// stand-in nodes: a kept-alive connection that every node closes under it (a graceful reload, a
+// worker killed) costs no 5xx, and a node that is really gone is skipped without a failed try
+// per request.
+import test, { type ExecutionContext } from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findNginx, startBalancer, type RunningBalancer } from '../../gateway/local/data-plane-entry.ts';
+import { httpGet } from '../helpers/http-request.ts';
+import { startResettingUpstream, type ResettingUpstream } from '../helpers/upstream.ts';
+
+interface Running {
+  nodes: ResettingUpstream[];
+  balancer: RunningBalancer;
+  /** nginx's log lines (error_log stderr). */
+  logs: string[];
+}
+
+/** `count` stand-in nodes behind a balancer of their own, all stopped when the test ends. */
+async function balancerInFrontOf(t: ExecutionContext, count: number): Promise<Running> {
+  const dir = mkdtempSync(join(tmpdir(), 'balancer-'));
+  const nodes: ResettingUpstream[] = [];
+  const logs: string[] = [];
+  t.teardown(async () => {
+    await Promise.all(nodes.map((node) => node.close()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+  for (let i = 0; i < count; i++) nodes.push(await startResettingUpstream());
+  const balancer = await startBalancer({
+    dir,
+    host: '127.0.0.1',
+    port: 0,
+    upstreams: nodes.map((node) => `127.0.0.1:${node.port}`),
+    nginx: findNginx(),
+    onLine: (line) => logs.push(line),
+  });
+  // ava runs teardowns last registered first: the balancer stops before its nodes
+  t.teardown(() => balancer.stop());
+  return { nodes, balancer, logs };
+}
+
+test('every node resets one kept-alive connection (both reloaded at once): no 502, the request is tried again and served', async (t) => {
+  const { nodes, balancer, logs } = await balancerInFrontOf(t, 2);
+  // round robin: one request each, whose connection the balancer keeps alive
+  for (let i = 0; i < 2; i++) t.is((await httpGet(`${balancer.url}/warm`)).status, 200);
+  t.deepEqual(nodes.map((node) => node.seen.length), [1, 1]);
+  for (const node of nodes) node.resetNext();
+  const statuses: number[] = [];
+  for (let i = 0; i < 20; i++) statuses.push((await httpGet(`${balancer.url}/v1/pets`)).status);
+  t.deepEqual(nodes.map((node) => node.resets), [1, 1], 'each node reset one connection');
+  t.deepEqual([...new Set(statuses)], [200], `every answer a 200: ${statuses.join(' ')}`);
+  // both nodes were marked down by their one failure; the same nodes as backups served meanwhile
+  t.is(logs.filter((line) => line.includes('upstream server temporarily disabled')).length, 2, logs.join('\n'));
+  t.false(logs.some((line) => line.includes('no live upstreams')), logs.join('\n'));
+});
+
+test('a node that is really gone: every request served by the other, and the gone one tried about once per 2 s, not once per request', async (t) => {
+  const { nodes, balancer, logs } = await balancerInFrontOf(t, 2);
+  await nodes[1]!.close();
+  const statuses: number[] = [];
+  const startedAt = Date.now();
+  for (let i = 0; i < 20; i++) statuses.push((await httpGet(`${balancer.url}/v1/pets`)).status);
+  const elapsedMs = Date.now() - startedAt;
+  t.deepEqual([...new Set(statuses)], [200]);
+  t.is(nodes[0]!.seen.length, 20);
+  // fail_timeout=2s: one try when it first fails, then one each 2 s (max_fails=0 alone: ~10 here)
+  const refused = logs.filter((line) => line.includes('connect() failed (111: Connection refused)'));
+  t.true(refused.length >= 1 && refused.length <= 1 + Math.ceil(elapsedMs / 2000), `${elapsedMs} ms:\n${refused.join('\n')}`);
+});
