@@ -199,3 +199,16 @@ test('every data plane resets one kept-alive connection (all reloaded at once): 
   t.deepEqual([...new Set(statuses)], [200], `every answer a 200: ${statuses.join(' ')}`);
   t.false(logs.some((line) => line.includes('no live upstreams')), logs.join('\n'));
 });
+
+test("no data plane answers: kong-lb's 502 is bad_gateway in the Error shape, not nginx's page", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kong-lb-'));
+  cpSync(join(t.context.dir, 'tls'), join(dir, 'tls'), { recursive: true });
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // a port nothing listens on
+  const balancer = await startKongLb(dir, [`127.0.0.1:${await freePort()}`]);
+  t.teardown(() => void balancer.nginx.kill('SIGTERM'));
+  const response = await fetch(`https://127.0.0.1:${balancer.https}/v1/pets`, { dispatcher: t.context.tls } as RequestInit);
+  t.is(response.status, 502);
+  t.is(response.headers.get('content-type'), 'application/json; charset=utf-8');
+  t.deepEqual(await response.json(), { code: 'bad_gateway', message: 'The service behind the gateway could not be reached.', status: 502 });
+});

@@ -1,14 +1,14 @@
 // The cluster's balancer (gateway/local/cmd/balancer.ts, as compose's kong-lb) in front of
 // stand-in nodes: a kept-alive connection that every node closes under it (a graceful reload, a
-// worker killed) costs no 5xx, and a node that is really gone is skipped without a failed try
-// per request.
+// worker killed) costs no 5xx, a node that is really gone is skipped without a failed try per
+// request, and when no node answers the balancer's 502 is in the API's Error shape.
 import test, { type ExecutionContext } from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findNginx, startBalancer, type RunningBalancer } from '../../gateway/local/data-plane-entry.ts';
 import { httpGet } from '../helpers/http-request.ts';
-import { startResettingUpstream, type ResettingUpstream } from '../helpers/upstream.ts';
+import { startResettingUpstream, type Reply, type ResettingUpstream } from '../helpers/upstream.ts';
 
 interface Running {
   nodes: ResettingUpstream[];
@@ -17,8 +17,8 @@ interface Running {
   logs: string[];
 }
 
-/** `count` stand-in nodes behind a balancer of their own, all stopped when the test ends. */
-async function balancerInFrontOf(t: ExecutionContext, count: number): Promise<Running> {
+/** `count` stand-in nodes (answering as `reply`, default echoRequest) behind a balancer of their own, all stopped when the test ends. */
+async function balancerInFrontOf(t: ExecutionContext, count: number, reply?: Reply): Promise<Running> {
   const dir = mkdtempSync(join(tmpdir(), 'balancer-'));
   const nodes: ResettingUpstream[] = [];
   const logs: string[] = [];
@@ -26,7 +26,7 @@ async function balancerInFrontOf(t: ExecutionContext, count: number): Promise<Ru
     await Promise.all(nodes.map((node) => node.close()));
     rmSync(dir, { recursive: true, force: true });
   });
-  for (let i = 0; i < count; i++) nodes.push(await startResettingUpstream());
+  for (let i = 0; i < count; i++) nodes.push(await startResettingUpstream(reply));
   const balancer = await startBalancer({
     dir,
     host: '127.0.0.1',
@@ -67,4 +67,23 @@ test('a node that is really gone: every request served by the other, and the gon
   // fail_timeout=2s: one try when it first fails, then one each 2 s (max_fails=0 alone: ~10 here)
   const refused = logs.filter((line) => line.includes('connect() failed (111: Connection refused)'));
   t.true(refused.length >= 1 && refused.length <= 1 + Math.ceil(elapsedMs / 2000), `${elapsedMs} ms:\n${refused.join('\n')}`);
+});
+
+test("no node answers: the balancer's 502 is bad_gateway in the Error shape, not nginx's page; a node's own 502 and 504 pass untouched", async (t) => {
+  const { nodes, balancer } = await balancerInFrontOf(t, 2, (req, res) => {
+    const status = Number(req.url.slice(1));
+    res.writeHead(status, { 'content-type': 'text/plain' }).end(`the node said ${status}`);
+  });
+  for (const status of [502, 504]) {
+    const own = await httpGet(`${balancer.url}/${status}`);
+    t.is(own.status, status);
+    t.is(own.body, `the node said ${status}`);
+  }
+  await Promise.all(nodes.map((node) => node.close()));
+  for (const method of ['GET', 'POST']) {
+    const response = await httpGet(`${balancer.url}/v1/pets`, { method, ...(method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}) });
+    t.is(response.status, 502, method);
+    t.is(response.headers['content-type'], 'application/json; charset=utf-8', method);
+    t.deepEqual(response.json, { code: 'bad_gateway', message: 'The service behind the gateway could not be reached.', status: 502 }, method);
+  }
 });

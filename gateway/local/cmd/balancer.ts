@@ -47,26 +47,32 @@ const TLS_SETTINGS = `        ssl_protocols             TLSv1.2 TLSv1.3;
         ssl_session_cache         shared:SSL:10m;`;
 
 /**
- * What nginx answers itself, before any node sees the request (malformed HTTP), in the API's
- * Error shape with the edge plugin's codes and messages, as compose's kong-lb
- * (deploy/nginx/kong-lb.conf). An HTTP version (505) or a transfer coding (501) nginx does not
- * know is a malformed request from the client too: 400, never a 5xx. The nodes' own answers are
- * not intercepted (proxy_intercept_errors is off). The pages are locations with a path, not named
- * ones: nginx cannot redirect a request whose line it could not read to a named location (500).
- * They are not `internal` either, which would answer a client asking for one nginx's HTML 404.
- * Their prefix is one no team's route would own: every path under it is the balancer's, on a Kong
- * that several teams share (deploy/nginx/kong-lb.conf uses the same).
+ * What nginx answers itself, in the API's Error shape with the edge plugin's codes and messages
+ * (gateway/plugins/animal-store-edge/handler.lua, CODES), as compose's kong-lb
+ * (deploy/nginx/kong-lb.conf): malformed HTTP, before any node sees the request, and the answers
+ * of a balancer that no node answered (502, 503, 504), not nginx's HTML pages. An HTTP version
+ * (505) or a transfer coding (501) nginx does not know is a malformed request from the client too:
+ * 400, never a 5xx. The nodes' own answers are not intercepted (proxy_intercept_errors is off).
+ * The pages are locations with a path, not named ones: nginx cannot redirect a request whose line
+ * it could not read to a named location (500). They are not `internal` either, which would answer
+ * a client asking for one nginx's HTML 404. Their prefix is one no team's route would own: every
+ * path under it is the balancer's, on a Kong that several teams share (deploy/nginx/kong-lb.conf
+ * uses the same).
  */
 export const BALANCER_ERROR_PREFIX = '/_balancer-error-5f1c9a7e';
-const MALFORMED_HTTP_ANSWERS: Array<{ statuses: string; status: number; code: string; message: string }> = [
+const BALANCER_ANSWERS: Array<{ statuses: string; status: number; code: string; message: string }> = [
   { statuses: '400 494 501 505', status: 400, code: 'bad_request', message: 'The request is malformed.' },
   { statuses: '405', status: 405, code: 'method_not_allowed', message: 'This method is not allowed here.' },
   { statuses: '408', status: 408, code: 'request_timeout', message: 'The request took too long to arrive.' },
   { statuses: '414', status: 414, code: 'uri_too_long', message: 'The request URI is too long.' },
+  // no node answered: every one down or refusing (502), or too slow (504)
+  { statuses: '502', status: 502, code: 'bad_gateway', message: 'The service behind the gateway could not be reached.' },
+  { statuses: '503', status: 503, code: 'service_unavailable', message: 'The service is temporarily unavailable.' },
+  { statuses: '504', status: 504, code: 'gateway_timeout', message: 'The service did not answer in time.' },
 ];
-const MALFORMED_HTTP_PAGES = [
-  ...MALFORMED_HTTP_ANSWERS.map(({ statuses, status, code }) => `        error_page ${statuses} =${status} ${BALANCER_ERROR_PREFIX}/${code};`),
-  ...MALFORMED_HTTP_ANSWERS.map(
+const ERROR_PAGES = [
+  ...BALANCER_ANSWERS.map(({ statuses, status, code }) => `        error_page ${statuses} =${status} ${BALANCER_ERROR_PREFIX}/${code};`),
+  ...BALANCER_ANSWERS.map(
     ({ status, code, message }) => `        location = ${BALANCER_ERROR_PREFIX}/${code} {
             default_type "application/json; charset=utf-8";
             return ${status} '${JSON.stringify({ code, message, status })}';
@@ -89,7 +95,7 @@ function tlsServer(pairs: CertificatePair[], listen: string, location: string): 
 ${certificates.join('\n')}
 ${TLS_SETTINGS}
 
-${MALFORMED_HTTP_PAGES}
+${ERROR_PAGES}
 ${location}
     }`;
 }
@@ -181,7 +187,7 @@ ${servers}
         listen ${options.listen} backlog=4096;
         client_max_body_size 0;
 
-${MALFORMED_HTTP_PAGES}
+${ERROR_PAGES}
 ${location}
     }${sslServer}
 }
