@@ -212,3 +212,20 @@ test("no data plane answers: kong-lb's 502 is bad_gateway in the Error shape, no
   t.is(response.headers.get('content-type'), 'application/json; charset=utf-8');
   t.deepEqual(await response.json(), { code: 'bad_gateway', message: 'The service behind the gateway could not be reached.', status: 502 });
 });
+
+test("a client's X-Forwarded-Prefix and -Path do not reach Kong, which trusts kong-lb: the backend's Link names /v1, not the client's prefix", async (t) => {
+  const { stack, tls } = t.context;
+  const key = await stack.provision('lb-prefix', { minute: 100 });
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const base = `https://127.0.0.1:${t.context.https}/v1/pets`;
+  for (const name of ['Rex', 'Tom']) {
+    const created = await fetch(base, { method: 'POST', headers, body: JSON.stringify({ name, categoryId: 1 }), dispatcher: tls } as RequestInit);
+    t.is(created.status, 201);
+  }
+  const page = await fetch(`${base}?limit=1`, {
+    headers: { ...headers, 'x-forwarded-prefix': '/evil', 'x-forwarded-path': '/evil/pets' },
+    dispatcher: tls,
+  } as RequestInit);
+  t.is(page.status, 200);
+  t.regex(page.headers.get('link') ?? '', /^<\/v1\/pets\?limit=1&cursor=[\w-]+>; rel="next"$/);
+});

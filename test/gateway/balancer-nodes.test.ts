@@ -1,7 +1,8 @@
 // The cluster's balancer (gateway/local/cmd/balancer.ts, as compose's kong-lb) in front of
 // stand-in nodes: a kept-alive connection that every node closes under it (a graceful reload, a
 // worker killed) costs no 5xx, a node that is really gone is skipped without a failed try per
-// request, and when no node answers the balancer's 502 is in the API's Error shape.
+// request, when no node answers the balancer's 502 is in the API's Error shape, and the
+// X-Forwarded-* headers the nodes trust from it are its own, never a client's.
 import test, { type ExecutionContext } from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,4 +87,18 @@ test("no node answers: the balancer's 502 is bad_gateway in the Error shape, not
     t.is(response.headers['content-type'], 'application/json; charset=utf-8', method);
     t.deepEqual(response.json, { code: 'bad_gateway', message: 'The service behind the gateway could not be reached.', status: 502 }, method);
   }
+});
+
+test("a client's X-Forwarded-Prefix and -Path do not pass: the nodes trust the balancer's X-Forwarded-*, and Kong derives these two itself", async (t) => {
+  const { nodes, balancer } = await balancerInFrontOf(t, 1);
+  const response = await httpGet(`${balancer.url}/v1/pets?limit=1`, {
+    headers: { 'x-forwarded-prefix': '/evil', 'x-forwarded-path': '/evil/pets', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' },
+  });
+  t.is(response.status, 200);
+  const seen = nodes[0]!.last()!.headers;
+  t.is(seen['x-forwarded-prefix'], undefined);
+  t.is(seen['x-forwarded-path'], undefined);
+  // the others are the balancer's own, as before
+  t.is(seen['x-forwarded-host'], '127.0.0.1');
+  t.is(seen['x-forwarded-proto'], 'http');
 });

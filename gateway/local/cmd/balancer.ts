@@ -150,6 +150,12 @@ function balancerConf(options: BalancerConf): string {
             proxy_set_header X-Forwarded-Proto $scheme;
             proxy_set_header X-Forwarded-Host  $host;
             proxy_set_header X-Forwarded-Port  $server_port;
+            # The nodes trust this balancer, so Kong would take a client's X-Forwarded-Path and
+            # -Prefix as they came (kong/runloop/handler.lua 1234-1240) and send them upstream
+            # (:1352-1353), where the backend builds its Link headers from the prefix. Empty, nginx
+            # sends neither, and Kong derives both from the request, as for a client of its own.
+            proxy_set_header X-Forwarded-Path   "";
+            proxy_set_header X-Forwarded-Prefix "";
             # which node answered (for people and tests watching the round robin)
             add_header X-Balancer-Upstream $upstream_addr always;
         }`;
