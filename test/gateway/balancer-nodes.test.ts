@@ -2,8 +2,10 @@
 // stand-in nodes: a kept-alive connection that every node closes under it (a graceful reload, a
 // worker killed) costs no 5xx, a node that is really gone is skipped without a failed try per
 // request, when no node answers the balancer's 502 is in the API's Error shape, and the
-// X-Forwarded-* headers the nodes trust from it are its own, never a client's.
+// X-Forwarded-* headers the nodes trust from it are its own, never a client's. Its TLS listener
+// serves Kong's TLS settings, DHE suites included.
 import test, { type ExecutionContext } from 'ava';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,8 +20,11 @@ interface Running {
   logs: string[];
 }
 
-/** `count` stand-in nodes (answering as `reply`, default echoRequest) behind a balancer of their own, all stopped when the test ends. */
-async function balancerInFrontOf(t: ExecutionContext, count: number, reply?: Reply): Promise<Running> {
+/**
+ * `count` stand-in nodes (answering as `reply`, default echoRequest) behind a balancer of their
+ * own, with its TLS listener when `ssl`, all stopped when the test ends.
+ */
+async function balancerInFrontOf(t: ExecutionContext, count: number, reply?: Reply, ssl = false): Promise<Running> {
   const dir = mkdtempSync(join(tmpdir(), 'balancer-'));
   const nodes: ResettingUpstream[] = [];
   const logs: string[] = [];
@@ -33,6 +38,7 @@ async function balancerInFrontOf(t: ExecutionContext, count: number, reply?: Rep
     host: '127.0.0.1',
     port: 0,
     upstreams: nodes.map((node) => `127.0.0.1:${node.port}`),
+    ...(ssl ? { ssl: { host: '127.0.0.1', port: 0 } } : {}),
     nginx: findNginx(),
     onLine: (line) => logs.push(line),
   });
@@ -101,4 +107,13 @@ test("a client's X-Forwarded-Prefix and -Path do not pass: the nodes trust the b
   // the others are the balancer's own, as before
   t.is(seen['x-forwarded-host'], '127.0.0.1');
   t.is(seen['x-forwarded-proto'], 'http');
+});
+
+test("the TLS listener serves Kong's DHE suites with the ffdhe2048 group (ssl_dhparam), as the nodes and kong-lb do", async (t) => {
+  const { balancer } = await balancerInFrontOf(t, 1, undefined, true);
+  const dhe = spawnSync('openssl', ['s_client', '-connect', new URL(balancer.sslUrl!).host, '-servername', 'localhost',
+    '-tls1_2', '-cipher', 'DHE-RSA-AES128-GCM-SHA256'], { input: '', encoding: 'utf8', timeout: 10_000 });
+  t.is(dhe.status, 0, dhe.stdout + dhe.stderr);
+  t.regex(dhe.stdout, /Cipher\s*: DHE-RSA-AES128-GCM-SHA256/);
+  t.regex(dhe.stdout, /Server Temp Key: DH, 2048 bits/);
 });

@@ -4,7 +4,7 @@ import type { NginxBinary } from './nginx-binary.ts';
 import { writeFileAtomically } from './nginx-prefix.ts';
 import { freePort } from '../../../packages/node-runtime/free-port.js';
 import { answers, startServerProcess, type ServerProcess } from './server-process.ts';
-import { ensureDefaultCertificates, defaultCertificatePaths, type CertificatePair } from './ssl-certificates.ts';
+import { ensureDefaultCertificates, ensureDhParams, defaultCertificatePaths, type CertificatePair } from './ssl-certificates.ts';
 
 /**
  * The source address the balancer connects to the nodes from: a loopback address of its own, so
@@ -23,7 +23,8 @@ export interface BalancerOptions {
   upstreams: string[];
   /**
    * A TLS listener (0: a free loopback port) where the balancer terminates TLS with Kong's
-   * default certificates, made once in <dir>/ssl, and says so in X-Forwarded-Proto.
+   * default certificates and its ffdhe2048 group, made once in <dir>/ssl, and says so in
+   * X-Forwarded-Proto.
    */
   ssl?: { host: string; port: number };
   nginx: NginxBinary;
@@ -38,13 +39,20 @@ export interface RunningBalancer extends ServerProcess {
   caFile?: string;
 }
 
-/** Kong 3.9's TLS settings, as the nodes' template renders them (nginx-prefix.ts; docs/https.md). */
-const TLS_SETTINGS = `        ssl_protocols             TLSv1.2 TLSv1.3;
+/**
+ * Kong 3.9's TLS settings, as the nodes' template renders them (nginx-prefix.ts; docs/https.md).
+ * The DHE suites need the ffdhe2048 group, Kong's ssl_dhparam (made once in <dir>/ssl, as on a
+ * node): without it nginx silently offers none of them.
+ */
+function tlsSettings(dhparam: string): string {
+  return `        ssl_protocols             TLSv1.2 TLSv1.3;
         ssl_ciphers               ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305;
         ssl_prefer_server_ciphers off;
+        ssl_dhparam               ${dhparam};
         ssl_session_tickets       on;
         ssl_session_timeout       1d;
         ssl_session_cache         shared:SSL:10m;`;
+}
 
 /**
  * What nginx answers itself, in the API's Error shape with the edge plugin's codes and messages
@@ -84,7 +92,7 @@ const ERROR_PAGES = [
  * The server block where TLS ends, as at compose's kong-lb (deploy/nginx/kong-lb.conf): the
  * nodes trust its X-Forwarded-Proto (https), as they trust its X-Forwarded-For.
  */
-function tlsServer(pairs: CertificatePair[], listen: string, location: string): string {
+function tlsServer(pairs: CertificatePair[], dhparam: string, listen: string, location: string): string {
   const certificates = pairs.map((pair) => `        ssl_certificate           ${pair.cert};
         ssl_certificate_key       ${pair.key};`);
   return `
@@ -93,7 +101,7 @@ function tlsServer(pairs: CertificatePair[], listen: string, location: string): 
         listen ${listen} ssl http2 backlog=4096;
         client_max_body_size 0;
 ${certificates.join('\n')}
-${TLS_SETTINGS}
+${tlsSettings(dhparam)}
 
 ${ERROR_PAGES}
 ${location}
@@ -110,7 +118,7 @@ ${location}
 interface BalancerConf {
   dir: string;
   listen: string;
-  ssl?: { listen: string; certificates: CertificatePair[] };
+  ssl?: { listen: string; certificates: CertificatePair[]; dhparam: string };
   upstreams: string[];
 }
 
@@ -159,7 +167,7 @@ function balancerConf(options: BalancerConf): string {
             # which node answered (for people and tests watching the round robin)
             add_header X-Balancer-Upstream $upstream_addr always;
         }`;
-  const sslServer = options.ssl ? tlsServer(options.ssl.certificates, options.ssl.listen, location) : '';
+  const sslServer = options.ssl ? tlsServer(options.ssl.certificates, options.ssl.dhparam, options.ssl.listen, location) : '';
   const servers = upstreamServers(options.upstreams);
   return `# The local cluster's load balancer (gateway/local/cmd/balancer.ts): round robin over the nodes.
 worker_processes 1;
@@ -208,7 +216,9 @@ export async function startBalancer(options: BalancerOptions): Promise<RunningBa
     const sslPort = options.ssl && (options.ssl.port || (await freePort(options.ssl.host)));
     const sslListen = options.ssl && `${options.ssl.host}:${sslPort}`;
     const confPath = join(options.dir, 'nginx.conf');
-    const ssl = sslListen ? { listen: sslListen, certificates: await ensureDefaultCertificates(options.dir) } : undefined;
+    const ssl = sslListen
+      ? { listen: sslListen, certificates: await ensureDefaultCertificates(options.dir), dhparam: await ensureDhParams(options.dir) }
+      : undefined;
     const conf = balancerConf({ dir: options.dir, listen, ...(ssl ? { ssl } : {}), upstreams: options.upstreams });
     writeFileAtomically(confPath, conf);
     try {
