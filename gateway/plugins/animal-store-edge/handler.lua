@@ -55,8 +55,18 @@ local function int(n)
   return text
 end
 
--- Kong's own 426 for an https-only route (kong/runloop/handler.lua:1267-1270).
+-- Kong's own 426 for an https-only route (kong/runloop/handler.lua:1267-1270). HTTP/2 forbids
+-- both (RFC 9113 8.2.2: the client takes the response as malformed, curl's PROTOCOL_ERROR), so an
+-- HTTP/2 request (a trusted balancer's that says X-Forwarded-Proto: http) gets the 426 without them.
 local UPGRADE_HEADERS = { ["Connection"] = "Upgrade", ["Upgrade"] = "TLS/1.2, HTTP/1.1" }
+
+local function upgrade_headers()
+  local version = kong.request.get_http_version()
+  if version and version >= 2 then
+    return nil
+  end
+  return UPGRADE_HEADERS
+end
 -- Two years, subdomains included, as hstspreload.org recommends (RFC 6797).
 local HSTS = "max-age=63072000; includeSubDomains"
 
@@ -138,7 +148,7 @@ function Edge:access(conf)
     if kong.request.get_header("authorization") then
       kong.log.notice("plain HTTP refused (https_only); the request carried an Authorization header")
     end
-    return kong.response.exit(426, nil, UPGRADE_HEADERS)
+    return kong.response.exit(426, nil, upgrade_headers())
   end
 
   local authorization = kong.request.get_header("authorization")

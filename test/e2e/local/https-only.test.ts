@@ -1,5 +1,6 @@
 import ava from 'ava';
 import { readFileSync } from 'node:fs';
+import { connect as http2Connect } from 'node:http2';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { type JsonResponse } from '../../helpers/backend.ts';
@@ -28,7 +29,7 @@ test.before(async () => {
   [stack, trusting, plain] = await Promise.all([
     startStack({ env: httpsOnly, node: { proxyListen: LISTEN } }),
     // 127.0.0.1 trusted: as behind a TLS-terminating balancer on loopback, whose X-Forwarded-Proto counts
-    startStack({ env: httpsOnly, node: { proxyListen: '127.0.0.1:0', trustedIps: ['127.0.0.1'] } }),
+    startStack({ env: httpsOnly, node: { proxyListen: LISTEN, trustedIps: ['127.0.0.1'] } }),
     startStack({ node: { proxyListen: LISTEN } }),
   ]);
   const ca = readFileSync(join(stack.gateway.node.prefix, 'ssl', 'kong-default-ca.crt'));
@@ -98,6 +99,30 @@ test('X-Forwarded-Proto: https counts from trusted_ips only (a TLS-terminating b
   const plain = await httpGet(`${trusting.gateway.proxyUrl}/v1/pets`, { headers: { 'x-forwarded-proto': 'http', authorization: `Bearer ${key}` } });
   t.is(plain.status, 426);
   t.is(plain.json.code, 'https_required');
+});
+
+test('over HTTP/2 the 426 has no Connection or Upgrade, which HTTP/2 forbids (RFC 9113 8.2.2): a trusted client saying X-Forwarded-Proto: http over h2 gets it whole', async (t) => {
+  const ca = readFileSync(join(trusting.gateway.node.prefix, 'ssl', 'kong-default-ca.crt'));
+  const session = http2Connect(trusting.gateway.node.proxySslUrl!, { ca, servername: 'localhost', checkServerIdentity: () => undefined });
+  t.teardown(() => session.close());
+  const answer = await new Promise<{ headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+    session.once('error', reject);
+    const stream = session.request({ ':path': '/v1/pets', ':authority': 'localhost', 'x-forwarded-proto': 'http' });
+    let headers: Record<string, unknown> = {};
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('response', (response) => (headers = response));
+    stream.on('data', (chunk: string) => (body += chunk));
+    // a connection-specific header in a response is a stream error: PROTOCOL_ERROR (curl: "(92)")
+    stream.on('error', reject);
+    stream.on('end', () => resolve({ headers, body }));
+    stream.end();
+  });
+  t.is(session.alpnProtocol, 'h2');
+  t.is(answer.headers[':status'], 426);
+  t.is(answer.headers.upgrade, undefined);
+  t.is(answer.headers.connection, undefined);
+  t.is((JSON.parse(answer.body) as { code: string }).code, 'https_required');
 });
 
 test('npm start\'s setting (DECK_ANIMAL_STORE_HTTPS_ONLY=false): plain HTTP and TLS both served, no HSTS', async (t) => {
