@@ -124,6 +124,22 @@ test('port 80 answers 426 https_required itself, with the body the edge plugin g
   t.is(balancer.json.code, 'https_required');
 });
 
+test('port 80 sends a browser to the developer portal over https (301, GET and HEAD), and refuses a form POSTed there 426', async (t) => {
+  const origin = `http://127.0.0.1:${t.context.http}`;
+  for (const [method, path] of [['GET', '/portal/signin?next=%2Fportal%2F'], ['HEAD', '/portal/'], ['GET', '/portal']]) {
+    const response = await httpGet(`${origin}${path}`, { method });
+    t.is(response.status, 301, `${method} ${path}`);
+    t.is(response.headers.location, `https://127.0.0.1${path}`, `${method} ${path}`);
+    t.is(response.headers.upgrade, undefined, `${method} ${path}`);
+  }
+  const post = await httpGet(`${origin}/portal/signin`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'password=sent+in+clear' });
+  t.is(post.status, 426);
+  t.is(post.headers.upgrade, 'TLS/1.2, HTTP/1.1');
+  t.is(post.json.code, 'https_required');
+  // only the portal's paths
+  t.is((await httpGet(`${origin}/portalx`)).status, 426);
+});
+
 test('443 terminates TLS and forwards X-Forwarded-Proto: https, which the data plane trusts: our API, with HSTS', async (t) => {
   const { stack, tls } = t.context;
   const key = await stack.provision('lb-tls', { minute: 100 });

@@ -1,5 +1,6 @@
 -- animal-store-edge: what Kong's bundled plugins do not do for the Animal Store API.
---   access        https_only: plain HTTP refused 426, before the key is read;
+--   access        https_only: plain HTTP refused 426 (or a GET redirected to https, for web
+--                 pages: https_redirect_status_code), before the key is read;
 --                 Authorization: Bearer <key> -> its SHA-256 in the key-auth header (nothing for
 --                 a malformed ask_ key, refused before any hash or look-up); a banned key's 429.
 --   header_filter Strict-Transport-Security over TLS (https_only); X-RateLimit-* from rate-limiting's RateLimit-*; strikes (429s) towards a ban;
@@ -147,6 +148,16 @@ function Edge:access(conf)
   if conf.https_only and not over_tls() then
     if kong.request.get_header("authorization") then
       kong.log.notice("plain HTTP refused (https_only); the request carried an Authorization header")
+    end
+    -- web pages (the portal): a browser's GET goes to the same page over https, as a route's
+    -- https_redirect_status_code sends it (kong/runloop/handler.lua:1273-1279: the host, no port)
+    local redirect = conf.https_redirect_status_code
+    if redirect and redirect ~= 426 then
+      local method = kong.request.get_method()
+      if method == "GET" or method == "HEAD" then
+        local location = "https://" .. kong.request.get_forwarded_host() .. kong.request.get_path_with_query()
+        return kong.response.exit(redirect, nil, { ["Location"] = location })
+      end
     end
     return kong.response.exit(426, nil, upgrade_headers())
   end
