@@ -109,12 +109,12 @@ test('X-Forwarded-Proto: https counts from trusted_ips only (a TLS-terminating b
 });
 
 test('the portal over plain HTTP: a browser\'s GET or HEAD is redirected to https (301), a form POST refused 426 before the portal sees its password', async (t) => {
-  for (const method of ['GET', 'HEAD']) {
-    const response = await httpGet(`${stack.gateway.proxyUrl}/portal/signin?next=%2Fportal%2F`, { method });
-    t.is(response.status, 301, method);
+  for (const [method, path] of [['GET', '/portal/signin?next=%2Fportal%2F'], ['HEAD', '/portal/'], ['GET', '/portal']]) {
+    const response = await httpGet(`${stack.gateway.proxyUrl}${path}`, { method });
+    t.is(response.status, 301, `${method} ${path}`);
     // Kong's own https redirect's Location (kong/runloop/handler.lua:1273-1279): the host, no port
-    t.is(response.headers.location, 'https://127.0.0.1/portal/signin?next=%2Fportal%2F', method);
-    t.is(response.headers['strict-transport-security'], undefined, method);
+    t.is(response.headers.location, `https://127.0.0.1${path}`, `${method} ${path}`);
+    t.is(response.headers['strict-transport-security'], undefined, `${method} ${path}`);
   }
   const post = await httpGet(`${stack.gateway.proxyUrl}/portal/signin`, {
     method: 'POST',
@@ -141,6 +141,9 @@ test('the portal over TLS: every answer carries HSTS, and its cookies, forms and
     t.is(page.headers.get('strict-transport-security'), HSTS, `${init.method ?? 'GET'} ${path}`);
     return page;
   };
+  const home = await send('/portal');
+  t.is(home.status, 301);
+  t.is(home.headers.get('location'), '/portal/');
   const form = await send('/portal/signup');
   t.is(form.status, 200);
   t.regex(form.headers.get('content-type') ?? '', /^text\/html/);
