@@ -3,15 +3,30 @@ import type { GatewayReady } from '../../gateway/local/index.ts';
 import type { RunningChild } from './supervisor.ts';
 
 /**
- * The https hint: the default certificates name `localhost`, so a loopback or wildcard address is
- * written as localhost for the name check to pass; with KONG_SSL_CERT the client's own CAs apply.
+ * The curl command over https: the default certificates name `localhost`, so a loopback or
+ * wildcard address is written as localhost for the name check to pass; with KONG_SSL_CERT
+ * (`caFile` undefined) the client's own CAs apply.
  */
-function tlsCurl(g: GatewayReady): string {
-  if (!g.proxySslUrl) return '';
-  const url = new URL(g.proxySslUrl);
-  if (g.proxyCaFile && /^(127\.0\.0\.1|0\.0\.0\.0)$/.test(url.hostname)) url.hostname = 'localhost';
-  const origin = url.origin;
-  return `\nOver TLS:   curl -si${g.proxyCaFile ? ` --cacert ${g.proxyCaFile}` : ''} ${origin}/v1/pets -H 'Authorization: Bearer <key>'`;
+function tlsCurl(sslUrl: string, caFile: string | undefined): string {
+  return `curl -si${caFile ? ` --cacert ${caFile}` : ''} ${tlsOrigin(sslUrl, caFile)}/v1/pets -H 'Authorization: Bearer <key>'`;
+}
+
+function tlsOrigin(sslUrl: string, caFile: string | undefined): string {
+  const url = new URL(sslUrl);
+  if (caFile && /^(127\.0\.0\.1|0\.0\.0\.0)$/.test(url.hostname)) url.hostname = 'localhost';
+  return url.origin;
+}
+
+/**
+ * The `Use it:` line, and an `Over TLS:` one when there is an https listener: with kong.yml's
+ * https_only (DECK_ANIMAL_STORE_HTTPS_ONLY=true) plain HTTP answers 426, so `Use it:` is the
+ * https command itself.
+ */
+function useIt(plainUrl: string, ssl: { url: string; caFile: string | undefined } | undefined, httpsOnly: boolean): string {
+  const plain = `curl -si ${plainUrl}/v1/pets -H 'Authorization: Bearer <key>'`;
+  if (!ssl) return `Use it:     ${plain}`;
+  const overTls = tlsCurl(ssl.url, ssl.caFile);
+  return httpsOnly ? `Use it:     ${overTls}` : `Use it:     ${plain}\nOver TLS:   ${overTls}`;
 }
 
 /** What `npm start` prints once both processes serve; every command in it uses the addresses in use. */
@@ -22,19 +37,22 @@ export function stackBanner(
   portal?: RunningChild<string>,
 ): string {
   const g = gateway.ready;
+  const ssl = g.proxySslUrl ? { url: g.proxySslUrl, caFile: g.proxyCaFile } : undefined;
+  // https only: the portal's plain address redirects to https on port 443
+  const portalOrigin = g.httpsOnly && ssl ? tlsOrigin(ssl.url, ssl.caFile) : g.proxyUrl;
   return `Animal Store API — local stack (supervisor pid ${supervisorPid}; Ctrl-C stops every process)
   proxy      ${g.proxyUrl}/v1   (data plane: nginx pid ${g.nginxPid}, Kong-compatible, ${g.configFile})${g.proxySslUrl ? `
   https      ${g.proxySslUrl}/v1   (TLS 1.2/1.3 and HTTP/2${g.proxyCaFile ? `; self-signed, trust ${g.proxyCaFile}` : ''}) the only scheme in production` : ''}
   admin API  ${g.adminUrl}   (control plane, pid ${gateway.pid}: Kong Admin API subset)${g.statusUrl ? `
   status API ${g.statusUrl}   (data plane: /status, /metrics)` : ''}
   backend    ${backend.ready}   (backend, pid ${backend.pid}: reached only through the gateway)${portal ? `
-  portal     ${g.proxyUrl}/portal/   (developer portal, pid ${portal.pid}, on ${portal.ready}: sign up for a key)` : ''}
+  portal     ${portalOrigin}/portal/   (developer portal, pid ${portal.pid}, on ${portal.ready}: sign up for a key)` : ''}
   routes     ${g.routes.join('\n             ')}
   plugins    ${g.plugins.join(', ')}
   engine     ${g.engine}
   consumers  ${g.provisionedConsumers} provisioned through the Admin API
 First key:  KONG_ADMIN_URL=${g.adminUrl} npm run consumers -- create --username alice --plan free
-Use it:     curl -si ${g.proxyUrl}/v1/pets -H 'Authorization: Bearer <key>'${tlsCurl(g)}
+${useIt(g.proxyUrl, ssl, g.httpsOnly)}
 Reload kong.yml without a restart (the control plane reloads):  kill -HUP ${gateway.pid}`;
 }
 
@@ -63,6 +81,6 @@ ${nodes}
   engine     ${c.engine}
   files      ${c.dir}   (redis/, control-plane/, node-N/, balancer/, cluster.log)
 First key:  KONG_ADMIN_URL=${c.adminUrl} npm run consumers -- create --username alice --plan free
-Use it:     curl -si ${c.balancerUrl}/v1/pets -H 'Authorization: Bearer <key>'${usage}
+${useIt(c.balancerUrl, c.httpsOnly ? c.balancerSsl : undefined, c.httpsOnly)}${usage}
 Reload kong.yml without a restart:  kill -HUP ${c.controlPlanePid}${warning}`;
 }

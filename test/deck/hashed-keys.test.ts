@@ -84,8 +84,12 @@ test('no stored key authenticates; the keys the CLI printed do', async (t) => {
   const credentials = (await stack.admin('/key-auths')).body.data as Array<{ tags: string[] | null }>;
   t.true(credentials.every((c) => c.tags?.includes(KEY_HASH_TAG)), 'every credential is tagged hashed');
 
-  // the edge plugin is on each of our services: kong.yml's one setting is both
-  const edges = ((await stack.admin('/plugins')).body.data as Array<{ id: string; name: string }>).filter((p) => p.name === 'animal-store-edge');
+  // the edge plugin is on each of our API's services: kong.yml's one setting is both (the
+  // portal's, for https_only, takes no keys: no key-auth runs there)
+  const portal = (await stack.admin('/services/animal-store-portal')).body.id as string;
+  const edges = ((await stack.admin('/plugins')).body.data as Array<{ id: string; name: string; service: { id: string } | null }>).filter(
+    (p) => p.name === 'animal-store-edge' && p.service?.id !== portal,
+  );
   t.is(edges.length, 2);
   for (const acceptPlaintext of [false, true]) {
     for (const edge of edges) {

@@ -70,6 +70,8 @@ const BROKEN: Array<[string, string, string]> = [
   ['no select tag', 'animal-store-select-tag', kongYml.replace('_info:\n  select_tags:\n    - animal-store\n', '')],
   ['a route outside /v1', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-admin\n        paths:\n          - /admin\n${ROUTE}`)],
   ['a regex route outside /v1', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-v2\n        paths:\n          - ~/v2/pets$\n${ROUTE}`)],
+  // /portal alone is ours (the redirect to /portal/); ~/portal would take /portalx, /portal-admin…
+  ['a regex route wider than /portal', 'animal-store-routes-under-v1', kongYml.replace('          - ~/portal$\n', '          - ~/portal\n')],
   ['a route without paths', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-any\n        hosts:\n          - a.example\n${ROUTE}`)],
 ];
 

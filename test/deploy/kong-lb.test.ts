@@ -1,6 +1,6 @@
 import anyTest, { type TestFn } from 'ava';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { httpGet } from '../helpers/http-request.ts';
 import { pollUntil } from '../helpers/poll.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { startStack, type TestStack } from '../helpers/stack.ts';
+import { startResettingUpstream, type ResettingUpstream } from '../helpers/upstream.ts';
 import { freePort } from '../../packages/node-runtime/free-port.js';
 
 // compose's balancer (deploy/nginx/kong-lb.conf) run with Debian's nginx in front of the local
@@ -29,11 +30,20 @@ function replaceOnce(text: string, from: string | RegExp, to: string): string {
   return replaced;
 }
 
-/** kong-lb.conf for Debian's nginx 1.22 on loopback: ports, upstream, certificate dir, pid, temp paths. */
-function localConf(dir: string, ports: { http: number; https: number }, upstream: string): string {
+/**
+ * kong-lb.conf for Debian's nginx 1.22 on loopback: ports, upstreams (each `server kong:8000
+ * resolve …` line once per address, as compose's DNS gives one address per replica), certificate
+ * dir, pid, temp paths.
+ */
+function localConf(dir: string, ports: { http: number; https: number }, upstreams: string[]): string {
   let conf = CONF;
   conf = replaceOnce(conf, 'pid /tmp/nginx.pid;', `pid ${dir}/nginx.pid;`);
-  conf = replaceOnce(conf, /server kong:8000 resolve /, `server ${upstream} `);
+  const servers = conf.match(/^ *server kong:8000 resolve .*;$/gm) ?? [];
+  if (servers.length === 0) throw new Error('kong-lb.conf no longer has server kong:8000 resolve');
+  for (const server of servers) {
+    const [, indent, parameters] = /^( *)server kong:8000 resolve (.*);$/.exec(server)!;
+    conf = replaceOnce(conf, server, upstreams.map((upstream) => `${indent}server ${upstream} ${parameters};`).join('\n'));
+  }
   conf = replaceOnce(conf, 'listen 80 ', `listen 127.0.0.1:${ports.http} `);
   // nginx 1.25.1 moved http2 from `listen` to its own directive
   conf = replaceOnce(conf, 'listen 443 ssl ', `listen 127.0.0.1:${ports.https} ssl http2 `);
@@ -57,6 +67,21 @@ const listening = (port: number) =>
     socket.once('error', () => resolve(false));
   });
 
+/** kong-lb.conf run by nginx in `dir` (its certificate in dir/tls) in front of `upstreams`, once it listens. */
+async function startKongLb(
+  dir: string,
+  upstreams: string[],
+  onLine?: (line: string) => void,
+): Promise<{ nginx: ChildProcess; http: number; https: number }> {
+  const [http, https] = [await freePort(), await freePort()];
+  const confPath = join(dir, 'nginx.conf');
+  writeFileSync(confPath, localConf(dir, { http, https }, upstreams));
+  const nginx = spawn('nginx', ['-p', `${dir}/`, '-c', confPath, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', onLine ? 'pipe' : 'ignore'] });
+  nginx.stderr?.setEncoding('utf8').on('data', (chunk: string) => chunk.split('\n').filter(Boolean).forEach((line) => onLine!(line)));
+  await pollUntil('the balancer to listen', async () => (await listening(http)) && (await listening(https)));
+  return { nginx, http, https };
+}
+
 test.before(async (t) => {
   t.context.dir = mkdtempSync(join(tmpdir(), 'kong-lb-'));
   makeCertificate(t.context.dir);
@@ -65,12 +90,7 @@ test.before(async (t) => {
     env: { DECK_ANIMAL_STORE_HTTPS_ONLY: 'true' },
     node: { trustedIps: ['127.0.0.1'], realIpHeader: 'X-Forwarded-For', realIpRecursive: true },
   });
-  const [http, https] = [await freePort(), await freePort()];
-  Object.assign(t.context, { http, https });
-  const confPath = join(t.context.dir, 'nginx.conf');
-  writeFileSync(confPath, localConf(t.context.dir, { http, https }, new URL(t.context.stack.gateway.proxyUrl).host));
-  t.context.nginx = spawn('nginx', ['-p', `${t.context.dir}/`, '-c', confPath, '-g', 'daemon off;'], { stdio: 'ignore' });
-  await pollUntil('the balancer to listen', async () => (await listening(http)) && (await listening(https)));
+  Object.assign(t.context, await startKongLb(t.context.dir, [new URL(t.context.stack.gateway.proxyUrl).host]));
   t.context.tls = new Agent({ connect: { ca: readFileSync(join(t.context.dir, 'tls', 'tls.crt')), servername: 'localhost' } });
 });
 test.after.always(async (t) => {
@@ -102,6 +122,22 @@ test('port 80 answers 426 https_required itself, with the body the edge plugin g
   t.is(kong.status, 426);
   t.deepEqual(balancer.json, kong.json);
   t.is(balancer.json.code, 'https_required');
+});
+
+test('port 80 sends a browser to the developer portal over https (301, GET and HEAD), and refuses a form POSTed there 426', async (t) => {
+  const origin = `http://127.0.0.1:${t.context.http}`;
+  for (const [method, path] of [['GET', '/portal/signin?next=%2Fportal%2F'], ['HEAD', '/portal/'], ['GET', '/portal']]) {
+    const response = await httpGet(`${origin}${path}`, { method });
+    t.is(response.status, 301, `${method} ${path}`);
+    t.is(response.headers.location, `https://127.0.0.1${path}`, `${method} ${path}`);
+    t.is(response.headers.upgrade, undefined, `${method} ${path}`);
+  }
+  const post = await httpGet(`${origin}/portal/signin`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'password=sent+in+clear' });
+  t.is(post.status, 426);
+  t.is(post.headers.upgrade, 'TLS/1.2, HTTP/1.1');
+  t.is(post.json.code, 'https_required');
+  // only the portal's paths
+  t.is((await httpGet(`${origin}/portalx`)).status, 426);
 });
 
 test('443 terminates TLS and forwards X-Forwarded-Proto: https, which the data plane trusts: our API, with HSTS', async (t) => {
@@ -153,4 +189,59 @@ test('a TLS 1.2 client offering only DHE suites is served with the ffdhe2048 gro
   t.is(dhe.status, 0, dhe.stdout + dhe.stderr);
   t.regex(dhe.stdout, /Cipher\s*: DHE-RSA-AES128-GCM-SHA256/);
   t.regex(dhe.stdout, /Server Temp Key: DH, 2048 bits/);
+});
+
+test('every data plane resets one kept-alive connection (all reloaded at once): no 502, the request is tried again on the same data planes as backups', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kong-lb-'));
+  cpSync(join(t.context.dir, 'tls'), join(dir, 'tls'), { recursive: true });
+  const nodes: ResettingUpstream[] = [];
+  t.teardown(async () => {
+    await Promise.all(nodes.map((node) => node.close()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+  for (let i = 0; i < 2; i++) nodes.push(await startResettingUpstream());
+  const logs: string[] = [];
+  const balancer = await startKongLb(dir, nodes.map((node) => `127.0.0.1:${node.port}`), (line) => logs.push(line));
+  t.teardown(() => void balancer.nginx.kill('SIGTERM'));
+  const get = async () => (await fetch(`https://127.0.0.1:${balancer.https}/v1/pets`, { dispatcher: t.context.tls } as RequestInit)).status;
+  // connections the balancer keeps alive (per worker: `worker_processes auto`); a reset on a fresh
+  // connection fails the try as well, without the extra try a kept-alive one gets
+  for (let i = 0; i < 4; i++) t.is(await get(), 200);
+  for (const node of nodes) node.resetNext();
+  const statuses: number[] = [];
+  while (nodes.some((node) => node.resets === 0) && statuses.length < 200) statuses.push(await get());
+  for (let i = 0; i < 20; i++) statuses.push(await get());
+  t.deepEqual(nodes.map((node) => node.resets), [1, 1], 'each data plane reset one connection');
+  t.deepEqual([...new Set(statuses)], [200], `every answer a 200: ${statuses.join(' ')}`);
+  t.false(logs.some((line) => line.includes('no live upstreams')), logs.join('\n'));
+});
+
+test("no data plane answers: kong-lb's 502 is bad_gateway in the Error shape, not nginx's page", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'kong-lb-'));
+  cpSync(join(t.context.dir, 'tls'), join(dir, 'tls'), { recursive: true });
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // a port nothing listens on
+  const balancer = await startKongLb(dir, [`127.0.0.1:${await freePort()}`]);
+  t.teardown(() => void balancer.nginx.kill('SIGTERM'));
+  const response = await fetch(`https://127.0.0.1:${balancer.https}/v1/pets`, { dispatcher: t.context.tls } as RequestInit);
+  t.is(response.status, 502);
+  t.is(response.headers.get('content-type'), 'application/json; charset=utf-8');
+  t.deepEqual(await response.json(), { code: 'bad_gateway', message: 'The service behind the gateway could not be reached.', status: 502 });
+});
+
+test("a client's X-Forwarded-Prefix and -Path do not reach Kong, which trusts kong-lb: the backend's Link names /v1, not the client's prefix", async (t) => {
+  const { stack, tls } = t.context;
+  const key = await stack.provision('lb-prefix', { minute: 100 });
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const base = `https://127.0.0.1:${t.context.https}/v1/pets`;
+  for (const name of ['Rex', 'Tom']) {
+    const created = await fetch(base, { method: 'POST', headers, body: JSON.stringify({ name, categoryId: 1 }), dispatcher: tls } as RequestInit);
+    t.is(created.status, 201);
+  }
+  const page = await fetch(`${base}?limit=1`, {
+    headers: { ...headers, 'x-forwarded-prefix': '/evil', 'x-forwarded-path': '/evil/pets' },
+    dispatcher: tls,
+  } as RequestInit);
+  t.is(page.status, 200);
+  t.regex(page.headers.get('link') ?? '', /^<\/v1\/pets\?limit=1&cursor=[\w-]+>; rel="next"$/);
 });

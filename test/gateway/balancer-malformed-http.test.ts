@@ -1,7 +1,8 @@
 // The cluster's balancer (gateway/local/cmd/balancer.ts, as compose's kong-lb) answers malformed
-// HTTP itself, before any node sees it. Those answers are in the API's Error shape, and an HTTP
-// version or transfer coding nginx does not know is the client's malformed request (400), never
-// nginx's HTML page nor a 5xx (nginx alone: 505, 501). What a node answers passes untouched.
+// HTTP itself, before any node sees it. Those answers, and its own when no node answers
+// (balancer-nodes.test.ts), are in the API's Error shape, and an HTTP version or transfer coding
+// nginx does not know is the client's malformed request (400), never nginx's HTML page nor a 5xx
+// (nginx alone: 505, 501). What a node answers passes untouched.
 import test from 'ava';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +29,9 @@ test.after.always(async () => {
   await node?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
+
+/** The balancer's pages, in the order both balancers list them. */
+const PAGES = ['bad_request', 'method_not_allowed', 'request_timeout', 'uri_too_long', 'bad_gateway', 'service_unavailable', 'gateway_timeout'];
 
 const CASES: Array<[string, string, number, string]> = [
   ['an HTTP version nginx does not speak (nginx: 505)', 'GET /v1/pets HTTP/2.0\r\nHost: x\r\n\r\n', 400, 'bad_request'],
@@ -76,5 +80,25 @@ test("the error pages' prefix shadows no plausible route: /balancer_error/… re
   // compose's kong-lb renders the same pages under the same prefix
   const conf = readFileSync(join(REPO_ROOT, 'deploy/nginx/kong-lb.conf'), 'utf8');
   const pages = [...conf.matchAll(/^\s*location = (\S+) \{/gm)].map((match) => match[1]);
-  t.deepEqual(pages, ['bad_request', 'method_not_allowed', 'request_timeout', 'uri_too_long'].map((code) => `${BALANCER_ERROR_PREFIX}/${code}`));
+  t.deepEqual(pages, PAGES.map((code) => `${BALANCER_ERROR_PREFIX}/${code}`));
+});
+
+/** The edge plugin's codes and messages by status (handler.lua's CODES): what our gateway answers. */
+function edgeCodes(): Map<number, { code: string; message: string }> {
+  const lua = readFileSync(join(REPO_ROOT, 'gateway/plugins/animal-store-edge/handler.lua'), 'utf8');
+  return new Map([...lua.matchAll(/^\s*\[(\d{3})\] = \{ "(\w+)", "([^"]*)" \},$/gm)].map(([, status, code, message]) => [Number(status), { code: code!, message: message! }]));
+}
+
+test("every page of the balancer's, and of compose's kong-lb, is the edge plugin's answer for its status", async (t) => {
+  const codes = edgeCodes();
+  const conf = readFileSync(join(REPO_ROOT, 'deploy/nginx/kong-lb.conf'), 'utf8');
+  const kongLb = new Map([...conf.matchAll(/location = \S+\/(\w+) \{\s*default_type "application\/json; charset=utf-8";\s*return (\d+) '([^']*)';/g)].map(([, page, status, body]) => [page!, { status: Number(status), body: JSON.parse(body!) }]));
+  for (const page of PAGES) {
+    const response = await rawRequest(balancer.url, `GET ${BALANCER_ERROR_PREFIX}/${page} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    const body = JSON.parse(response.body) as { code: string; message: string; status: number };
+    t.is(body.code, page);
+    t.is(body.status, response.status, page);
+    t.deepEqual({ code: body.code, message: body.message }, codes.get(response.status), page);
+    t.deepEqual(kongLb.get(page), { status: response.status, body }, `kong-lb.conf's ${page}`);
+  }
 });

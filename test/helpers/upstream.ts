@@ -69,3 +69,36 @@ export const echoRequest: Reply = (req, res) => {
   res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'echo' });
   res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: req.body }));
 };
+
+export interface ResettingUpstream extends Upstream {
+  /** The next request's connection is reset instead of answered: once per call. */
+  resetNext(): void;
+  /** How many connections it has reset. */
+  readonly resets: number;
+}
+
+/**
+ * A stand-in for a node behind a balancer that answers as `reply` (default echoRequest), and
+ * resets the connection of one request when told: what a balancer meets when a node closes a
+ * kept-alive connection under it (a graceful reload, a worker killed).
+ */
+export async function startResettingUpstream(reply: Reply = echoRequest): Promise<ResettingUpstream> {
+  let armed = 0;
+  let resets = 0;
+  const upstream = await startUpstream((req, res) => {
+    if (armed > 0) {
+      armed -= 1;
+      resets += 1;
+      res.socket?.resetAndDestroy();
+      return;
+    }
+    return reply(req, res);
+  });
+  return {
+    ...upstream,
+    resetNext: () => void (armed += 1),
+    get resets() {
+      return resets;
+    },
+  };
+}

@@ -1,6 +1,6 @@
 // The developer portal behind the gateway (gateway/kong.yml's animal-store-portal service): its
-// pages under /portal/ without a key, a sign-up whose key then calls the API, and the per-IP
-// limit of the sign-up and sign-in POSTs (429 from the gateway, before the portal).
+// pages under /portal/ without a key, /portal sent there, a sign-up whose key then calls the API,
+// and the per-IP limit of the sign-up and sign-in POSTs (429 from the gateway, before the portal).
 import test from 'ava';
 import { PortalBrowser, shownKey, startPortalBehindGateway, type TestPortal } from '../helpers/portal.ts';
 import type { TestStack } from '../helpers/stack.ts';
@@ -40,6 +40,22 @@ test.serial('through the gateway: no key needed for the pages, and the key from 
   const css = await fetch(`${stack.gateway.proxyUrl}/portal/assets/portal.css`);
   t.is(css.status, 200);
   t.regex(css.headers.get('content-type')!, /^text\/css/);
+});
+
+test.serial('/portal, as a browser\'s user types it, is redirected to /portal/ by the gateway (301); /portalx is not the portal\'s', async (t) => {
+  for (const method of ['GET', 'HEAD']) {
+    const response = await fetch(`${stack.gateway.proxyUrl}/portal`, { method, redirect: 'manual' });
+    t.is(response.status, 301, method);
+    t.is(response.headers.get('location'), '/portal/', method);
+  }
+  // followed, it is the portal's (which sends a browser that has not signed in on to its sign-in page)
+  const followed = await fetch(`${stack.gateway.proxyUrl}/portal`);
+  t.is(followed.status, 200);
+  t.regex(new URL(followed.url).pathname, /^\/portal\//);
+  t.regex(followed.headers.get('content-type') ?? '', /^text\/html/);
+  const other = await fetch(`${stack.gateway.proxyUrl}/portalx`, { redirect: 'manual' });
+  t.is(other.status, 404);
+  t.is(((await other.json()) as { code: string }).code, 'not_found');
 });
 
 test.serial('a sign-up and sign-in flood from one address gets 429 from the gateway', async (t) => {

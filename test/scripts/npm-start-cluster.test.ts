@@ -111,6 +111,9 @@ test('one banner lists every piece with its pid and address; one Ctrl-C stops th
 async function balancerTerminatesTls(t: ExecutionContext, stack: SpawnedProcess, balancer: string) {
   const [, https, caFile] = await stack.waitFor(/https\s+(https:\/\/127\.0\.0\.1:\d+)\/v1\s+\(TLS ends at the balancer, as compose's kong-lb; self-signed, trust (\S+)\)/);
   await stack.waitFor(/kill -HUP \d+/);
+  // the banner's command is the one that works: over https (plain HTTP answers 426 below)
+  const [, command] = await stack.waitFor(/Use it:\s+(curl .+)\n/);
+  t.is(command, `curl -si --cacert ${caFile} https://localhost:${new URL(https!).port}/v1/pets -H 'Authorization: Bearer <key>'`);
   const plain = await request(`${balancer}/v1/pets`);
   t.is(plain.status, 426);
   t.is(plain.body.code, 'https_required');

@@ -30,7 +30,7 @@ async function banner(stack: SpawnedProcess) {
   const [, proxy, nginxPid] = await stack.waitFor(/proxy\s+(http:\/\/\S+)\/v1\s+\(data plane: nginx pid (\d+)/, 60_000);
   const [, admin, gatewayPid] = await stack.waitFor(/admin API\s+(http:\/\/\S+)\s+\(control plane, pid (\d+)/);
   const [, backend, backendPid] = await stack.waitFor(/backend\s+(http:\/\/\S+)\s+\(backend, pid (\d+)/);
-  const [, portal, portalPid] = await stack.waitFor(/portal\s+(http:\/\/\S+)\s+\(developer portal, pid (\d+)/);
+  const [, portal, portalPid] = await stack.waitFor(/portal\s+(https?:\/\/\S+)\s+\(developer portal, pid (\d+)/);
   await stack.waitFor(/kill -HUP \d+/);
   const pids = { gatewayPid: Number(gatewayPid), nginxPid: Number(nginxPid), backendPid: Number(backendPid), portalPid: Number(portalPid) };
   return { proxy: proxy!, admin: admin!, backend: backend!, portal: portal!, ...pids };
@@ -121,17 +121,21 @@ test('when nginx dies the gateway says so and the supervisor stops everything', 
   t.false(alive(backendPid));
 });
 
-test('a supervisor killed with SIGKILL leaves no process behind: each child stops when the IPC channel closes; with an ssl listener, npm start prints the https address and a curl command that trusts the default certificates, and it works', async (t) => {
+test('a supervisor killed with SIGKILL leaves no process behind: each child stops when the IPC channel closes; with an ssl listener and https only (DECK_ANIMAL_STORE_HTTPS_ONLY=true), npm start prints the https address, the portal\'s, and as `Use it:` a curl command over https that trusts the default certificates, and it works', async (t) => {
   // (gateway/https.test.ts tests the listener itself)
-  const stack = startStack(t, { KONG_PROXY_LISTEN: '127.0.0.1:0, 127.0.0.1:0 http2 ssl' });
-  const { backendPid, gatewayPid, nginxPid, portalPid } = await banner(stack);
+  const stack = startStack(t, { KONG_PROXY_LISTEN: '127.0.0.1:0, 127.0.0.1:0 http2 ssl', DECK_ANIMAL_STORE_HTTPS_ONLY: 'true' });
+  const { proxy, portal, backendPid, gatewayPid, nginxPid, portalPid } = await banner(stack);
   const [, https] = await stack.waitFor(/https\s+(https:\/\/127\.0\.0\.1:\d+)\/v1\s+\(TLS 1\.2\/1\.3 and HTTP\/2; self-signed, trust \S+kong-default-ca\.crt\)/);
-  const [, command] = await stack.waitFor(/Over TLS:\s+(curl .+)\n/);
+  const [, command] = await stack.waitFor(/Use it:\s+(curl .+)\n/);
   const port = new URL(https!).port;
   t.is(command, `curl -si --cacert ${join(stack.dir, 'gateway', 'node', 'ssl', 'kong-default-ca.crt')} https://localhost:${port}/v1/pets -H 'Authorization: Bearer <key>'`);
   // the command as printed, through a shell; curl negotiates HTTP/2 by ALPN
   const { stdout } = await promisify(execFile)('sh', ['-c', command!], { timeout: 15_000 });
   t.regex(stdout, /^HTTP\/2 401 /m);
+  // plain HTTP answers 426 there: the banner prints no plain command, and the portal's https address
+  t.is((await request(`${proxy}/v1/pets`)).status, 426);
+  t.false(stack.output().includes(`curl -si ${proxy}`));
+  t.is(portal, `https://localhost:${port}/portal/`);
 
   stack.child.kill('SIGKILL');
   await stack.exited;

@@ -1,5 +1,6 @@
 // test/loader/worker-groups.js: in a whole run, these files' tests run here, in one worker.
 import '../gateway/balancer-malformed-http.test.ts';
+import '../gateway/balancer-nodes.test.ts';
 import '../gateway/key-auth.test.ts';
 import '../gateway/known-differences.test.ts';
 import '../gateway/plugins-and-precedence.test.ts';

@@ -33,6 +33,8 @@ export interface ClusterReady {
   plansElsewhere: { count: number; policies: string[] };
   engine: string;
   dir: string;
+  /** kong.yml's edge plugin refuses plain HTTP (https_only, DECK_ANIMAL_STORE_HTTPS_ONLY=true). */
+  httpsOnly: boolean;
 }
 
 const supervised = process.send !== undefined;
@@ -120,6 +122,9 @@ const ready: ClusterReady = {
   plansElsewhere: { count: elsewhere.length, policies: [...new Set(elsewhere)] },
   engine: cluster.engine,
   dir: settings.dir,
+  httpsOnly: cluster.controlPlane.store.snapshot
+    .list('plugins')
+    .some((p) => p.name === 'animal-store-edge' && (p.config as { https_only?: unknown }).https_only === true),
 };
 if (supervised) process.send!({ ready });
 else console.log(`[cluster] balancer ${ready.balancerUrl}, Admin API ${ready.adminUrl}; reload kong.yml: kill -HUP ${process.pid}`);

@@ -35,6 +35,8 @@ export interface GatewayReady {
   nginxPid: number;
   /** Consumers outside every declarative file's select tags, i.e. created through the Admin API. */
   provisionedConsumers: number;
+  /** kong.yml's edge plugin refuses plain HTTP (https_only, DECK_ANIMAL_STORE_HTTPS_ONLY=true). */
+  httpsOnly: boolean;
 }
 
 const supervised = process.send !== undefined;
@@ -111,6 +113,7 @@ const ready: GatewayReady = {
   engine: gateway.engine,
   nginxPid: gateway.node.pid,
   provisionedConsumers: store.list('consumers').filter((c) => !scopes.some((tags) => tags.every((t) => c.tags?.includes(t)))).length,
+  httpsOnly: store.list('plugins').some((p) => p.name === 'animal-store-edge' && (p.config as { https_only?: unknown }).https_only === true),
 };
 if (supervised) process.send!({ ready });
 else console.log(`[gateway] proxy ${ready.proxyUrl}${ready.proxySslUrl ? ` and ${ready.proxySslUrl}` : ''}, Admin API ${ready.adminUrl}; reload kong.yml: kill -HUP ${process.pid}`);

@@ -1,5 +1,6 @@
 -- animal-store-edge: what Kong's bundled plugins do not do for the Animal Store API.
---   access        https_only: plain HTTP refused 426, before the key is read;
+--   access        https_only: plain HTTP refused 426 (or a GET redirected to https, for web
+--                 pages: https_redirect_status_code), before the key is read;
 --                 Authorization: Bearer <key> -> its SHA-256 in the key-auth header (nothing for
 --                 a malformed ask_ key, refused before any hash or look-up); a banned key's 429.
 --   header_filter Strict-Transport-Security over TLS (https_only); X-RateLimit-* from rate-limiting's RateLimit-*; strikes (429s) towards a ban;
@@ -55,8 +56,18 @@ local function int(n)
   return text
 end
 
--- Kong's own 426 for an https-only route (kong/runloop/handler.lua:1267-1270).
+-- Kong's own 426 for an https-only route (kong/runloop/handler.lua:1267-1270). HTTP/2 forbids
+-- both (RFC 9113 8.2.2: the client takes the response as malformed, curl's PROTOCOL_ERROR), so an
+-- HTTP/2 request (a trusted balancer's that says X-Forwarded-Proto: http) gets the 426 without them.
 local UPGRADE_HEADERS = { ["Connection"] = "Upgrade", ["Upgrade"] = "TLS/1.2, HTTP/1.1" }
+
+local function upgrade_headers()
+  local version = kong.request.get_http_version()
+  if version and version >= 2 then
+    return nil
+  end
+  return UPGRADE_HEADERS
+end
 -- Two years, subdomains included, as hstspreload.org recommends (RFC 6797).
 local HSTS = "max-age=63072000; includeSubDomains"
 
@@ -138,7 +149,17 @@ function Edge:access(conf)
     if kong.request.get_header("authorization") then
       kong.log.notice("plain HTTP refused (https_only); the request carried an Authorization header")
     end
-    return kong.response.exit(426, nil, UPGRADE_HEADERS)
+    -- web pages (the portal): a browser's GET goes to the same page over https, as a route's
+    -- https_redirect_status_code sends it (kong/runloop/handler.lua:1273-1279: the host, no port)
+    local redirect = conf.https_redirect_status_code
+    if redirect and redirect ~= 426 then
+      local method = kong.request.get_method()
+      if method == "GET" or method == "HEAD" then
+        local location = "https://" .. kong.request.get_forwarded_host() .. kong.request.get_path_with_query()
+        return kong.response.exit(redirect, nil, { ["Location"] = location })
+      end
+    end
+    return kong.response.exit(426, nil, upgrade_headers())
   end
 
   local authorization = kong.request.get_header("authorization")

@@ -30,6 +30,11 @@ return {
           -- (kong.yml gives it DECK_ANIMAL_STORE_HTTPS_ONLY), and responses that went over TLS
           -- carry Strict-Transport-Security. Off for `npm start`, which serves plain HTTP too.
           { https_only = { type = "boolean", required = true, default = false } },
+          -- With https_only, what a plain-HTTP GET or HEAD gets: 426 (an API's client must see the
+          -- error), or a redirect to https://<host><uri> with this status (web pages: a browser
+          -- follows it; the values of a route's https_redirect_status_code). Any other method is
+          -- refused 426 either way: its body, a form's password, has crossed the network in clear.
+          { https_redirect_status_code = { type = "integer", required = true, default = 426, one_of = { 426, 301, 302, 307, 308 } } },
           -- Where strikes and bans are kept: "local", this node's dict; "redis", shared by every
           -- node through `redis` (rate-limiting's record), the dict standing in while Redis is
           -- unreachable. kong.yml gives it rate-limiting's policy (DECK_RATE_LIMIT_POLICY).

@@ -79,10 +79,13 @@ async function createCredential(stack: TestStack, username: string, json: Record
   return created.body.id as string;
 }
 
-/** On the edge plugin of each of our services, as kong.yml's one setting does. */
+/** On the edge plugin of each of our API's services, as kong.yml's one setting does (the portal's takes no keys). */
 async function setAcceptPlaintext(stack: TestStack, on: boolean): Promise<void> {
-  const edges = ((await stack.admin('/plugins')).body.data as Array<{ id: string; name: string }>).filter((p) => p.name === 'animal-store-edge');
-  if (edges.length !== 2) throw new Error(`expected the edge plugin on our two services, found ${edges.length}`);
+  const portal = (await stack.admin('/services/animal-store-portal')).body.id as string;
+  const edges = ((await stack.admin('/plugins')).body.data as Array<{ id: string; name: string; service: { id: string } | null }>).filter(
+    (p) => p.name === 'animal-store-edge' && p.service?.id !== portal,
+  );
+  if (edges.length !== 2) throw new Error(`expected the edge plugin on our API's two services, found ${edges.length}`);
   for (const edge of edges) {
     const patched = await stack.admin(`/plugins/${edge.id}`, { method: 'PATCH', json: { config: { accept_plaintext_keys: on } } });
     if (patched.status !== 200) throw new Error(JSON.stringify(patched.body));
