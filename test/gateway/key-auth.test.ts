@@ -147,6 +147,23 @@ test.serial('PUT of an expired key takes it over at once, id and all, under the 
   t.is(f.upstream.last()!.headers['x-consumer-username'], 'guest');
 });
 
+test.serial("a nested PUT of another consumer's live key moves it to the URL's consumer: put_entity_endpoint sets the foreign key and upserts, no owner check (kong/api/endpoints.lua:521-547)", async (t) => {
+  const created = await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-moved' } });
+  t.is((await f.call('/plain', { headers: { apikey: 'k-moved' } })).status, 200);
+  t.is(f.upstream.last()!.headers['x-consumer-username'], 'alice');
+  const moved = await f.admin('/consumers/guest/key-auth/k-moved', { method: 'PUT', json: { tags: ['moved'] } });
+  t.is(moved.status, 200);
+  t.is(moved.body.id, created.body.id);
+  t.is(moved.body.consumer.id, (await f.admin('/consumers/guest')).body.id);
+  t.is((await f.admin('/consumers/alice/key-auth/k-moved')).status, 404);
+  t.is((await f.call('/plain', { headers: { apikey: 'k-moved' } })).status, 200);
+  t.is(f.upstream.last()!.headers['x-consumer-username'], 'guest');
+  // by id too
+  const back = await f.admin(`/consumers/alice/key-auth/${created.body.id}`, { method: 'PUT', json: { key: 'k-moved' } });
+  t.is(back.status, 200);
+  t.is(back.body.consumer.id, aliceId);
+});
+
 test.serial("a ttl counts from created_at: a given one, or the one a PUT stamps now (postgres/init.lua:351-377 get_ttl_value, schema/init.lua:1897-1917)", async (t) => {
   t.is((await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-put-ttl' } })).status, 201);
   await f.gateway.clock.advance(5_000);

@@ -180,8 +180,11 @@ export class EntityService {
     return this.transaction((draft) => {
       const endpointKey = definitionOf(name).endpoint_key;
       if (!isUuid(key) && !endpointKey) throw new InvalidPrimaryKey();
+      // Under a parent (`PUT /consumers/bob/key-auth/{key}`) the row is upserted with the parent
+      // as its owner, whichever it had: put_entity_endpoint sets the foreign key and upserts, with
+      // no check of the current one (kong/api/endpoints.lua:521-547), so another consumer's
+      // credential moves to this one.
       const live = this.select(name, key, draft);
-      if (live && options.parent) this.find(name, key, options.parent, draft);
       // A row past its ttl still holds its key until the cleanup deletes it; Kong's
       // upsert_by_<key> is INSERT … ON CONFLICT (<key>) DO UPDATE (postgres/init.lua:1476-1487),
       // which takes that row over, id and all, whichever consumer it had.
