@@ -34,7 +34,7 @@ import { ProvisioningError } from '../../packages/provisioning/index.ts';
 
 export interface PortalAppOptions {
   db: Knex;
-  config: Pick<PortalConfig, 'signUp' | 'apiUrl' | 'adminUrl' | 'statusUrls' | 'supportEmail' | 'prometheusUrl' | 'usageSampleSeconds' | 'keysPerAccount'> & { cookieSecret: string };
+  config: Pick<PortalConfig, 'signUp' | 'apiUrl' | 'adminUrl' | 'adminHeaders' | 'statusUrls' | 'supportEmail' | 'prometheusUrl' | 'usageSampleSeconds' | 'keysPerAccount'> & { cookieSecret: string };
   /** The usage charts' source (startPortal starts its sampling); default: the one the config chooses, sampled on read only. */
   charts?: UsageCharts;
   clock?: Clock;
@@ -95,7 +95,7 @@ export function createPortalApp(options: PortalAppOptions): Koa {
   // Behind the gateway: the client's address is the last one Kong appended to X-Forwarded-For.
   app.proxy = true;
   app.maxIpsCount = 1;
-  const admin = { url: config.adminUrl };
+  const admin = { url: config.adminUrl, ...(config.adminHeaders ? { headers: config.adminHeaders } : {}) };
   const services: PortalServices = {
     accounts: new AccountStore(db),
     sessions: new SessionStore(db),

@@ -16,7 +16,10 @@ export interface PortalConfig {
   publicUrl: string;
   /** The public API's base URL, shown beside the key. */
   apiUrl: string;
+  /** KONG_ADMIN_URL without its credentials, if it had any: they are in adminHeaders. */
   adminUrl: string;
+  /** `Authorization: Basic …` from KONG_ADMIN_URL's user:password@ (an Admin API behind a proxy's Basic auth). */
+  adminHeaders?: Record<string, string>;
   /** The data plane's Status API(s) for request totals; empty: none. */
   statusUrls: URL[];
   /** PORTAL_PROMETHEUS_URL: the usage charts' source (compose); unset, the portal samples statusUrls itself. */
@@ -47,14 +50,31 @@ function supportEmail(value: string | undefined): Pick<PortalConfig, 'supportEma
 }
 
 function url(value: string, name: string): string {
-  let parsed: URL;
+  let parsed: URL | undefined;
   try {
     parsed = new URL(value);
   } catch {
-    throw new Error(`${name} must be an http(s) URL, got ${JSON.stringify(value)}`);
+    parsed = undefined;
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`${name} must be an http(s) URL, got ${JSON.stringify(value)}`);
+  if (parsed?.protocol !== 'http:' && parsed?.protocol !== 'https:') {
+    // a URL's user:password@ is a secret: not echoed
+    const got = value.includes('@') ? 'got a value with "@" (not shown: it may hold a password)' : `got ${JSON.stringify(value)}`;
+    throw new Error(`${name} must be an http(s) URL, ${got}`);
+  }
   return value.replace(/\/+$/, '');
+}
+
+/**
+ * KONG_ADMIN_URL. fetch refuses a URL with credentials (its error quotes the URL, password and
+ * all), so an Admin API behind a proxy's Basic auth has them sent as an Authorization header.
+ */
+function adminConnection(value: string): Pick<PortalConfig, 'adminUrl' | 'adminHeaders'> {
+  const parsed = new URL(url(value, 'KONG_ADMIN_URL'));
+  if (!parsed.username && !parsed.password) return { adminUrl: parsed.href.replace(/\/+$/, '') };
+  const credentials = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+  parsed.username = '';
+  parsed.password = '';
+  return { adminUrl: parsed.href.replace(/\/+$/, ''), adminHeaders: { Authorization: `Basic ${Buffer.from(credentials).toString('base64')}` } };
 }
 
 /**
@@ -135,7 +155,7 @@ export function readPortalConfig(env: NodeJS.ProcessEnv = process.env): PortalCo
     ...store,
     signUp,
     apiUrl: url(env.PORTAL_API_URL ?? `${publicUrl}/v1`, 'PORTAL_API_URL'),
-    adminUrl: url(env.KONG_ADMIN_URL ?? 'http://127.0.0.1:8001', 'KONG_ADMIN_URL'),
+    ...adminConnection(env.KONG_ADMIN_URL ?? 'http://127.0.0.1:8001'),
     statusUrls: statusUrl === '' ? [] : [new URL(url(statusUrl, 'KONG_STATUS_URL'))],
     ...chartSettings(env),
     cookieSecret: cookieSecret(env, dataDir, store.databaseUrl !== undefined),

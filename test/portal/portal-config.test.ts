@@ -47,3 +47,14 @@ test('PORTAL_KEYS_PER_ACCOUNT: 10 unless set, a whole number from 1 to 100', (t)
     t.throws(() => readPortalConfig({ ...base, PORTAL_KEYS_PER_ACCOUNT: bad }), { message: /^PORTAL_KEYS_PER_ACCOUNT must be a whole number from 1 to 100, got / }, bad);
   }
 });
+
+// fetch refuses a URL with credentials, with an error that quotes the URL: an Admin API behind a
+// proxy's Basic auth gets them as a header, and no message ever prints them.
+test('KONG_ADMIN_URL: user:password@ becomes Authorization: Basic, the URL keeps neither; a bad URL with "@" is not echoed', (t) => {
+  t.like(readPortalConfig(base), { adminUrl: 'http://127.0.0.1:8001', adminHeaders: undefined });
+  const config = readPortalConfig({ ...base, KONG_ADMIN_URL: 'https://portal:s%40cret@kong-admin.internal:8444/' });
+  t.is(config.adminUrl, 'https://kong-admin.internal:8444');
+  t.deepEqual(config.adminHeaders, { Authorization: `Basic ${Buffer.from('portal:s@cret').toString('base64')}` });
+  const error = t.throws(() => readPortalConfig({ ...base, KONG_ADMIN_URL: 'ftp://portal:S3cretPW@kong' }));
+  t.is(error.message, 'KONG_ADMIN_URL must be an http(s) URL, got a value with "@" (not shown: it may hold a password)');
+});
