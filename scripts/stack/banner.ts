@@ -29,6 +29,11 @@ function useIt(plainUrl: string, ssl: { url: string; caFile: string | undefined 
   return httpsOnly ? `Use it:     ${overTls}` : `Use it:     ${plain}\nOver TLS:   ${overTls}`;
 }
 
+/** Where clients reach the gateway: its https origin under https_only (plain HTTP answers 426 or redirects), else its plain one. */
+export function publicOrigin(g: GatewayReady): string {
+  return g.httpsOnly && g.proxySslUrl ? tlsOrigin(g.proxySslUrl, g.proxyCaFile) : g.proxyUrl;
+}
+
 /** What `npm start` prints once both processes serve; every command in it uses the addresses in use. */
 export function stackBanner(
   supervisorPid: number,
@@ -38,15 +43,13 @@ export function stackBanner(
 ): string {
   const g = gateway.ready;
   const ssl = g.proxySslUrl ? { url: g.proxySslUrl, caFile: g.proxyCaFile } : undefined;
-  // https only: the portal's plain address redirects to https on port 443
-  const portalOrigin = g.httpsOnly && ssl ? tlsOrigin(ssl.url, ssl.caFile) : g.proxyUrl;
   return `Animal Store API — local stack (supervisor pid ${supervisorPid}; Ctrl-C stops every process)
   proxy      ${g.proxyUrl}/v1   (data plane: nginx pid ${g.nginxPid}, Kong-compatible, ${g.configFile})${g.proxySslUrl ? `
   https      ${g.proxySslUrl}/v1   (TLS 1.2/1.3 and HTTP/2${g.proxyCaFile ? `; self-signed, trust ${g.proxyCaFile}` : ''}) the only scheme in production` : ''}
   admin API  ${g.adminUrl}   (control plane, pid ${gateway.pid}: Kong Admin API subset)${g.statusUrl ? `
   status API ${g.statusUrl}   (data plane: /status, /metrics)` : ''}
   backend    ${backend.ready}   (backend, pid ${backend.pid}: reached only through the gateway)${portal ? `
-  portal     ${portalOrigin}/portal/   (developer portal, pid ${portal.pid}, on ${portal.ready}: sign up for a key)` : ''}
+  portal     ${publicOrigin(g)}/portal/   (developer portal, pid ${portal.pid}, on ${portal.ready}: sign up for a key)` : ''}
   routes     ${g.routes.join('\n             ')}
   plugins    ${g.plugins.join(', ')}
   engine     ${g.engine}

@@ -1,6 +1,6 @@
 import type { GatewayReady } from '../../gateway/local/index.ts';
 import { readGatewaySettings } from '../../gateway/local/settings.ts';
-import { stackBanner } from './banner.ts';
+import { publicOrigin, stackBanner } from './banner.ts';
 import { runStack } from './run-stack.ts';
 
 /**
@@ -17,6 +17,7 @@ await runStack<GatewayReady>({
   portalEnv: (ready) => ({
     KONG_ADMIN_URL: ready.adminUrl,
     KONG_STATUS_URL: ready.statusUrl ?? '',
-    PORTAL_PUBLIC_URL: process.env.PORTAL_PUBLIC_URL ?? ready.proxyUrl,
+    // invitation links and the API address the portal shows: https under https_only
+    PORTAL_PUBLIC_URL: process.env.PORTAL_PUBLIC_URL ?? publicOrigin(ready),
   }),
 });

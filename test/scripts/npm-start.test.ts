@@ -136,6 +136,10 @@ test('a supervisor killed with SIGKILL leaves no process behind: each child stop
   t.is((await request(`${proxy}/v1/pets`)).status, 426);
   t.false(stack.output().includes(`curl -si ${proxy}`));
   t.is(portal, `https://localhost:${port}/portal/`);
+  // the portal's own links (the API address it shows, invitations) start there too
+  const cacert = join(stack.dir, 'gateway', 'node', 'ssl', 'kong-default-ca.crt');
+  const reference = await promisify(execFile)('curl', ['-s', '--cacert', cacert, `https://localhost:${port}/portal/reference`], { timeout: 15_000 });
+  t.true(reference.stdout.includes(`<code>https://localhost:${port}/v1</code>`), reference.stdout.slice(0, 300));
 
   stack.child.kill('SIGKILL');
   await stack.exited;
