@@ -28,7 +28,7 @@ local MALFORMED = api_key.MALFORMED
 
 local Edge = {
   PRIORITY = 1300, -- above key-auth (1250): the key must be in place before it runs
-  VERSION = "1.0.0",
+  VERSION = "1.1.0",
 }
 
 -- Error codes of Kong-produced responses, by status (documented in gateway/openapi.yaml).
