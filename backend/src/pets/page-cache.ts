@@ -1,5 +1,5 @@
 /**
- * Rendered pages of GET /pets (keyed by public prefix and query string), kept between writes. Only sound when this process is the only
+ * Rendered pages of GET /pets (keyed by public path and query string), kept between writes. Only sound when this process is the only
  * writer (SQLite); with PostgreSQL and several replicas it is turned off (see createApp).
  *
  * Every write bumps the generation and drops all pages. A read stores its page only if no write
