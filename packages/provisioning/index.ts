@@ -17,7 +17,7 @@ export {
 } from './api-keys.ts';
 export type { ConsumerDetails, ConsumerFilter, ConsumerSummary, IssuedKey, NewConsumer } from './consumers.ts';
 export { ProvisioningError, type ProvisioningErrorCode } from './errors.ts';
-export { MAX_KEY_TTL_SECONDS, type KeyExpiry, type KeyOptions, type KeySummary, type NewKey } from './key-credentials.ts';
+export { MAX_KEY_TTL_SECONDS, keySpec, type KeyExpiry, type KeyOptions, type KeySummary, type NewKey } from './key-credentials.ts';
 export { DEFAULT_KEY_NAME, KEY_NAME_PATTERN, SCOPES, isScope, type Scope } from './key-tags.ts';
 export type { AddedKey, ExpiringKey, HashKeysResult, RotateKeyOptions, RotatedKey } from './keys.ts';
 export type { PlanAssignment } from './plan-assignment.ts';

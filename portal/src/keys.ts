@@ -4,7 +4,7 @@
 // operation here takes the signed-in account's own consumer and a key's name within it, so no
 // form can reach another account's key. The library checks names, scopes and expiries and
 // answers a ProvisioningError (key-options, key-exists, key-not-found) the routes show as a 4xx.
-import { loadCatalogue, Provisioning, type Catalogue, type KeySummary, type Limits, type PlanName } from '../../packages/provisioning/index.ts';
+import { keySpec, loadCatalogue, Provisioning, type Catalogue, type KeySummary, type Limits, type PlanName } from '../../packages/provisioning/index.ts';
 import type { AdminConnection, Plugin } from '../../packages/provisioning/index.ts';
 import type { KeyChanges } from './key-changes.ts';
 
@@ -101,6 +101,8 @@ export class PortalKeys {
 
   /** Another key beside the consumer's others, under a name none of them has, while it has fewer than maxKeys live keys. */
   async add(consumer: string, key: NewPortalKey): Promise<ShownKey> {
+    // a form's own mistakes are said before the cap: the key could not be made either way
+    keySpec(key, Date.now());
     const added = await this.changes.run(consumer, async () => {
       const provisioning = this.provisioning();
       await this.requireRoom(provisioning, consumer, 'live');

@@ -429,6 +429,10 @@ test('an account holds at most 10 live keys: of 20 creations at once, 9 make a k
   t.is((await b.post('/portal/keys/rotate', { name: 'default' })).status, 200);
   await b.get('/portal/');
   t.is((await b.post('/portal/keys', { name: 'one-more', expires: 'never' })).status, 409);
+  // at the cap, a form's own mistake is still named as such
+  const badName = await b.post('/portal/keys', { name: 'Not A Name', expires: 'never' });
+  t.is(badName.status, 400);
+  t.regex(badName.text, /Key name &quot;Not A Name&quot;: use 1 to 40/);
   t.is((await b.post('/portal/keys/revoke', { name: 'default' })).status, 303);
   await b.get('/portal/');
   t.is((await b.post('/portal/keys', { name: 'one-more', expires: 'never' })).status, 201);
