@@ -190,21 +190,39 @@ test('a malformed key answers 400 invalid_idempotency_key and runs nothing', asy
 
 test('a repeat while the first request still runs answers 409 idempotency_key_in_progress with Retry-After', async (t) => {
   const { backend } = await freshBackend(t);
-  // The test holds the backend's only SQLite connection, so the first request waits, key claimed,
-  // for its transaction to begin.
+  // The test holds the backend's only SQLite connection: both requests wait to look the key up,
+  // the first's look-up comes first, finds no record and claims the key, then the second's finds
+  // no record either while the first waits for its transaction, key claimed.
   const hold = await backend.db.transaction();
   const key = newKey();
   const first = post(backend, '/pets', key, { name: 'Rex', categoryId: 1 });
   const pool = (backend.db.client as { pool: { numPendingAcquires(): number } }).pool;
   while (pool.numPendingAcquires() === 0) await new Promise((resolve) => setImmediate(resolve));
-  const second = await post(backend, '/pets', key, { name: 'Rex', categoryId: 1 });
+  const pending = post(backend, '/pets', key, { name: 'Rex', categoryId: 1 });
+  while (pool.numPendingAcquires() < 2) await new Promise((resolve) => setImmediate(resolve));
+  await hold.commit();
+  const second = await pending;
   t.is(second.status, 409);
   t.is(second.body.code, 'idempotency_key_in_progress');
   t.is(second.headers.get('retry-after'), '1');
   t.deepEqual(contractProblems('POST', '/pets', second), []);
-  await hold.commit();
   t.is((await first).status, 201);
   t.is((await post(backend, '/pets', key, { name: 'Rex', categoryId: 1 })).headers.get('idempotent-replayed'), 'true');
+  t.is(await petCount(backend), 1);
+});
+
+// The key is claimed only to run the request: repeats of a finished one are answered from its
+// record, all of them, however many arrive at once.
+test('repeats of a finished request sent at once all replay it; with another body all get 422', async (t) => {
+  const { backend } = await freshBackend(t);
+  const key = newKey();
+  const first = await post(backend, '/pets', key, { name: 'Rex', categoryId: 1 });
+  t.is(first.status, 201);
+  const repeats = await Promise.all(Array.from({ length: 10 }, () => post(backend, '/pets', key, { name: 'Rex', categoryId: 1 })));
+  t.deepEqual(repeats.map((r) => `${r.status} ${r.headers.get('idempotent-replayed')}`), Array(10).fill('201 true'));
+  for (const repeat of repeats) t.deepEqual(repeat.body, first.body);
+  const reused = await Promise.all(Array.from({ length: 4 }, () => post(backend, '/pets', key, { name: 'Other', categoryId: 1 })));
+  t.deepEqual(reused.map((r) => r.body.code), Array(4).fill('idempotency_key_reused'));
   t.is(await petCount(backend), 1);
 });
 

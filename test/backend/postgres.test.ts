@@ -190,6 +190,13 @@ test('10 concurrent requests with one key across two replicas run once; the othe
   t.is((await a.db('pets').where({ name: 'Raced' })).length, 1);
 });
 
+test('repeats of a finished request sent at once on both replicas all replay it', async (t) => {
+  const first = await keyed(a, 'pg-done', { name: 'Done', categoryId: 9 });
+  const repeats = await Promise.all(Array.from({ length: 10 }, (_, i) => keyed(i % 2 ? a : b, 'pg-done', { name: 'Done', categoryId: 9 })));
+  t.deepEqual(repeats.map((r) => `${r.status} ${r.headers.get('idempotent-replayed')}`), Array(10).fill('201 true'));
+  for (const repeat of repeats) t.deepEqual(repeat.body, first.body);
+});
+
 test('a repeat on another replica while the first still runs gets 409 from the advisory lock', async (t) => {
   const lock = await a.db.transaction(); // the test's own connection from a's pool
   await lock.raw('LOCK TABLE idempotency_keys IN SHARE MODE');

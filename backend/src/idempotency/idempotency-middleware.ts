@@ -4,7 +4,7 @@ import { ApiError, ErrorCode } from '../http/errors.ts';
 import { rawBody } from '../http/json-body.ts';
 import { useDb } from '../http/request-db.ts';
 import { REPLAYED_HEADER, readKeyedRequest, type KeyedRequest } from './idempotency-key.ts';
-import type { IdempotencyStore, StoredResponse } from './idempotency-store.ts';
+import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.ts';
 import type { InFlightKeys } from './in-flight.ts';
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -43,6 +43,18 @@ function replay(ctx: Context, response: StoredResponse): void {
   ctx.body = response.body;
 }
 
+/** A stored outcome to replay for `request`: its response, or 422 when the key was used for another request. */
+function outcomeOf(record: IdempotencyRecord, request: KeyedRequest): StoredResponse {
+  if (record.fingerprint !== request.fingerprint) {
+    throw new ApiError(
+      422,
+      ErrorCode.idempotencyKeyReused,
+      'This Idempotency-Key was already used for a different request (method, path or body); use a new key.',
+    );
+  }
+  return record.response;
+}
+
 /**
  * Idempotency-Key on a write (IETF draft-ietf-httpapi-idempotency-key-header, as Stripe does it).
  * Without the header the request runs as usual. With it, the first request runs inside a
@@ -58,6 +70,13 @@ export function idempotency({ db, store, inFlight, now, ttlMs = IDEMPOTENCY_TTL_
   return async (ctx: Context, next: Next) => {
     const request = readKeyedRequest(ctx, rawBody(ctx));
     if (!request) return next() as Promise<void>;
+    // A finished request's repeats are answered from its record without claiming the key, so
+    // that repeats sent at once all get it (a claim is only for running the request).
+    const finished = await store.find(db, request, now());
+    if (finished) {
+      replay(ctx, outcomeOf(finished, request));
+      return;
+    }
     const release = inFlight.claimLocal(request);
     if (!release) {
       ctx.set('Retry-After', String(IN_PROGRESS_RETRY_AFTER_SECONDS));
@@ -83,17 +102,9 @@ export function idempotency({ db, store, inFlight, now, ttlMs = IDEMPOTENCY_TTL_
       throw inProgress();
     }
     const startedAt = now();
+    // finished between the look-up before the claim and the claim
     const existing = await store.find(trx, request, startedAt);
-    if (existing) {
-      if (existing.fingerprint !== request.fingerprint) {
-        throw new ApiError(
-          422,
-          ErrorCode.idempotencyKeyReused,
-          'This Idempotency-Key was already used for a different request (method, path or body); use a new key.',
-        );
-      }
-      return { response: existing.response, replayed: true };
-    }
+    if (existing) return { response: outcomeOf(existing, request), replayed: true };
     try {
       await trx.transaction(async (savepoint) => {
         useDb(ctx, savepoint);
