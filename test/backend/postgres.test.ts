@@ -212,3 +212,27 @@ test('a repeat on another replica while the first still runs gets 409 from the a
   t.is((await first).status, 201);
   t.is((await keyed(b, 'pg-slow', { name: 'Slow', categoryId: 8 })).headers.get('idempotent-replayed'), 'true');
 });
+
+// Last in the file: it stops the file's server. An outage is the database's, not a bug: 503 with
+// Retry-After in the Error shape (the contract's service_unavailable), and the first requests once
+// it is back are served without a restart.
+test('while PostgreSQL is down every request answers 503 service_unavailable with Retry-After; it recovers by itself', async (t) => {
+  await postgres.stop();
+  try {
+    for (const [path, init] of [
+      ['/pets', {}],
+      ['/pets/1', {}],
+      ['/pets', { method: 'POST', json: { name: 'Down', categoryId: 1 } }],
+      ['/pets', { method: 'POST', json: { name: 'Down', categoryId: 1 }, headers: { 'Idempotency-Key': 'pg-down', 'X-Consumer-ID': 'pg' } }],
+    ] as const) {
+      const response = await request(`${a.url}${path}`, init);
+      t.is(response.status, 503, `${init.method ?? 'GET'} ${path}`);
+      t.deepEqual(response.body, { code: 'service_unavailable', message: 'The service is temporarily unavailable; retry after Retry-After seconds.', status: 503 });
+      t.is(response.headers.get('retry-after'), '5');
+    }
+  } finally {
+    await postgres.start();
+  }
+  await pollUntil('the backend to serve again', async () => (await request(`${a.url}/pets?limit=1`)).status === 200);
+  t.is((await request(`${b.url}/pets`, { method: 'POST', json: { name: 'Back', categoryId: 1 } })).status, 201);
+});

@@ -10,6 +10,10 @@ const run = promisify(execFile);
 export interface TestPostgres {
   /** A new, empty database on this server; its `postgres://` URL. */
   createDatabase(name: string): Promise<string>;
+  /** Stops the server, its files kept: an outage. */
+  stop(): Promise<void>;
+  /** Starts it again after stop(). */
+  start(): Promise<void>;
   /** Stops the server and removes its files. */
   dispose(): Promise<void>;
 }
@@ -79,7 +83,8 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   // -a keeps the owner (postgres) and initdb's 0700
   await run('cp', ['-a', await templateDataDir(bin, owner, pgCommand, chownToOwner), data]);
   // fsync off: a test cluster trades durability for speed; the backend's own behaviour is unchanged.
-  await pgCommand('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-k ${dir} -c listen_addresses= -c fsync=off`, 'start'], dir);
+  const start = () => pgCommand('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-k ${dir} -c listen_addresses= -c fsync=off`, 'start'], dir);
+  await start();
   const urlOf = (database: string) => `postgres://${owner}@${encodeURIComponent(dir)}/${database}`;
 
   return {
@@ -92,6 +97,12 @@ export async function startTestPostgres(): Promise<TestPostgres> {
         await admin.end();
       }
       return urlOf(name);
+    },
+    async stop() {
+      await pgCommand('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop'], dir);
+    },
+    async start() {
+      await start();
     },
     async dispose() {
       await pgCommand('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop'], dir).catch(() => undefined);

@@ -17,8 +17,20 @@ function sqliteFileConfig(dataDir: string): Knex.Config {
   return sqliteConfig(join(dataDir, 'animal-store.sqlite'));
 }
 
+/**
+ * Bounded waits, shorter than the gateway's read_timeout (15 s, kong.yml): a database that does
+ * not answer (a partition, a frozen server) fails a request with 503 instead of holding it.
+ */
+const CONNECT_TIMEOUT_MS = 5_000;
+const QUERY_TIMEOUT_MS = 10_000;
+
 function postgresConfig(url: string): Knex.Config {
-  return { client: 'pg', connection: url, pool: { min: 1, max: 10 } };
+  return {
+    client: 'pg',
+    connection: { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS },
+    acquireConnectionTimeout: QUERY_TIMEOUT_MS,
+    pool: { min: 1, max: 10 },
+  };
 }
 
 /** Opens the store and brings its schema up to date. */

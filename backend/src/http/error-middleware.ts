@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { ApiError, ErrorCode } from './errors.ts';
+import { isStoreUnavailable } from './store-unavailable.ts';
 
 export type ErrorLogger = (error: unknown, context: { method: string; path: string }) => void;
 
@@ -8,14 +9,28 @@ const defaultLogger: ErrorLogger = (error, { method, path }) => {
   console.error(`[backend] unhandled error on ${method} ${path}:`, error);
 };
 
+/** What a client is told to wait while the database is unavailable. */
+const STORE_RETRY_AFTER_SECONDS = 5;
+/** An outage fails every request: one line for it at most this often, not one per request. */
+const OUTAGE_LOG_INTERVAL_MS = 10_000;
+let lastOutageLog = -Infinity;
+
+function logOutage(error: unknown): void {
+  const now = performance.now();
+  if (now - lastOutageLog < OUTAGE_LOG_INTERVAL_MS) return;
+  lastOutageLog = now;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  console.error(`[backend] the database is unavailable (${typeof code === 'string' ? code : String(message)}): answering 503`);
+}
+
 /** Paths longer than any the API serves are described by their length, not echoed (a request line may hold 8 KiB). */
 const MAX_PATH_ECHO = 100;
 export const describePath = (path: string) => (path.length <= MAX_PATH_ECHO ? path : `a path of ${path.length} characters`);
 
 /**
  * Turns every failure into the Error shape: thrown ApiErrors, unmatched routes
- * (404), methods a path does not serve (405, with the router's Allow header) and anything
- * unexpected (500, logged, never echoed).
+ * (404), methods a path does not serve (405, with the router's Allow header), the database
+ * unavailable (503 with Retry-After) and anything unexpected (500, logged, never echoed).
  */
 export function errorMiddleware(log: ErrorLogger = defaultLogger): Middleware {
   return async (ctx, next) => {
@@ -32,6 +47,10 @@ export function errorMiddleware(log: ErrorLogger = defaultLogger): Middleware {
     } catch (error) {
       if (error instanceof ApiError) {
         apiError = error;
+      } else if (isStoreUnavailable(error)) {
+        logOutage(error);
+        ctx.set('Retry-After', String(STORE_RETRY_AFTER_SECONDS));
+        apiError = new ApiError(503, ErrorCode.serviceUnavailable, 'The service is temporarily unavailable; retry after Retry-After seconds.');
       } else {
         log(error, { method: ctx.method, path: ctx.path });
         apiError = new ApiError(500, ErrorCode.internalError, 'An unexpected error occurred.');

@@ -18,6 +18,7 @@ export const ErrorCode = {
   requestTimeout: 'request_timeout',
   requestHeadersTooLarge: 'request_headers_too_large',
   internalError: 'internal_error',
+  serviceUnavailable: 'service_unavailable',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -254,7 +254,7 @@ export interface components {
          *     | internal_error | 500 | Unexpected failure. |
          *     | not_implemented | 501 | The method is unknown to the service. |
          *     | bad_gateway | 502 | The gateway could not reach the service. |
-         *     | service_unavailable | 503 | The service is unavailable. |
+         *     | service_unavailable | 503 | The service is unavailable: the backend's database is unreachable, restarting or did not answer within 10 s (with `Retry-After` in seconds), or the gateway could not reach the service. Retry later; nothing was written. |
          *     | gateway_timeout | 504 | The service did not answer in time. |
          *     | bad_request | 400 | The request is malformed HTTP. A request the gateway cannot parse is refused before any route is chosen, so no API's plugins run on it: its answer is the gateway's own (Kong's `{"message": …}`), not this shape, as on any Kong shared with other APIs. Behind the balancer (production's kong-lb, `npm run start:cluster`'s) the balancer refuses such requests first, in this shape, an unknown HTTP version or transfer coding included (400, not nginx's 505/501). |
          *     | request_timeout | 408 | The request took too long to arrive. |
