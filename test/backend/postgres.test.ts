@@ -126,7 +126,7 @@ test('a backend restarted on the same database keeps its data and does not re-ru
   const restarted = await startTestBackend({ databaseUrl: url });
   try {
     t.deepEqual((await request(`${restarted.url}/pets/${created.body.id}`)).body, created.body);
-    t.deepEqual((await restarted.db('knex_migrations').select('name')).map((row) => row.name), ['001_pets_and_orders', '002_idempotency_keys']);
+    t.deepEqual((await restarted.db('knex_migrations').select('name')).map((row) => row.name), ['001_pets_and_orders', '002_idempotency_keys', '003_ids_within_json_integers']);
   } finally {
     await restarted.dispose();
   }
@@ -140,7 +140,7 @@ test('replicas started at once on a new database all start, and knex is left one
   try {
     t.is((await request(`${replicas[3]!.url}/pets`)).status, 200);
     t.deepEqual(await replicas[0]!.db('knex_migrations_lock').select('is_locked'), [{ is_locked: 0 }]);
-    t.is((await replicas[0]!.db('knex_migrations').count({ n: '*' }))[0]!.n, '2');
+    t.is((await replicas[0]!.db('knex_migrations').count({ n: '*' }))[0]!.n, '3');
   } finally {
     await Promise.all(replicas.map((replica) => replica.dispose()));
   }
@@ -211,6 +211,20 @@ test('a repeat on another replica while the first still runs gets 409 from the a
   await lock.commit();
   t.is((await first).status, 201);
   t.is((await keyed(b, 'pg-slow', { name: 'Slow', categoryId: 8 })).headers.get('idempotent-replayed'), 'true');
+});
+
+test("ids stop at 2^53-1, the largest the contract's Id keeps exact: past it an insert fails instead of handing out a rounded id", async (t) => {
+  const ids = await startTestBackend({ databaseUrl: await postgres.createDatabase('animal_store_ids') });
+  t.teardown(() => ids.dispose());
+  await ids.db.raw("SELECT setval('pets_id_seq', 9007199254740990)");
+  const last = await request(`${ids.url}/pets`, { method: 'POST', json: { name: 'Last', categoryId: 1 } });
+  t.is(last.status, 201);
+  t.is(last.body.id, Number.MAX_SAFE_INTEGER);
+  t.is((await request(`${ids.url}/pets/${Number.MAX_SAFE_INTEGER}`)).body.name, 'Last');
+  const past = await request(`${ids.url}/pets`, { method: 'POST', json: { name: 'Past', categoryId: 1 } });
+  t.is(past.status, 500);
+  t.is(past.body.code, 'internal_error');
+  t.is((await ids.db('pets').count({ n: '*' }))[0]!.n, '1');
 });
 
 // Last in the file: it stops the file's server. An outage is the database's, not a bug: 503 with

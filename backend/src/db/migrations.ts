@@ -49,6 +49,19 @@ const all: Record<string, Knex.Migration> = {
       await db.schema.dropTable('idempotency_keys');
     },
   },
+  // PostgreSQL's bigserial runs to 2^63-1, but the API's ids are JSON integers a double keeps
+  // exactly (the contract's Id schema: at most 2^53-1); past it node-postgres would hand out
+  // rounded ids, two rows under one. Past it now, an insert fails (a 500, logged) instead.
+  '003_ids_within_json_integers': {
+    async up(db) {
+      if ((db.client as Knex.Client).config.client !== 'pg') return;
+      for (const table of ['pets', 'orders']) await db.raw(`ALTER SEQUENCE ${table}_id_seq MAXVALUE ${Number.MAX_SAFE_INTEGER}`);
+    },
+    async down(db) {
+      if ((db.client as Knex.Client).config.client !== 'pg') return;
+      for (const table of ['pets', 'orders']) await db.raw(`ALTER SEQUENCE ${table}_id_seq NO MAXVALUE`);
+    },
+  },
 };
 
 export const migrations = inCodeMigrations(all);
