@@ -18,6 +18,7 @@ const UNIT_TESTS_OF_INTERNALS = [
   'test/backend/idempotency.test.ts', // the idempotency store and its expiry, on a fake clock
   'test/backend/contract.test.ts', // the servers the backend reads from the contract
   'test/backend/pagination.test.ts', // cursors forged to test their checks
+  'test/backend/page-cache.test.ts', // the page cache's bounds, without filling memory through HTTP
   'test/bench/backend-bench.ts', // a deep page's cursor, without paging there first
 ];
 

@@ -35,7 +35,7 @@ export interface Backend {
 export function createApp({ db, clock, logError, cachePetPages }: AppOptions): Backend {
   const app = new Koa();
   // Pages are cached in memory only where this process is the single writer (SQLite).
-  const pages = (cachePetPages ?? (db.client as Knex.Client).config.client === 'sqlite3') ? new PageCache<RenderedPage>() : undefined;
+  const pages = (cachePetPages ?? (db.client as Knex.Client).config.client === 'sqlite3') ? new PageCache<RenderedPage>((page) => page.json.length + (page.link?.length ?? 0)) : undefined;
   const pets = new PetRepository(db);
   const orders = new OrderService(new OrderRepository(db), pets, clock);
   const now = clock ?? (() => new Date());

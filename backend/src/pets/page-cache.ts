@@ -8,8 +8,18 @@
 export class PageCache<T> {
   private readonly pages = new Map<string, T>();
   private generation = 0;
+  private size = 0;
 
-  constructor(private readonly maxPages = 2000) {}
+  /**
+   * Dropped whole when it would hold more than `maxPages` pages or more than `maxSize` of what
+   * `sizeOf` counts (a page's characters: 100 long names make a page of ~125 KB, so a count of
+   * pages alone let 2,000 of them hold ~250 MB).
+   */
+  constructor(
+    private readonly sizeOf: (value: T) => number,
+    private readonly maxSize = 8 * 1024 * 1024,
+    private readonly maxPages = 2000,
+  ) {}
 
   async getOrLoad(key: string, load: () => Promise<T>): Promise<T> {
     const cached = this.pages.get(key);
@@ -17,14 +27,23 @@ export class PageCache<T> {
     const startedAt = this.generation;
     const value = await load();
     if (startedAt === this.generation) {
-      if (this.pages.size >= this.maxPages) this.pages.clear();
-      this.pages.set(key, value);
+      const size = this.sizeOf(value);
+      if (this.pages.size >= this.maxPages || this.size + size > this.maxSize) this.clear();
+      if (size <= this.maxSize) {
+        this.pages.set(key, value);
+        this.size += size;
+      }
     }
     return value;
   }
 
   invalidate(): void {
     this.generation += 1;
+    this.clear();
+  }
+
+  private clear(): void {
     this.pages.clear();
+    this.size = 0;
   }
 }
