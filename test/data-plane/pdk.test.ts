@@ -113,6 +113,20 @@ test('kong.request.get_body: a form body, with and without max_args (kong/pdk/re
   t.deepEqual(await getBody(`${form}; charset=UTF-8`, ''), { status: 201, body: {}, err: 'nil', mime: form, first: {} });
 });
 
+// docs/known-differences.md: Kong 3.9.3 decodes the parts with lua-multipart, each value by its
+// part's name, an array for a repeated name (kong/pdk/request.lua:883-899;
+// t/01-pdk/04-request/16-get_body.t TEST 25 answers { test = { "form", "data" } } for this body).
+test('kong.request.get_body: multipart/form-data is not decoded (Kong: the parts by name)', async (t) => {
+  const part = (value: string) => `--AaB03x\r\nContent-Disposition: form-data; name="test"\r\n\r\n${value}\r\n`;
+  t.deepEqual(await getBody('multipart/form-data; boundary=AaB03x', `${part('form')}${part('data')}--AaB03x--\r\n`), {
+    status: 201,
+    body: null,
+    err: 'multipart/form-data bodies cannot be decoded by the local gateway',
+    mime: 'multipart/form-data',
+    first: null,
+  });
+});
+
 test('kong.service.request: a header, the path (escaped) and a query argument removed', async (t) => {
   const res = await httpGet(node.url('/changes?c=valu%651&b=value2&api%6B%65%79=kong&a=valu%653'));
   t.is(res.json.headers['x-probe-upstream'], 'set');

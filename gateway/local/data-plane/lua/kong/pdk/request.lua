@@ -326,6 +326,7 @@ return {
         return json, nil, "application/json"
 
       elseif find(media, "multipart/form-data", 1, true) == 1 then
+        -- Kong decodes the parts with lua-multipart (docs/known-differences.md)
         return nil, "multipart/form-data bodies cannot be decoded by the local gateway", "multipart/form-data"
       end
 
