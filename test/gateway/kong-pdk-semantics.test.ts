@@ -164,6 +164,9 @@ services:
   t.deepEqual(first.matched_service, withoutNulls((await f.admin('/services/s')).body));
   t.deepEqual(first.matched_route.tags, ['first', 'second']);
   t.true(Number.isInteger(first.matched_service.updated_at));
+  // docs/known-differences.md: no workspace id (Kong: its default workspace's, show_ws_id)
+  t.is(first.matched_route.ws_id, undefined);
+  t.is(first.matched_service.ws_id, undefined);
 
   // an Admin API write answers once the node runs it
   const patched = await f.admin('/routes/echo', { method: 'PATCH', json: { tags: ['third'] } });
