@@ -17,11 +17,13 @@ const snapshot = buildSnapshot({
     { name: 'pdk-route', service: 'svc', paths: ['~/pdk/(?<id>\\d+)/(\\w+)'], strip_path: false },
     { name: 'hf-crash', service: 'svc', paths: ['/hf-crash'] },
     { name: 'changes', service: 'svc', paths: ['/changes'] },
+    { name: 'get-body', service: 'svc', paths: ['/get-body'] },
   ],
   plugins: [
     { name: 'dp-probe', route: 'pdk-route', config: { tag: 'pdk', report: 'pdk' } },
     { name: 'dp-probe', route: 'hf-crash', config: { tag: 'hf', error_phase: 'header_filter' } },
     { name: 'dp-probe', route: 'changes', config: { tag: 'changes', set_upstream_header: 'set', set_path: '/new path', clear_query_arg: 'apikey' } },
+    { name: 'dp-probe', route: 'get-body', config: { tag: 'body', report: 'body' } },
   ],
 });
 
@@ -70,7 +72,7 @@ test('kong.request, kong.client, kong.router, kong.node as an access handler see
   t.is(h['x-probe-plugin-id'], snapshot.plugins[0]!.id);
   t.is(h['x-probe-has-conf-ids'], `true/${snapshot.routes[0]!.id}/nil`);
   t.is(h['x-probe-init-worker-ran'], 'true');
-  t.is(h['x-probe-configured'], '3', 'configure got every dp-probe configuration');
+  t.is(h['x-probe-configured'], '4', 'configure got every dp-probe configuration');
 });
 
 test('kong.response and kong.service.response in header_filter: the upstream\'s status and headers', async (t) => {
@@ -80,6 +82,49 @@ test('kong.response and kong.service.response in header_filter: the upstream\'s 
   t.is(res.headers['x-probe-service-status'], '201');
   t.is(res.headers['x-probe-upstream-header'], 'yes');
   t.is(res.headers['x-probe-response-status'], '201');
+});
+
+/** kong.request.get_body()'s three answers for this body, and its body with max_args 1. */
+async function getBody(contentType: string, body: string) {
+  const res = await httpGet(node.url('/get-body'), { method: 'POST', headers: { 'content-type': contentType }, body });
+  const h = res.headers;
+  const decoded = (value: unknown) => (typeof value === 'string' && value !== 'nil' ? JSON.parse(value) : null);
+  return {
+    status: res.status,
+    body: decoded(h['x-probe-get-body']),
+    err: h['x-probe-get-body-err'],
+    mime: h['x-probe-get-body-mime'],
+    first: decoded(h['x-probe-get-body-max-args-1']),
+  };
+}
+
+// kong/pdk/request.lua:855-862 (3.9.3): without max_args, ngx.req.get_post_args() is called with
+// no argument (ngx_lua checks a nil one as a number); t/01-pdk/04-request/16-get_body.t TEST 16,
+// 17 and 20 (max_args)
+test('kong.request.get_body: a form body, with and without max_args (kong/pdk/request.lua:855-862)', async (t) => {
+  const form = 'application/x-www-form-urlencoded';
+  t.deepEqual(await getBody(form, 'Foo=Hello&Bar=World&Accept=a%2Fb&Accept=text%2Fhtml&flag'), {
+    status: 201,
+    body: { Foo: 'Hello', Bar: 'World', Accept: ['a/b', 'text/html'], flag: true },
+    err: 'nil',
+    mime: form,
+    first: { Foo: 'Hello' },
+  });
+  t.deepEqual(await getBody(`${form}; charset=UTF-8`, ''), { status: 201, body: {}, err: 'nil', mime: form, first: {} });
+});
+
+// docs/known-differences.md: Kong 3.9.3 decodes the parts with lua-multipart, each value by its
+// part's name, an array for a repeated name (kong/pdk/request.lua:883-899;
+// t/01-pdk/04-request/16-get_body.t TEST 25 answers { test = { "form", "data" } } for this body).
+test('kong.request.get_body: multipart/form-data is not decoded (Kong: the parts by name)', async (t) => {
+  const part = (value: string) => `--AaB03x\r\nContent-Disposition: form-data; name="test"\r\n\r\n${value}\r\n`;
+  t.deepEqual(await getBody('multipart/form-data; boundary=AaB03x', `${part('form')}${part('data')}--AaB03x--\r\n`), {
+    status: 201,
+    body: null,
+    err: 'multipart/form-data bodies cannot be decoded by the local gateway',
+    mime: 'multipart/form-data',
+    first: null,
+  });
 });
 
 test('kong.service.request: a header, the path (escaped) and a query argument removed', async (t) => {

@@ -8,6 +8,7 @@ import { pollUntil } from '../helpers/poll.ts';
 import { RawConnection } from '../helpers/raw-http.ts';
 import { buildSnapshot, type Snapshot } from '../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
+import { plugin } from './plugins/kit.ts';
 
 // The headers Kong sets around a proxied request: kong/runloop/handler.lua access.before/after
 // and header_filter.after (3.9.3), the proxy_set_header lines of kong/templates/nginx_kong.lua.
@@ -16,6 +17,7 @@ let upstream: Upstream;
 let plain: TestNode;
 let trusting: TestNode;
 let quiet: TestNode;
+let viaOnly: TestNode;
 let snapshot: Snapshot;
 
 test.before(async () => {
@@ -34,15 +36,28 @@ test.before(async () => {
       { name: 'keep', service: 'echo', paths: ['/keep'], strip_path: false },
     ],
   });
-  [plain, trusting, quiet] = await Promise.all([
+  // answers Kong makes itself: a plugin's exit (401, 429, request-termination's 503)
+  const exits = buildSnapshot({
+    services: [{ name: 'echo', url: upstream.url }],
+    routes: [
+      { name: 'api', service: 'echo', paths: ['/api'] },
+      { name: 'auth', service: 'echo', paths: ['/auth'] },
+      { name: 'limited', service: 'echo', paths: ['/limited'] },
+      { name: 'closed', service: 'echo', paths: ['/closed'] },
+    ],
+    plugins: [plugin('key-auth', { route: 'auth' }), plugin('rate-limiting', { route: 'limited' }, { hour: 1 }), plugin('request-termination', { route: 'closed' })],
+  });
+  const plugins = ['key-auth', 'rate-limiting', 'request-termination'];
+  [plain, trusting, quiet, viaOnly] = await Promise.all([
     startTestNode({ snapshot }),
     startTestNode({ snapshot, trustedIps: ['127.0.0.1', '::1'] }),
-    startTestNode({ snapshot, headers: ['off'] }),
+    startTestNode({ snapshot: exits, plugins, headers: ['off'] }),
+    startTestNode({ snapshot: exits, plugins, headers: ['Via'] }),
   ]);
 });
 
 test.after.always(async () => {
-  await Promise.all([plain?.dispose(), trusting?.dispose(), quiet?.dispose()]);
+  await Promise.all([plain?.dispose(), trusting?.dispose(), quiet?.dispose(), viaOnly?.dispose()]);
   await upstream?.close();
 });
 
@@ -121,7 +136,7 @@ test('Server, latency headers and the request id (headers = server_tokens, laten
   t.is(local.headers.server, 'kong/3.9.3');
 });
 
-test('headers = off: no Kong headers (nginx names itself, as OpenResty does)', async (t) => {
+test('headers = off: no Kong headers; proxied without an upstream Server, nginx names itself as OpenResty does', async (t) => {
   const res = await httpGet(quiet.url('/api'));
   t.is(res.headers.via, undefined);
   t.is(res.headers['x-kong-request-id'], undefined);
@@ -129,9 +144,24 @@ test('headers = off: no Kong headers (nginx names itself, as OpenResty does)', a
   t.is(res.headers.server, 'openresty');
   const local = await httpGet(quiet.url('/none'));
   t.is(local.headers['x-kong-response-latency'], undefined);
-  t.is(local.headers.server, 'openresty');
+  t.is(local.headers.server, undefined, 'Kong clears it on what it answers itself (next test)');
   // headers_upstream keeps X-Kong-Request-Id for the upstream
   t.regex(res.json.headers['x-kong-request-id'], /^[0-9a-f]{32}$/);
+});
+
+// kong/runloop/handler.lua:1587-1593 (3.9.3): on an answer Kong makes itself, without
+// server_tokens in headers Kong sets Server to nil, and ngx_lua's cleared header keeps nginx from
+// adding its own: spec/02-integration/05-proxy/14-server_tokens_spec.lua:164 (headers = Via) and
+// :278 (headers = off) assert no Server on the 404 of no route; plugin exits take the same branch.
+test('headers = off or Via: no Server on Kong\'s own answers, no route or a plugin\'s exit (kong/runloop/handler.lua:1587-1593)', async (t) => {
+  for (const [name, node] of [['off', quiet], ['Via', viaOnly]] as const) {
+    const answers = [await httpGet(node.url('/none')), await httpGet(node.url('/auth')), await httpGet(node.url('/closed'))];
+    let limited = await httpGet(node.url('/limited'));
+    for (let i = 0; i < 3 && limited.status !== 429; i++) limited = await httpGet(node.url('/limited'));
+    answers.push(limited);
+    const seen = answers.map((res) => ({ status: res.status, server: res.headers.server, via: res.headers.via }));
+    t.deepEqual(seen, [404, 401, 503, 429].map((status) => ({ status, server: undefined, via: undefined })), `headers = ${name}`);
+  }
 });
 
 test('hop-by-hop request headers named in Connection are not forwarded; TE only as trailers', async (t) => {

@@ -136,3 +136,42 @@ plugins:
   t.is(f.upstream.last()!.headers['x-order'], 'tie-omega, tie-mu, tie-alpha');
   t.is(response.headers.get('x-order'), 'tie-omega, tie-mu, tie-alpha');
 });
+
+/** An entity as Kong's DAO reads it without `nulls` (kong/db/dao/init.lua row_to_entity): no null fields. */
+const withoutNulls = (entity: Record<string, unknown>) => Object.fromEntries(Object.entries(entity).filter(([, value]) => value !== null));
+
+// kong/runloop/handler.lua:110, 260, 376 (3.9.3): the router holds the routes and services as the
+// DAO reads them (GLOBAL_QUERY_OPTS: show_ws_id, no nulls), and kong.router.get_route() and
+// get_service() answer those rows: created_at, updated_at and tags as stored, a change included.
+test('kong.router.get_route() and get_service() are the stored rows without their nulls, timestamps and tags included', async (t) => {
+  const f = await startFixture(`
+_format_version: "3.0"
+services:
+  - name: s
+    url: \${UPSTREAM}
+    tags: [shop]
+    routes:
+      - name: echo
+        paths: [/echo]
+        tags: [first, second]
+        plugins: [{ name: request-termination, config: { echo: true, status_code: 200 } }]
+`);
+  t.teardown(() => f.dispose());
+  const echoed = async () => (await f.call('/echo')).body as { matched_route: Record<string, unknown>; matched_service: Record<string, unknown> };
+
+  const first = await echoed();
+  t.deepEqual(first.matched_route, withoutNulls((await f.admin('/routes/echo')).body));
+  t.deepEqual(first.matched_service, withoutNulls((await f.admin('/services/s')).body));
+  t.deepEqual(first.matched_route.tags, ['first', 'second']);
+  t.true(Number.isInteger(first.matched_service.updated_at));
+  // docs/known-differences.md: no workspace id (Kong: its default workspace's, show_ws_id)
+  t.is(first.matched_route.ws_id, undefined);
+  t.is(first.matched_service.ws_id, undefined);
+
+  // an Admin API write answers once the node runs it
+  const patched = await f.admin('/routes/echo', { method: 'PATCH', json: { tags: ['third'] } });
+  t.is(patched.status, 200);
+  const second = await echoed();
+  t.deepEqual(second.matched_route, withoutNulls(patched.body));
+  t.deepEqual(second.matched_route.tags, ['third']);
+});

@@ -33,7 +33,7 @@ export interface SnapshotInput {
   plugins?: Array<Partial<Omit<SnapshotPlugin, 'route' | 'service' | 'consumer'>> & { name: string; route?: Ref; service?: Ref; consumer?: Ref }>;
 }
 
-const ROUTE_CREATED_AT = 1_700_000_000;
+const CREATED_AT = 1_700_000_000;
 
 function serviceFromUrl(url: string): Pick<SnapshotService, 'protocol' | 'host' | 'port' | 'path'> {
   const u = new URL(url);
@@ -62,7 +62,7 @@ function configHash(entities: Omit<Snapshot, 'snapshot_version' | 'config_versio
 }
 
 export function buildSnapshot(input: SnapshotInput, configVersion = 1): Snapshot {
-  const services: SnapshotService[] = (input.services ?? []).map((s) => {
+  const services: SnapshotService[] = (input.services ?? []).map((s, i) => {
     const { url, ...rest } = s;
     return {
       id: randomUUID(),
@@ -76,6 +76,9 @@ export function buildSnapshot(input: SnapshotInput, configVersion = 1): Snapshot
       write_timeout: 60000,
       read_timeout: 60000,
       enabled: true,
+      created_at: CREATED_AT + i,
+      updated_at: CREATED_AT + i,
+      tags: null,
       ...(url ? serviceFromUrl(url) : {}),
       ...rest,
     };
@@ -98,7 +101,9 @@ export function buildSnapshot(input: SnapshotInput, configVersion = 1): Snapshot
     https_redirect_status_code: 426,
     request_buffering: true,
     response_buffering: true,
-    created_at: ROUTE_CREATED_AT + i,
+    created_at: CREATED_AT + i,
+    updated_at: CREATED_AT + i,
+    tags: null,
     ...r,
     service: resolve(r.service, serviceIds, 'service'),
   }));

@@ -16,6 +16,7 @@ local function doc()
     services = { {
       id = SERVICE_ID, name = "svc", protocol = "http", host = "localhost", port = 80, path = cjson.null,
       retries = 5, connect_timeout = 60000, write_timeout = 60000, read_timeout = 60000, enabled = true,
+      created_at = 1700000000, updated_at = 1700000001, tags = cjson.null,
     } },
     routes = { {
       id = ROUTE_ID, name = cjson.null, service = { id = SERVICE_ID }, protocols = { "http", "https" },
@@ -23,6 +24,7 @@ local function doc()
       strip_path = true,
       preserve_host = false, regex_priority = 0, path_handling = "v0", https_redirect_status_code = 426,
       request_buffering = true, response_buffering = true, created_at = 1700000000,
+      updated_at = 1700000001, tags = { "a" },
     } },
     consumers = {},
     keyauth_credentials = {},

@@ -192,3 +192,17 @@ test(`echos a request if the trigger is specified as a query parameter (${SPEC}:
     uri_captures: { named: {}, unnamed: [] },
   });
 });
+
+// kong/pdk/request.lua:855-862 (3.9.3): get_body() without max_args calls ngx.req.get_post_args()
+// with no argument (ngx_lua checks a nil one as a number); the echo carries the decoded form.
+test('echos a form body decoded, and an empty one as {} (kong/pdk/request.lua:855-862)', async (t) => {
+  const form = { 'content-type': 'application/x-www-form-urlencoded' };
+  const res = await get(9, '/status/200', form, 'a=1&a=2&b');
+  t.is(res.status, 404);
+  t.deepEqual(res.json.request.body, { a: ['1', '2'], b: true });
+  t.is(res.json.request.raw_body, 'a=1&a=2&b');
+  const empty = await get(9, '/status/200', form, '');
+  t.is(empty.status, 404);
+  t.deepEqual(empty.json.request.body, {});
+  t.is(empty.json.request.raw_body, '');
+});

@@ -404,6 +404,19 @@ test(`handle unexpected body type: gracefully fails transforming invalid json bo
   await logged(node, /body transform failed: failed parsing json body/);
 });
 
+// docs/known-differences.md: Kong's transform_json_body indexes what cjson decoded
+// (kong/plugins/response-transformer/body_transformer.lua:115-124), a Lua error for a number, a
+// boolean or null (a string where a transform writes to it), and kong/init.lua:462 runs
+// body_filter handlers without pcall: the client gets the headers, then the connection drops.
+test('a JSON body that is a string, number, boolean or null goes out as it came, with a warning (Kong: a Lua error, the connection dropped)', async (t) => {
+  for (const body of ['"abc"', '123', 'true', 'null']) {
+    const res = await httpGet(node.url(`/json-response?body=${encodeURIComponent(body)}`), { headers: { host: 'bt-invalid.test' } });
+    t.is(res.status, 200, body);
+    t.is(res.body, body);
+  }
+  await logged(node, /body transform failed: the json body is not an object or an array/);
+});
+
 // --- filter ---------------------------------------------------------------------------------------
 
 test(`filter: remove a parameter (${FILTER}:84)`, async (t) => {

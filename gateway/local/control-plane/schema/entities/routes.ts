@@ -80,10 +80,11 @@ export const routes = defineEntity({
       "kong/db/schema/entities/routes.lua, traditional_compatible flavor. Paths starting with '~' are regexes (PCRE on the data plane); " +
       "header values starting with '~*' too. snis apply to requests over TLS only ('*.x' and 'x.*' match by suffix and prefix). " +
       "Equal priorities go to the greater id, as Kong's atc-router orders them; " +
-      'created_at (unix seconds) is informational.',
+      "created_at, updated_at (unix seconds) and tags are informational: kong.router.get_route() has them, as Kong's does.",
     fields: [
       'id', 'name', 'service', 'protocols', 'methods', 'hosts', 'paths', 'headers', 'snis', 'strip_path', 'preserve_host',
       'regex_priority', 'path_handling', 'https_redirect_status_code', 'request_buffering', 'response_buffering', 'created_at',
+      'updated_at', 'tags',
     ],
     // What Kong's router reads for null.
     fallback: { regex_priority: 0, path_handling: 'v0' },

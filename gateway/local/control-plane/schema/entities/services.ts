@@ -69,8 +69,13 @@ export const services = defineEntity({
   shorthands: { url: serviceUrlFields },
   declarative: { key: [['name']], keyRequired: true, topLevel: true },
   snapshot: {
-    description: 'kong/db/schema/entities/services.lua; timeouts in milliseconds.',
-    fields: ['id', 'name', 'protocol', 'host', 'port', 'path', 'retries', 'connect_timeout', 'write_timeout', 'read_timeout', 'enabled'],
+    description:
+      'kong/db/schema/entities/services.lua; timeouts in milliseconds. created_at, updated_at (unix seconds) and tags are ' +
+      "informational: kong.router.get_service() has them, as Kong's does.",
+    fields: [
+      'id', 'name', 'protocol', 'host', 'port', 'path', 'retries', 'connect_timeout', 'write_timeout', 'read_timeout', 'enabled',
+      'created_at', 'updated_at', 'tags',
+    ],
     // Kong's balancer falls back to these when a service leaves them null (kong/runloop/handler.lua:824-829).
     fallback: { retries: 5, connect_timeout: 60000, write_timeout: 60000, read_timeout: 60000 },
     narrow: { protocol: T.string({ required: true, one_of: ['http', 'https'] }) },

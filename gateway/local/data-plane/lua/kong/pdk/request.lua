@@ -301,7 +301,14 @@ return {
       if find(media, "application/x-www-form-urlencoded", 1, true) == 1 then
         check_limit(max_args, "max_args", MIN_POST_ARGS, MAX_POST_ARGS)
         read_body()
-        local args, err = get_post_args(max_args)
+        -- as Kong calls it: ngx_lua checks an argument given as nil as a number (an error);
+        -- without one it parses up to its default, 100 arguments
+        local args, err
+        if max_args ~= nil then
+          args, err = get_post_args(max_args)
+        else
+          args, err = get_post_args()
+        end
         if not args then
           return nil, err, "application/x-www-form-urlencoded"
         end
@@ -319,6 +326,7 @@ return {
         return json, nil, "application/json"
 
       elseif find(media, "multipart/form-data", 1, true) == 1 then
+        -- Kong decodes the parts with lua-multipart (docs/known-differences.md)
         return nil, "multipart/form-data bodies cannot be decoded by the local gateway", "multipart/form-data"
       end
 

@@ -495,8 +495,14 @@ handler.header_filter = {
       if enabled[HEADERS.RESPONSE_LATENCY] then
         header[HEADERS.RESPONSE_LATENCY] = ctx.KONG_RESPONSE_LATENCY
       end
+      -- without server_tokens Kong clears it: ngx_lua keeps the cleared header's slot, so
+      -- nginx adds no Server of its own either
       if not (enabled[HEADERS.VIA] and header[HEADERS.VIA] == SERVER_HEADER) then
-        header[HEADERS.SERVER] = enabled[HEADERS.SERVER] and SERVER_HEADER or OPENRESTY
+        if enabled[HEADERS.SERVER] then
+          header[HEADERS.SERVER] = SERVER_HEADER
+        else
+          header[HEADERS.SERVER] = nil
+        end
       elseif not header[HEADERS.SERVER] then
         header[HEADERS.SERVER] = OPENRESTY
       end

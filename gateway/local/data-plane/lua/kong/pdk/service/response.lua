@@ -148,6 +148,9 @@ return {
           return nil, "invalid json body", "application/json"
         end
         return json, nil, "application/json"
+      elseif media:find("multipart/form-data", 1, true) == 1 then
+        -- Kong decodes the parts with lua-multipart (docs/known-differences.md)
+        return nil, "multipart/form-data bodies cannot be decoded by the local gateway", "multipart/form-data"
       end
       return nil, "unsupported content type '" .. content_type .. "'", media
     end

@@ -86,7 +86,9 @@ function _M.transform_json_body(conf, buffered_data)
   end
 
   if type(json_body) ~= "table" then
-    -- Kong indexes the value and fails with a Lua error; the body is left as it came either way
+    -- a string, number, boolean or null: Kong indexes it, a Lua error in body_filter (run
+    -- without pcall) that drops the connection after the headers were sent (for a string, where
+    -- a transform writes to it). Here the body goes out as it came (docs/known-differences.md)
     return nil, "the json body is not an object or an array"
   end
 
