@@ -33,6 +33,8 @@ async function mismatchedCertificate(): Promise<string> {
 }
 
 const cases: Array<[string, string | (() => Promise<string>), RegExp, NodeJS.ProcessEnv?]> = [
+  // the data plane's cjson would refuse the snapshot, and with it every configuration after it
+  ['a lone surrogate escape in a string', `_format_version: "3.0"\nconsumers:\n  - username: "lone\\ud800x"\n`, /^consumers\[0\]\.username: a lone surrogate/],
   ['an unknown field', base('    colour: blue\n'), /services\[0\] \(s\): colour: unknown field/],
   ['a Kong field the local gateway does not implement', base('    tls_verify: true\n'), /services\[0\] \(s\): tls_verify: not supported by the local gateway/],
   ['a route field it does not implement', base('    routes:\n      - name: r\n        sources: [{ ip: 10.0.0.1 }]\n        paths: [/]\n'), /services\[0\] \(s\)\.routes\[0\] \(r\): sources: not supported/],

@@ -16,7 +16,7 @@ import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
 import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
 import { mountPluginRoutes } from './plugins.ts';
 import { MULTIPART_AS_FIELDS, nestedMultipartNames } from './multipart.ts';
-import { corsFilter, emptyJsonBody, kongBodyTypes, mediaTypeFilter, methodNotAllowed, optionsMethod, traceRefused } from './request-filters.ts';
+import { corsFilter, emptyJsonBody, kongBodyTypes, loneSurrogateJson, mediaTypeFilter, methodNotAllowed, optionsMethod, traceRefused } from './request-filters.ts';
 import { mountSchemaRoutes } from './schemas.ts';
 import { mountSniRoutes } from './snis.ts';
 import { mountTagRoutes } from './tags.ts';
@@ -126,6 +126,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     formLimit: ADMIN_BODY_LIMIT,
   }));
   app.use(nestedMultipartNames);
+  app.use(loneSurrogateJson);
 
   router.use(emptyJsonBody);
   mountNodeRoutes(router, service, registry, {

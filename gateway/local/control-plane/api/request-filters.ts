@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { Middleware } from 'koa';
+import { loneSurrogatePath } from '../schema/lone-surrogates.ts';
 
 /**
  * kong/api/api_helpers.lua cors_filter (3.9.3), run before every route and before the 404: any
@@ -157,3 +158,18 @@ export function optionsMethod(router: Router): Middleware {
     await answer(ctx, next);
   };
 }
+
+/**
+ * A JSON body with a lone surrogate escape (`"\ud800"`) is 400 "Cannot parse JSON body": Kong's
+ * cjson refuses such an escape (api_helpers.lua parse_params, :306-318), where JSON.parse keeps
+ * it. Stored, it would make every snapshot one the data plane's cjson cannot decode, and the
+ * data plane would run no configuration after it.
+ */
+export const loneSurrogateJson: Middleware = async (ctx, next) => {
+  if (ctx.request.is('application/json') && loneSurrogatePath(ctx.request.body) !== undefined) {
+    ctx.status = 400;
+    ctx.body = { message: 'Cannot parse JSON body' };
+    return;
+  }
+  await next();
+};

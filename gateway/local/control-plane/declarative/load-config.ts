@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { ENTITY_NAMES, definitionOf, foreignFields, type EntityName } from '../schema/entities/index.ts';
 import { isPlainObject } from '../schema/validate.ts';
+import { loneSurrogatePath } from '../schema/lone-surrogates.ts';
 import { childrenOf, keyValueOf, topLevelOf } from './declarative-form.ts';
 
 /** An entity of kong.yml as the file gives it; references to other entities are by name or id. */
@@ -87,6 +88,9 @@ export function readDeclarativeConfig(file: string, env: NodeJS.ProcessEnv = pro
   }
   if (!isPlainObject(parsed)) throw new DeclarativeConfigError(file, ['the file must be a YAML mapping']);
   const document = parsed;
+  // YAML's "\ud800" escape: Kong's cjson would refuse the snapshot (decK would send U+FFFD)
+  const lone = loneSurrogatePath(document);
+  if (lone !== undefined) throw new DeclarativeConfigError(file, [`${lone}: a lone surrogate (\\ud800-\\udfff without its pair) is not a Unicode character`]);
 
   if (document._format_version !== '3.0') problems.push(`_format_version: expected "3.0", got ${JSON.stringify(document._format_version)}`);
   for (const key of Object.keys(document)) {
