@@ -84,6 +84,8 @@ const BROKEN: Array<[string, string, string]> = [
   ['a regex route outside /v1', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-v2\n        paths:\n          - ~/v2/pets$\n${ROUTE}`)],
   // /portal alone is ours (the redirect to /portal/); ~/portal would take /portalx, /portal-admin…
   ['a regex route wider than /portal', 'animal-store-routes-under-v1', kongYml.replace('          - ~/portal$\n', '          - ~/portal\n')],
+  // Kong anchors the regex as a whole (^/v1/pets/$|/inventory): the alternation takes /inventory on any path
+  ['a regex route with an alternation', 'animal-store-routes-under-v1', kongYml.replace('          - ~/v1/pets/$\n', '          - ~/v1/pets/$|/inventory\n')],
   ['a route without paths', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-any\n        hosts:\n          - a.example\n${ROUTE}`)],
 ];
 
