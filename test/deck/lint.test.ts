@@ -80,6 +80,19 @@ const BROKEN: Array<[string, string, string]> = [
   ['a plugin on a service not ours', 'animal-store-no-global-plugin', `${kongYml}plugins:\n  - name: request-termination\n    service: team-inventory\n`],
   ['another select tag', 'animal-store-select-tag', kongYml.replace('  select_tags:\n    - animal-store\n', '  select_tags:\n    - team-inventory\n')],
   ['no select tag', 'animal-store-select-tag', kongYml.replace('_info:\n  select_tags:\n    - animal-store\n', '')],
+  // decK adds our select tag to these: the entity would be the platform's too, and its sync deletes it
+  [
+    "a service tagged with the platform's select tag",
+    'animal-store-entity-tags-ours',
+    kongYml.replace('  - name: animal-store-portal\n    url:', '  - name: animal-store-portal\n    tags:\n      - animal-store-portal\n      - platform\n    url:'),
+  ],
+  [
+    "a route's plugin tagged with another team's select tag",
+    'animal-store-entity-tags-ours',
+    kongYml.replace('            consumer: animal-store-anonymous\n', '            consumer: animal-store-anonymous\n            tags: [team-inventory]\n'),
+  ],
+  // the CLI's tag on kong.yml's credential
+  ["an acl tagged with the CLI's tag", 'animal-store-entity-tags-ours', kongYml.replace('      - group: animal-store\n', '      - group: animal-store\n        tags: [petstore-consumer]\n')],
   ['a route outside /v1', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-admin\n        paths:\n          - /admin\n${ROUTE}`)],
   ['a regex route outside /v1', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-v2\n        paths:\n          - ~/v2/pets$\n${ROUTE}`)],
   // /portal alone is ours (the redirect to /portal/); ~/portal would take /portalx, /portal-admin…
