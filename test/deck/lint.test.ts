@@ -93,6 +93,9 @@ const BROKEN: Array<[string, string, string]> = [
   ],
   // the CLI's tag on kong.yml's credential
   ["an acl tagged with the CLI's tag", 'animal-store-entity-tags-ours', kongYml.replace('      - group: animal-store\n', '      - group: animal-store\n        tags: [petstore-consumer]\n')],
+  // usage counts the metrics of services named animal-store-… (Kong labels them with the name, else the host)
+  ['a service not named animal-store-…', 'animal-store-service-names', kongYml.replace('  - name: animal-store-portal\n    url:', '  - name: portal\n    url:')],
+  ['a service without a name', 'animal-store-service-names', kongYml.replace('  - name: animal-store-portal\n    url:', '  - url:')],
   ['a route outside /v1', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-admin\n        paths:\n          - /admin\n${ROUTE}`)],
   ['a regex route outside /v1', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-v2\n        paths:\n          - ~/v2/pets$\n${ROUTE}`)],
   // /portal alone is ours (the redirect to /portal/); ~/portal would take /portalx, /portal-admin…
