@@ -24,4 +24,4 @@ export type { PlanAssignment } from './plan-assignment.ts';
 export { limitsOf, planPluginOf } from './plan-plugin.ts';
 export { PLAN_NAMES, loadCatalogue, type Catalogue, type Limits, type PlanName } from './plans.ts';
 export { Provisioning } from './provisioning.ts';
-export { CONSUMER_GROUP, CONSUMER_TAG, KONG_YML_SELECT_TAG, planOf, type ManagedConsumer } from './tags.ts';
+export { CONSUMER_GROUP, CONSUMER_TAG, KONG_YML_SELECT_TAG, isOurs, planOf, type ManagedConsumer } from './tags.ts';

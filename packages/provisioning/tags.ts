@@ -22,6 +22,12 @@ export type ManagedConsumer = Consumer & { username: string };
 /** The plan a consumer's `plan:<name>` tag names, as written (null without one). */
 export const planOf = (consumer: Consumer) => consumer.tags.find((tag) => tag.startsWith('plan:'))?.slice(5) ?? null;
 
+/**
+ * Ours: the library's (tag petstore-consumer) or kong.yml's (its select tag). On a shared Kong
+ * every other consumer is another team's.
+ */
+export const isOurs = (consumer: Consumer) => consumer.tags.includes(CONSUMER_TAG) || consumer.tags.includes(KONG_YML_SELECT_TAG);
+
 /** It carries the library's tag and not kong.yml's select tag. */
 export function isManaged(consumer: Consumer): consumer is ManagedConsumer {
   return consumer.username !== null && consumer.tags.includes(CONSUMER_TAG) && !consumer.tags.includes(KONG_YML_SELECT_TAG);

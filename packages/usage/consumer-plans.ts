@@ -1,4 +1,4 @@
-import { CONSUMER_TAG, planOf, planPluginOf, type AdminApi, type Plugin } from '../provisioning/index.ts';
+import { CONSUMER_TAG, isOurs, planOf, planPluginOf, type AdminApi, type Plugin } from '../provisioning/index.ts';
 
 /** What usage prints beside a consumer's counts. */
 export interface PlanInfo {
@@ -9,6 +9,11 @@ export interface PlanInfo {
   limitDay: number | null;
   /** False when the Admin API does not know the username (any more): usage is then all there is. */
   exists: boolean;
+  /**
+   * The CLI's or kong.yml's (provisioning's isOurs); false for another team's, whose plan is not
+   * read. A username the Admin API does not know is nobody's: false too.
+   */
+  ours: boolean;
 }
 
 const PAGE_SIZE = 1000;
@@ -22,14 +27,16 @@ function limitsOf(plugin: Plugin | undefined): Pick<PlanInfo, 'limitMinute' | 'l
 
 async function oneConsumer(admin: AdminApi, username: string): Promise<PlanInfo> {
   const consumer = await admin.findConsumer(username);
-  if (!consumer) return { plan: null, limitMinute: null, limitDay: null, exists: false };
-  return { plan: planOf(consumer), ...limitsOf(await planPluginOf(admin, consumer.id)), exists: true };
+  if (!consumer) return { plan: null, limitMinute: null, limitDay: null, exists: false, ours: false };
+  if (!isOurs(consumer)) return { plan: null, limitMinute: null, limitDay: null, exists: true, ours: false };
+  return { plan: planOf(consumer), ...limitsOf(await planPluginOf(admin, consumer.id)), exists: true, ours: true };
 }
 
 /**
- * Plan and limits of each username. A few are looked up one by one; for more, the CLI's
- * consumers (tag petstore-consumer) and their plan plugins come in two listings whatever their
- * number, and only the other usernames (kong.yml's anonymous consumer…) one by one.
+ * Plan and limits of each username, and whether it is ours. A few are looked up one by one; for
+ * more, the CLI's consumers (tag petstore-consumer) and their plan plugins come in two listings
+ * whatever their number, and only the other usernames (kong.yml's anonymous consumer, another
+ * team's…) one by one.
  */
 export async function plansOf(admin: AdminApi, usernames: string[]): Promise<Map<string, PlanInfo>> {
   const plans = new Map<string, PlanInfo>();
@@ -40,7 +47,7 @@ export async function plansOf(admin: AdminApi, usernames: string[]): Promise<Map
     }
     for await (const consumer of admin.listConsumers({ tags: CONSUMER_TAG, size: PAGE_SIZE })) {
       if (!consumer.username) continue;
-      plans.set(consumer.username, { plan: planOf(consumer), ...limitsOf(pluginsByConsumer.get(consumer.id)), exists: true });
+      plans.set(consumer.username, { plan: planOf(consumer), ...limitsOf(pluginsByConsumer.get(consumer.id)), exists: true, ours: true });
     }
   }
   for (const username of usernames) if (!plans.has(username)) plans.set(username, await oneConsumer(admin, username));

@@ -1,7 +1,7 @@
 import { CountsByConsumer } from './counts.ts';
 import { parseExposition } from './exposition.ts';
 import { displayUrl, getText, ServerError } from './http.ts';
-import { LABELS, SERIES } from './series.ts';
+import { isOurService, LABELS, SERIES } from './series.ts';
 
 export const DEFAULT_STATUS_URL = 'http://127.0.0.1:8100';
 const TIMEOUT_MS = 10_000;
@@ -26,7 +26,7 @@ export interface NodeTotals {
 
 /**
  * Scrapes each Kong node's /metrics (Status API) and sums the counters across nodes: the
- * totals since each node started, which is all a node keeps.
+ * totals since each node started, which is all a node keeps. Requests count on our services only.
  */
 export async function scrapeNodes(statusUrls: URL[], onlyConsumer?: string): Promise<NodeTotals> {
   const bodies = await Promise.all(
@@ -48,6 +48,9 @@ export async function scrapeNodes(statusUrls: URL[], onlyConsumer?: string): Pro
       }
       // Requests without a consumer (refused before a key was identified) are no one's usage.
       if (consumer === '' || (onlyConsumer !== undefined && consumer !== onlyConsumer)) continue;
+      // Another team's services are not our usage, whoever the consumer (the banned series are
+      // the edge plugin's, which runs on ours only).
+      if (sample.name === SERIES.requests && !isOurService(sample.labels[LABELS.service])) continue;
       if (sample.name === SERIES.requests) totals.counts.addStatus(consumer, sample.labels[LABELS.code] ?? '', sample.value);
       else if (sample.name === SERIES.bannedRequests) totals.counts.addBanned(consumer, sample.value);
     }

@@ -1,6 +1,6 @@
 import { CountsByConsumer } from './counts.ts';
 import { promqlString, type PrometheusApi } from './prometheus-api.ts';
-import { LABELS, SERIES } from './series.ts';
+import { LABELS, OUR_SERVICES_MATCHER, SERIES } from './series.ts';
 import type { UsageWindow } from './time-windows.ts';
 
 /** How many windows (days) are asked about at once. */
@@ -9,14 +9,16 @@ const CONCURRENCY = 4;
 /**
  * The two queries of one window, evaluated at its end: increase() over exactly the window, so
  * counter resets (a node restarting) and several nodes (one series each, summed) are handled as
- * PromQL handles them. Both keep consumer "" (no consumer), which the caller leaves out.
+ * PromQL handles them. Requests count on our services only (the banned series are the edge
+ * plugin's, which runs on ours only). Both keep consumer "" (no consumer), which the caller leaves out.
  */
 export function usageQueries(window: UsageWindow, onlyConsumer?: string): { requests: string; banned: string } {
   const range = `[${window.to.getTime() - window.from.getTime()}ms]`;
-  const selector = onlyConsumer === undefined ? '' : `{${LABELS.consumer}=${promqlString(onlyConsumer)}}`;
+  const consumer = onlyConsumer === undefined ? [] : [`${LABELS.consumer}=${promqlString(onlyConsumer)}`];
+  const selector = (matchers: string[]) => (matchers.length === 0 ? '' : `{${matchers.join(',')}}`);
   return {
-    requests: `sum by (${LABELS.consumer}, ${LABELS.code}) (increase(${SERIES.requests}${selector}${range}))`,
-    banned: `sum by (${LABELS.consumer}) (increase(${SERIES.bannedRequests}${selector}${range}))`,
+    requests: `sum by (${LABELS.consumer}, ${LABELS.code}) (increase(${SERIES.requests}${selector([OUR_SERVICES_MATCHER, ...consumer])}${range}))`,
+    banned: `sum by (${LABELS.consumer}) (increase(${SERIES.bannedRequests}${selector(consumer)}${range}))`,
   };
 }
 

@@ -1,6 +1,6 @@
 import { emptyCounts, rounded, statusClass, type UsageCounts } from './counts.ts';
 import { promqlString, type MatrixSeries, type PrometheusApi } from './prometheus-api.ts';
-import { LABELS, SERIES } from './series.ts';
+import { LABELS, OUR_SERVICES_MATCHER, SERIES } from './series.ts';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -37,10 +37,12 @@ export function chartBuckets(range: ChartRange, now: number): Array<{ from: numb
 
 /** The two expressions of one consumer over windows of `rangeMs`: requests by code, and requests refused while banned. */
 function seriesQueries(consumer: string, rangeMs: number): { requests: string; banned: string } {
-  const selector = `{${LABELS.consumer}=${promqlString(consumer)}}[${rangeMs}ms]`;
+  const matcher = `${LABELS.consumer}=${promqlString(consumer)}`;
+  const range = `[${rangeMs}ms]`;
   return {
-    requests: `sum by (${LABELS.code}) (increase(${SERIES.requests}${selector}))`,
-    banned: `sum(increase(${SERIES.bannedRequests}${selector}))`,
+    // on our services only, as `consumers usage` counts (series.ts)
+    requests: `sum by (${LABELS.code}) (increase(${SERIES.requests}{${OUR_SERVICES_MATCHER},${matcher}}${range}))`,
+    banned: `sum(increase(${SERIES.bannedRequests}{${matcher}}${range}))`,
   };
 }
 

@@ -19,4 +19,18 @@ export const SERIES = {
 } as const;
 
 /** Kong's labels on kong_http_requests_total that usage reads. */
-export const LABELS = { consumer: 'consumer', code: 'code' } as const;
+export const LABELS = { consumer: 'consumer', code: 'code', service: 'service' } as const;
+
+/**
+ * Kong's `service` label is the service's name. Ours, in gateway/kong.yml, all start with this
+ * (the lint holds it); on a shared Kong every other team's requests are in the same series, and
+ * usage counts ours only: a consumer of ours that another team's authentication finds is not
+ * using our API there (docs/shared-kong.md).
+ */
+const OUR_SERVICE_PREFIX = 'animal-store-';
+
+export const isOurService = (service: string | undefined) =>
+  service !== undefined && service.startsWith(OUR_SERVICE_PREFIX) && service.length > OUR_SERVICE_PREFIX.length;
+
+/** The PromQL matcher of our services' series: `service=~"animal-store-.+"`. */
+export const OUR_SERVICES_MATCHER = `${LABELS.service}=~"${OUR_SERVICE_PREFIX}.+"`;

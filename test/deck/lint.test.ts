@@ -66,22 +66,72 @@ const BROKEN: Array<[string, string, string]> = [
     'animal-store-no-global-plugin',
     `${kongYml}plugins:\n  - name: cors\n    service: animal-store-backend\n  - name: prometheus\n`,
   ],
+  // decK syncs a plugin whose only scope is an empty name as a global one (`creating plugin … (global)`)
+  ['a plugin on service ""', 'animal-store-no-global-plugin', `${kongYml}plugins:\n  - name: request-termination\n    service: ""\n`],
+  [
+    'a plugin on service "", route "" and consumer ""',
+    'animal-store-no-global-plugin',
+    `${kongYml}plugins:\n  - name: request-termination\n    service: ""\n    route: ""\n    consumer: ""\n`,
+  ],
+  // decK refuses these at validation; the lint says why before
+  ['a plugin on service null', 'animal-store-no-global-plugin', `${kongYml}plugins:\n  - name: request-termination\n    service: ~\n`],
+  ['a plugin on service {}', 'animal-store-no-global-plugin', `${kongYml}plugins:\n  - name: request-termination\n    service: {}\n`],
+  ['a plugin on service " "', 'animal-store-no-global-plugin', `${kongYml}plugins:\n  - name: request-termination\n    service: " "\n`],
+  ['a plugin on a service not ours', 'animal-store-no-global-plugin', `${kongYml}plugins:\n  - name: request-termination\n    service: team-inventory\n`],
   ['another select tag', 'animal-store-select-tag', kongYml.replace('  select_tags:\n    - animal-store\n', '  select_tags:\n    - team-inventory\n')],
   ['no select tag', 'animal-store-select-tag', kongYml.replace('_info:\n  select_tags:\n    - animal-store\n', '')],
+  // decK adds our select tag to these: the entity would be the platform's too, and its sync deletes it
+  [
+    "a service tagged with the platform's select tag",
+    'animal-store-entity-tags-ours',
+    kongYml.replace('  - name: animal-store-portal\n    url:', '  - name: animal-store-portal\n    tags:\n      - animal-store-portal\n      - platform\n    url:'),
+  ],
+  [
+    "a route's plugin tagged with another team's select tag",
+    'animal-store-entity-tags-ours',
+    kongYml.replace('            consumer: animal-store-anonymous\n', '            consumer: animal-store-anonymous\n            tags: [team-inventory]\n'),
+  ],
+  // the CLI's tag on kong.yml's credential
+  ["an acl tagged with the CLI's tag", 'animal-store-entity-tags-ours', kongYml.replace('      - group: animal-store\n', '      - group: animal-store\n        tags: [petstore-consumer]\n')],
+  // usage counts the metrics of services named animal-store-… (Kong labels them with the name, else the host)
+  ['a service not named animal-store-…', 'animal-store-service-names', kongYml.replace('  - name: animal-store-portal\n    url:', '  - name: portal\n    url:')],
+  ['a service without a name', 'animal-store-service-names', kongYml.replace('  - name: animal-store-portal\n    url:', '  - url:')],
   ['a route outside /v1', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-admin\n        paths:\n          - /admin\n${ROUTE}`)],
   ['a regex route outside /v1', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-v2\n        paths:\n          - ~/v2/pets$\n${ROUTE}`)],
   // /portal alone is ours (the redirect to /portal/); ~/portal would take /portalx, /portal-admin…
   ['a regex route wider than /portal', 'animal-store-routes-under-v1', kongYml.replace('          - ~/portal$\n', '          - ~/portal\n')],
+  // Kong anchors the regex as a whole (^/v1/pets/$|/inventory): the alternation takes /inventory on any path
+  ['a regex route with an alternation', 'animal-store-routes-under-v1', kongYml.replace('          - ~/v1/pets/$\n', '          - ~/v1/pets/$|/inventory\n')],
   ['a route without paths', 'animal-store-routes-under-v1', kongYml.replace(ROUTE, `      - name: animal-store-any\n        hosts:\n          - a.example\n${ROUTE}`)],
 ];
 
-for (const [label, rule, text] of BROKEN) {
+// one file per test (they run at once): labels that differ only in quotes or braces differ by index
+const fileName = (index: number, label: string) => `${index}-${label.replace(/[^a-z0-9]+/gi, '-')}.yml`;
+
+for (const [index, [label, rule, text]] of BROKEN.entries()) {
   test(`a copy with ${label} is refused: ${rule}`, async (t) => {
     t.not(text, kongYml, 'the copy is broken');
-    const file = join(dir, `${label.replaceAll(' ', '-').replace('/', '')}.yml`);
+    const file = join(dir, fileName(index, label));
     writeFileSync(file, text);
     const result = await lint(file, TEAM);
     t.not(result.code, 0, result.output);
     t.regex(result.output, new RegExp(`\\[error\\].*${rule}`));
+  });
+}
+
+// Top-level plugins that name one of ours are scoped, whichever of the three they name.
+const SCOPED: Array<[string, string]> = [
+  ['on our service', '    service: animal-store-backend\n'],
+  ['on our route', '    route: animal-store-v1\n'],
+  ['on our consumer', '    consumer: animal-store-anonymous\n'],
+  ['on our route, service ""', '    service: ""\n    route: animal-store-v1\n'],
+];
+
+for (const [index, [label, scope]] of SCOPED.entries()) {
+  test(`a copy with a top-level plugin ${label} passes`, async (t) => {
+    const file = join(dir, fileName(index, `scoped ${label}`));
+    writeFileSync(file, `${kongYml}plugins:\n  - name: request-termination\n${scope}`);
+    const result = await lint(file, TEAM);
+    t.is(result.code, 0, result.output);
   });
 }

@@ -10,7 +10,8 @@ const SCRAPE_MS = 5 * 60_000;
 
 type Node = 'kong-a:8100' | 'kong-b:8100';
 type Event =
-  | { at: string; node: Node; consumer: string; code: number; n: number }
+  /** On our service, or on another team's (`service: 'inventory'`, test/fixtures/team-inventory/kong.yml). */
+  | { at: string; node: Node; consumer: string; code: number; n: number; service?: 'inventory' }
   | { at: string; node: Node; banned: string; n: number }
   | { at: string; node: Node; restart: true };
 
@@ -21,6 +22,12 @@ const EVENTS: Event[] = [
   { at: 'D1 11:00:30', node: 'kong-a:8100', consumer: 'alice', code: 404, n: 3 },
   { at: 'D1 12:00:30', node: 'kong-b:8100', consumer: 'alice', code: 429, n: 12 },
   { at: 'D1 13:00:30', node: 'kong-a:8100', consumer: 'animal-store-anonymous', code: 401, n: 5 },
+  // Another team's on the same gateway, none of it ours: its consumer on its service and refused on
+  // ours, a consumer of theirs since deleted, and alice on their service.
+  { at: 'D1 14:00:30', node: 'kong-a:8100', consumer: 'inventory-warehouse', code: 200, n: 8, service: 'inventory' },
+  { at: 'D2 09:00:30', node: 'kong-b:8100', consumer: 'inventory-warehouse', code: 403, n: 1 },
+  { at: 'D2 10:00:30', node: 'kong-a:8100', consumer: 'inventory-gone', code: 200, n: 3, service: 'inventory' },
+  { at: 'D3 02:00:30', node: 'kong-b:8100', consumer: 'alice', code: 200, n: 5, service: 'inventory' },
   { at: 'D2 08:00:30', node: 'kong-a:8100', consumer: 'alice', code: 200, n: 25 },
   { at: 'D2 12:02:30', node: 'kong-a:8100', restart: true },
   { at: 'D2 14:00:30', node: 'kong-a:8100', consumer: 'alice', code: 200, n: 15 },
@@ -49,9 +56,9 @@ export function historyOpenMetrics(): string {
   // series key → { family, labels, node }
   const requests = new Map<string, { labels: Record<string, string>; node: Node }>();
   const banned = new Map<string, { labels: Record<string, string>; node: Node }>();
-  const requestLabels = (node: Node, consumer: string, code: number) => ({
-    service: 'animal-store-backend',
-    route: 'animal-store-v1',
+  const requestLabels = (node: Node, consumer: string, code: number, service?: 'inventory') => ({
+    service: service ?? 'animal-store-backend',
+    route: service ? 'inventory-private' : 'animal-store-v1',
     code: String(code),
     source: code === 429 || code === 401 ? 'kong' : 'service',
     workspace: 'default',
@@ -68,7 +75,7 @@ export function historyOpenMetrics(): string {
         [requests, requestLabels(event.node, '', 429)],
       ];
     }
-    return [[requests, requestLabels(event.node, event.consumer, event.code)]];
+    return [[requests, requestLabels(event.node, event.consumer, event.code, event.service)]];
   };
   for (const event of EVENTS) for (const [map, labels] of seriesOf(event)) map.set(labelText(labels), { labels, node: event.node });
   const lines: string[] = [];

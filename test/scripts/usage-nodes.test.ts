@@ -32,6 +32,14 @@ test.before(async () => {
   a.checksumFailures(2);
   b.requests({ consumer: 'dave', code: 200, n: 1 });
   a.requests({ consumer: 'o"brien\\x', code: 304, n: 2, route: 'animal-store-v1-get-pet' });
+  // Another team on the same gateway (test/fixtures/team-inventory/kong.yml): its consumer, on its
+  // service and refused on ours (animal-store-access), a consumer of theirs since deleted, and
+  // alice on their service (their key-auth found our credential). None of it is our usage.
+  admin.addConsumer('inventory-warehouse', { tags: ['team-inventory'], plan: { minute: 10, day: 100 } });
+  a.requests({ consumer: 'inventory-warehouse', code: 200, n: 8, service: 'inventory', route: 'inventory-private' });
+  b.requests({ consumer: 'inventory-warehouse', code: 403, n: 1 });
+  b.requests({ consumer: 'inventory-gone', code: 200, n: 3, service: 'inventory', route: 'inventory-private' });
+  a.requests({ consumer: 'alice', code: 200, n: 5, service: 'inventory', route: 'inventory-private' });
   run = (args, env = {}) => runCliInProcess(['usage', '--status-url', a.statusUrl, '--status-url', b.statusUrl, ...args], { KONG_ADMIN_URL: admin.url, ...env });
 });
 test.after.always(async () => {
@@ -107,6 +115,30 @@ test('csv: a header and the same columns as json, quoted where needed', async (t
   t.regex(lines[4]!, /^"o""brien\\x",free,60,1000,2,0,0,0,0,2,0,,/);
   t.regex(lines[5]!, /^dave,,,,1,1,0,0,0,0,0,,/);
   t.is(lines.length, 6);
+});
+
+test("another team's consumers and services are not counted: no rows of theirs, none of our consumers' requests there", async (t) => {
+  const result = await run(['--format', 'json']);
+  t.is(result.code, 0, result.stderr);
+  const rows = JSON.parse(result.stdout) as Array<{ username: string; requests: number }>;
+  t.deepEqual(
+    rows.map((r) => [r.username, r.requests]),
+    [
+      ['alice', 17],
+      ['bob', 11],
+      ['animal-store-anonymous', 9],
+      ['o"brien\\x', 2],
+      ['dave', 1],
+    ],
+  );
+  t.notRegex(result.stderr, /inventory/);
+  // their consumer's plan is not read
+  const theirs = admin.consumers.find((c) => c.username === 'inventory-warehouse')!;
+  t.false(admin.requests.includes(`GET /consumers/${theirs.id}/plugins`));
+  const one = await run(['inventory-warehouse']);
+  t.is(one.code, 1);
+  t.is(one.stderr, "error: consumer inventory-warehouse is another team's (neither petstore-consumer nor animal-store): usage counts ours only\n");
+  t.is(one.stdout, '');
 });
 
 test('one consumer: its row, even without requests', async (t) => {

@@ -23,6 +23,7 @@ test.before(async () => {
   admin.addConsumer('bob', { tags: ['petstore-consumer', 'plan:pro'], plan: { minute: 300, day: 10000 } });
   admin.addConsumer('carol', { tags: ['petstore-consumer', 'plan:enterprise'], plan: { minute: 5000, day: 2000000 } });
   admin.addConsumer('animal-store-anonymous', { tags: ['animal-store'], plan: { minute: 30, day: 500, limit_by: 'ip' } });
+  admin.addConsumer('inventory-warehouse', { tags: ['team-inventory'], plan: { minute: 10, day: 100 } });
   tsdb = await backfill(historyOpenMetrics());
   prometheus = await startPrometheus({ storageDir: tsdb });
   run = (args, env = {}) => runCliInProcess(['usage', '--prometheus-url', prometheus.url, ...args], { KONG_ADMIN_URL: admin.url, ...env });
@@ -35,11 +36,11 @@ test.after.always(async () => {
 test('the queries usage sends: increase() over exactly the window, evaluated at its end', (t) => {
   const window = { from: new Date('2026-03-01T00:00:00Z'), to: new Date('2026-03-04T00:00:00Z') };
   t.deepEqual(usageQueries(window), {
-    requests: 'sum by (consumer, code) (increase(kong_http_requests_total[259200000ms]))',
+    requests: 'sum by (consumer, code) (increase(kong_http_requests_total{service=~"animal-store-.+"}[259200000ms]))',
     banned: 'sum by (consumer) (increase(kong_animal_store_edge_banned_requests_total[259200000ms]))',
   });
   t.deepEqual(usageQueries(window, 'o"brien\\x'), {
-    requests: 'sum by (consumer, code) (increase(kong_http_requests_total{consumer="o\\"brien\\\\x"}[259200000ms]))',
+    requests: 'sum by (consumer, code) (increase(kong_http_requests_total{service=~"animal-store-.+",consumer="o\\"brien\\\\x"}[259200000ms]))',
     banned: 'sum by (consumer) (increase(kong_animal_store_edge_banned_requests_total{consumer="o\\"brien\\\\x"}[259200000ms]))',
   });
 });
@@ -82,6 +83,18 @@ test('--by day --format csv: the billing export, one row per consumer per UTC da
       '',
     ].join('\n'),
   );
+});
+
+test("another team's consumers and services are not in the billing export", async (t) => {
+  const result = await run(['--since', '3d', '--until', '2026-03-04', '--by', 'day', '--json']);
+  t.is(result.code, 0, result.stderr);
+  const rows = JSON.parse(result.stdout) as Array<{ day: string; username: string; requests: number }>;
+  t.false(rows.some((r) => r.username.startsWith('inventory-')));
+  // alice's 5 requests on their service (day 3) are not hers on our API
+  t.like(rows.find((r) => r.username === 'alice' && r.day === '2026-03-03'), { requests: 2 });
+  const one = await run(['inventory-warehouse', '--since', '3d', '--until', '2026-03-04']);
+  t.is(one.code, 1);
+  t.regex(one.stderr, /^error: consumer inventory-warehouse is another team's/);
 });
 
 test('--by day: the days the window touches, whole, the last one up to --until', async (t) => {

@@ -1,4 +1,4 @@
-import type { AdminApi } from '../../../packages/provisioning/index.ts';
+import { CONSUMER_TAG, KONG_YML_SELECT_TAG, ProvisioningError, type AdminApi } from '../../../packages/provisioning/index.ts';
 import {
   displayUrl,
   isEmpty,
@@ -86,12 +86,25 @@ async function measure(request: UsageRequest): Promise<{ measured: Measured[]; h
   };
 }
 
-/** Usage per consumer (and per day), with each consumer's plan from the Admin API. */
+/**
+ * Usage per consumer (and per day), with each consumer's plan from the Admin API. Our consumers
+ * only: on a shared Kong, another team's consumers (in the Admin API, with neither the CLI's tag
+ * nor kong.yml's) are left out; a username the Admin API does not know keeps its usage, which is
+ * on our services (the series are).
+ */
 export async function usageReport(request: UsageRequest): Promise<UsageReport> {
   const { measured, heading, note, notes } = await measure(request);
   const usernames = new Set<string>(request.username !== undefined ? [request.username] : []);
   for (const { counts } of measured) for (const [username, c] of counts.byConsumer) if (!isEmpty(rounded(c))) usernames.add(username);
   const plans = await plansOf(request.admin, [...usernames].sort());
+  for (const username of usernames) {
+    const plan = plans.get(username);
+    if (!plan?.exists || plan.ours) continue;
+    if (username === request.username) {
+      throw new ProvisioningError('consumer-not-managed', `consumer ${username} is another team's (neither ${CONSUMER_TAG} nor ${KONG_YML_SELECT_TAG}): usage counts ours only`);
+    }
+    usernames.delete(username);
+  }
   const rows: UsageRow[] = [];
   for (const window of measured) {
     for (const username of usernames) {
