@@ -96,7 +96,10 @@ async function setUp(t: ExecutionContext) {
   const proxy = await holdingProxy(redis.port);
   t.teardown(() => proxy.close());
   const ids = { a: randomUUID(), b: randomUUID() };
-  const redisConf = { host: '127.0.0.1', port: proxy.port, database: 0 };
+  // A held answer must not time out (redis.timeout, 2 s by default): an INCR that timed out was
+  // still run by Redis, and the request is counted again locally, as Kong counts it; a loaded
+  // machine can take longer than 2 s to run the sync the test waits for.
+  const redisConf = { host: '127.0.0.1', port: proxy.port, database: 0, timeout: 30_000 };
   const node = await startTestNode({
     plugins: BUNDLED_PLUGINS,
     snapshot: {
