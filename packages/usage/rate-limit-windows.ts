@@ -10,7 +10,7 @@ const DEFAULT_REDIS_TIMEOUT_MS = 2000;
 interface WindowCount {
   used: number;
   limit: number;
-  /** What is left before 429: never below 0 (refused requests count too, so `used` may pass the limit). */
+  /** What is left before 429: never below 0 (with sync_rate -1 Kong counts refused requests too, so `used` may pass the limit). */
   remaining: number;
   resetsAt: string;
 }

@@ -15,6 +15,7 @@ interface Rule {
   alert?: string;
   record?: string;
   expr: string;
+  for?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
 }
@@ -29,6 +30,32 @@ test('promtool check rules accepts deploy/prometheus/alerts.yml', async (t) => {
 test("the rules' unit tests pass (promtool test rules alerts.test.yml)", async (t) => {
   const { stdout } = await promtool(['test', 'rules', 'alerts.test.yml']);
   t.regex(stdout, /SUCCESS/);
+});
+
+/** A Prometheus duration such as `1m`, `30s` or `1m30s`, in seconds. */
+function seconds(duration: string): number {
+  const units: Record<string, number> = { h: 3600, m: 60, s: 1 };
+  const parts = [...duration.matchAll(/(\d+)([hms])/g)];
+  if (parts.map((part) => part[0]).join('') !== duration) throw new Error(`not a duration: ${duration}`);
+  return parts.reduce((sum, [, n, unit]) => sum + Number(n) * units[unit!]!, 0);
+}
+
+test("the 80% warning reaches the webhook with a minute to spare before the catalogue's quickest plan is used up", (t) => {
+  const read = (path: string) => parse(readFileSync(join(REPO_ROOT, path), 'utf8')) as Record<string, unknown>;
+  const { global } = read('deploy/prometheus/prometheus.yml') as { global: { scrape_interval: string; evaluation_interval: string } };
+  const { route } = read('deploy/alertmanager/alertmanager.yml') as { route: { group_wait: string } };
+  const { plans } = read('gateway/plans.yaml') as { plans: Record<string, { minute?: number; day?: number }> };
+  const warning = rules.find((rule) => rule.alert === 'ConsumerNearDailyLimit')!;
+  // the unit tests evaluate as compose's Prometheus does
+  t.is(seconds((read('deploy/prometheus/alerts.test.yml') as { evaluation_interval: string }).evaluation_interval), seconds(global.evaluation_interval));
+
+  // Past 80% by one request: seen at the next scrape, then the next evaluation, `for` later
+  // firing, sent once group_wait is over (Prometheus sends a newly firing alert at once).
+  const lead = seconds(global.scrape_interval) + seconds(global.evaluation_interval) + seconds(warning.for ?? '0s') + seconds(route.group_wait);
+  // from 80% to 100% of the day at the plan's full minute rate
+  const quickest = Math.min(...Object.values(plans).flatMap(({ minute, day }) => (minute && day ? [((0.2 * day) / minute) * 60] : [])));
+  t.is(quickest, 200, "the free plan's 200 requests at 60 a minute");
+  t.true(lead + 60 <= quickest, `the warning takes up to ${lead} s, the quickest plan's last 20% lasts ${quickest} s`);
 });
 
 test('a warning past 80% of the day, a critical when refused: both over Kong 3.9 names, labelled by consumer and plan', (t) => {
