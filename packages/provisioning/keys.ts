@@ -105,6 +105,20 @@ function keysNamed(
 }
 
 /**
+ * The ttl of the successor of `credential`, which keeps its time left; undefined when it never
+ * expires. An expiring key never yields a key that does not: Kong reports `"ttl": 0` in a key's
+ * last second, which as a new key's ttl would mean "never", so such a key is refused and the
+ * caller gives the new key an expiry.
+ */
+function successorTtl(credential: KeyAuthCredential): number | undefined {
+  if (credential.ttl === null) return undefined;
+  if (credential.ttl < 1) {
+    throw new ProvisioningError('key-options', `the key ${keyNameOf(credential)} has less than a second left: give the new key an expiry of its own`);
+  }
+  return credential.ttl;
+}
+
+/**
  * A new key now, in place of the key of that name; the old one keeps working for the grace
  * period through its ttl, so clients can switch without downtime (0 revokes it at once). The new
  * key keeps the old one's name, scopes and expiry instant unless told otherwise; keys of other
@@ -126,11 +140,12 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
     const { name, keys: old } = keysNamed(username, before, options.name);
     // the key being replaced: a key rotated out before is not (Kong's created_at has whole seconds only)
     const newest = newestFirst(old.filter((credential) => !isReplaced(credential)))[0] ?? newestFirst(old)[0];
+    const kept = ttl ?? (newest ? successorTtl(newest) : undefined);
     const spec = keySpec(
       {
         name: name ?? DEFAULT_KEY_NAME,
         scopes: scopes ?? (newest ? scopesOf(newest) : []),
-        ...(ttl !== undefined ? { expiresInSeconds: ttl } : newest?.ttl ? { expiresInSeconds: newest.ttl } : {}),
+        ...(kept !== undefined ? { expiresInSeconds: kept } : {}),
       },
       context.now(),
     );
