@@ -81,7 +81,7 @@ export async function createConsumer(context: ProvisioningContext, input: NewCon
     }
     // Deleting the consumer deletes its credentials and plugins (Kong cascades).
     onRollback(() => admin.deleteConsumer(consumer.id, `removing consumer ${input.username} again`));
-    const { newKey } = await issueKey(admin, consumer.id, spec, context.now(), 'creating the API key');
+    const { newKey } = await issueKey(admin, consumer.id, spec, context.now, 'creating the API key');
     await admin.createConsumerPlugin(consumer.id, { name: 'rate-limiting', config: await context.planConfig(limits), tags }, `applying plan ${input.plan}`);
     return { username: input.username, plan: input.plan, ...newKey, consumerId: consumer.id, limits };
   });
