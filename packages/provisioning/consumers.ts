@@ -43,9 +43,15 @@ export interface NewConsumer {
  */
 const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
 
+/**
+ * `value` with every unprintable character as `\u{hex}`: what a table row or a line shows of a
+ * name made past the library (through the Admin API), on one line and read as it is stored.
+ */
+export const escapeUnprintable = (value: string) =>
+  value.replace(new RegExp(UNPRINTABLE, 'gu'), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+
 /** `value` quoted with every unprintable character escaped, so the message shows what was given. */
-const quoted = (value: string) =>
-  JSON.stringify(value).replace(new RegExp(UNPRINTABLE, 'gu'), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+const quoted = (value: string) => escapeUnprintable(JSON.stringify(value));
 
 function checkPrintable(field: string, value: string | undefined): void {
   if (value !== undefined && UNPRINTABLE.test(value)) {
