@@ -43,9 +43,15 @@ export interface NewConsumer {
  */
 const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
 
+/**
+ * `value` with every unprintable character as `\u{hex}`: what a table row or a line shows of a
+ * name made past the library (through the Admin API), on one line and read as it is stored.
+ */
+export const escapeUnprintable = (value: string) =>
+  value.replace(new RegExp(UNPRINTABLE, 'gu'), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+
 /** `value` quoted with every unprintable character escaped, so the message shows what was given. */
-const quoted = (value: string) =>
-  JSON.stringify(value).replace(new RegExp(UNPRINTABLE, 'gu'), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+const quoted = (value: string) => escapeUnprintable(JSON.stringify(value));
 
 function checkPrintable(field: string, value: string | undefined): void {
   if (value !== undefined && UNPRINTABLE.test(value)) {
@@ -81,7 +87,7 @@ export async function createConsumer(context: ProvisioningContext, input: NewCon
     }
     // Deleting the consumer deletes its credentials and plugins (Kong cascades).
     onRollback(() => admin.deleteConsumer(consumer.id, `removing consumer ${input.username} again`));
-    const { newKey } = await issueKey(admin, consumer.id, spec, context.now(), 'creating the API key');
+    const { newKey } = await issueKey(admin, consumer.id, spec, context.now, 'creating the API key');
     await admin.createConsumerPlugin(consumer.id, { name: 'rate-limiting', config: await context.planConfig(limits), tags }, `applying plan ${input.plan}`);
     return { username: input.username, plan: input.plan, ...newKey, consumerId: consumer.id, limits };
   });

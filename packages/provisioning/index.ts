@@ -16,6 +16,7 @@ export {
   type ApiKeyClass,
 } from './api-keys.ts';
 export type { ConsumerDetails, ConsumerFilter, ConsumerSummary, IssuedKey, NewConsumer } from './consumers.ts';
+export { escapeUnprintable } from './consumers.ts';
 export { ProvisioningError, type ProvisioningErrorCode } from './errors.ts';
 export { MAX_KEY_TTL_SECONDS, keySpec, type KeyExpiry, type KeyOptions, type KeySummary, type NewKey } from './key-credentials.ts';
 export { DEFAULT_KEY_NAME, KEY_NAME_PATTERN, SCOPES, isScope, type Scope } from './key-tags.ts';

@@ -3,7 +3,7 @@ import type { KeyAuthCredential } from './admin-api/entities.ts';
 import { digestApiKey, generateApiKey, isHashedCredential, keyFingerprint, storedCredential } from './api-keys.ts';
 import { joinGroup } from './consumer-group.ts';
 import { ProvisioningError } from './errors.ts';
-import { KEY_NAME_PATTERN, SCOPES, isReplaced, isScope, keyNameOf, keyTags, scopesOf, type Scope } from './key-tags.ts';
+import { KEY_NAME_PATTERN, SCOPES, isReplaced, isScope, keyNameOf, keyTags, scopesOf, taggedExpiry, type Scope } from './key-tags.ts';
 import { CONSUMER_TAG } from './tags.ts';
 
 /** Kong's longest ttl (kong/constants.lua DAO_MAX_TTL, 3.9.3): about 3 years 2 months. */
@@ -38,7 +38,9 @@ export function summarizeKey(credential: KeyAuthCredential, nowMs: number): KeyS
     scopes: scopesOf(credential),
     createdAt: credential.created_at,
     expiresInSeconds: credential.ttl,
-    expiresAt: credential.ttl === null ? null : Math.floor(nowMs / 1000) + credential.ttl,
+    // Kong's time left is rounded down: now + ttl can be up to a second early. A key made before
+    // the expires-at tag, or given a grace period since, has only that to go by.
+    expiresAt: credential.ttl === null ? null : (taggedExpiry(credential) ?? Math.floor(nowMs / 1000) + credential.ttl),
     fingerprint: keyFingerprint(hashed ? credential.key : digestApiKey(credential.key)),
     stored: hashed ? 'sha256' : 'plaintext',
   };
@@ -74,36 +76,45 @@ export function checkedName(name: string): string {
   return name;
 }
 
-/** The ttl Kong gets for `expiry` (undefined: never expires); a bad expiry is `key-options`. */
-export function ttlOf(expiry: KeyExpiry, nowMs: number): number | undefined {
+/** The instant a new key expires at, for `expiry` (undefined: never); a bad expiry is `key-options`. */
+export function expiryInstant(expiry: KeyExpiry, nowMs: number): number | undefined {
   const { expiresInSeconds, expiresAt } = expiry;
   if (expiresInSeconds !== undefined && expiresAt !== undefined) throw invalid('give an expiry in seconds or an instant, not both');
-  let ttl: number | undefined;
+  let instant: number | undefined;
   if (expiresInSeconds !== undefined) {
     if (!Number.isInteger(expiresInSeconds) || expiresInSeconds < 1) throw invalid('a key must live at least 1 second (a whole number)');
-    ttl = expiresInSeconds;
+    instant = Math.floor(nowMs / 1000) + expiresInSeconds;
   } else if (expiresAt !== undefined) {
     if (Number.isNaN(expiresAt.getTime())) throw invalid('the expiry instant is not a valid date');
+    if (expiresAt.getTime() <= nowMs) throw invalid(`the expiry ${expiresAt.toISOString()} is not in the future`);
     // Kong keeps whole seconds: round up, so that the key lives at least until the instant
-    ttl = Math.ceil((expiresAt.getTime() - nowMs) / 1000);
-    if (ttl < 1) throw invalid(`the expiry ${expiresAt.toISOString()} is not in the future`);
+    instant = Math.ceil(expiresAt.getTime() / 1000);
   }
-  if (ttl !== undefined && ttl > MAX_KEY_TTL_SECONDS) {
+  if (instant !== undefined && ttlUntil(instant, nowMs) > MAX_KEY_TTL_SECONDS) {
     throw invalid(`a key can live at most ${MAX_KEY_TTL_SECONDS} seconds (about 3 years; Kong's longest ttl)`);
   }
-  return ttl;
+  return instant;
 }
 
-/** What a new credential holds besides its key: its tags and ttl, all checked. */
+/**
+ * The ttl that makes a key created now expire at `instant`: Kong counts it from the credential's
+ * created_at, whole seconds of its clock (kong/db/strategies/postgres/init.lua:351-377,
+ * get_ttl_value; created_at is an auto_timestamp_s). At least 1: a ttl of 0 would mean "never".
+ */
+const ttlUntil = (instant: number, nowMs: number) => Math.max(1, instant - Math.floor(nowMs / 1000));
+
+/** What a new credential holds besides its key: its tags and expiry instant, all checked. */
 export interface KeySpec {
   name: string;
   scopes: Scope[];
-  ttl?: number;
+  /** Unix seconds; none: it never expires. */
+  expiresAt?: number;
 }
 
 export function keySpec(options: KeyOptions, nowMs: number): KeySpec {
-  const ttl = ttlOf(options, nowMs);
-  return { name: checkedName(options.name), scopes: checkedScopes(options.scopes ?? []), ...(ttl !== undefined ? { ttl } : {}) };
+  const expiresAt = expiryInstant(options, nowMs);
+  const spec: KeySpec = { name: checkedName(options.name), scopes: checkedScopes(options.scopes ?? []) };
+  return expiresAt === undefined ? spec : { ...spec, expiresAt };
 }
 
 /** A new key as the caller hands it out: the key itself is here once. */
@@ -121,15 +132,16 @@ export async function issueKey(
   admin: AdminApi,
   consumerId: string,
   spec: KeySpec,
-  nowMs: number,
+  now: () => number,
   what: string,
 ): Promise<{ newKey: NewKey; credential: KeyAuthCredential }> {
   // the group first: should the key fail, membership alone lets no one in
   await joinGroup(admin, consumerId);
   const key = generateApiKey();
-  const stored: NewCredential = storedCredential(key, [CONSUMER_TAG, ...keyTags(spec.name, spec.scopes)]);
-  if (spec.ttl !== undefined) stored.ttl = spec.ttl;
+  const stored: NewCredential = storedCredential(key, [CONSUMER_TAG, ...keyTags(spec.name, spec.scopes, spec.expiresAt)]);
+  // the ttl from the instant, reckoned just before the insert: Kong counts it from the insert
+  if (spec.expiresAt !== undefined) stored.ttl = ttlUntil(spec.expiresAt, now());
   const credential = await admin.addKey(consumerId, stored, what);
-  const expiresAt = spec.ttl === undefined ? null : Math.floor(nowMs / 1000) + spec.ttl;
+  const expiresAt = spec.expiresAt ?? null;
   return { newKey: { key, fingerprint: keyFingerprint(stored.key), name: spec.name, scopes: spec.scopes, expiresAt }, credential };
 }

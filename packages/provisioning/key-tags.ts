@@ -21,13 +21,35 @@ export const DEFAULT_KEY_NAME = 'default';
 
 const NAME_TAG = 'name:';
 const SCOPE_TAG = 'scope:';
+const EXPIRES_AT_TAG = 'expires-at:';
 
 /** On a key rotate-key replaced: it works until its grace period ends, its successor has its name. */
 export const REPLACED_TAG = 'replaced';
 export const isReplaced = (credential: Pick<KeyAuthCredential, 'tags'>) => credential.tags.includes(REPLACED_TAG);
 
-/** The tags that carry a key's name and scopes, in the order the CLI writes them. */
-export const keyTags = (name: string, scopes: readonly Scope[]) => [`${NAME_TAG}${name}`, ...scopes.map((scope) => `${SCOPE_TAG}${scope}`)];
+/**
+ * The tags that carry a key's name, scopes and expiry instant (unix seconds, when it expires), in
+ * the order the CLI writes them.
+ */
+export const keyTags = (name: string, scopes: readonly Scope[], expiresAt?: number) => [
+  `${NAME_TAG}${name}`,
+  ...scopes.map((scope) => `${SCOPE_TAG}${scope}`),
+  ...(expiresAt !== undefined ? [`${EXPIRES_AT_TAG}${expiresAt}`] : []),
+];
+
+/**
+ * The instant its `expires-at:` tag says the key expires (unix seconds); undefined for a key
+ * without one (made before the tag, or given a grace period since). Kong keeps no more than the
+ * time left, rounded down: the tag is what keeps the instant exact (key-credentials.ts).
+ */
+export function taggedExpiry(credential: Pick<KeyAuthCredential, 'tags'>): number | undefined {
+  const tag = credential.tags.find((candidate) => candidate.startsWith(EXPIRES_AT_TAG));
+  const digits = tag?.slice(EXPIRES_AT_TAG.length);
+  return digits !== undefined && /^[0-9]{1,15}$/.test(digits) ? Number(digits) : undefined;
+}
+
+/** Its tags without the `expires-at:` tag: for a key whose ttl is set anew (a grace period). */
+export const withoutExpiresAt = (tags: readonly string[]) => tags.filter((tag) => !tag.startsWith(EXPIRES_AT_TAG));
 
 /** The name a credential's `name:` tag gives it; a key made before keys had names is the default one. */
 export const keyNameOf = (credential: Pick<KeyAuthCredential, 'tags'>): string =>

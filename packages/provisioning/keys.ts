@@ -8,17 +8,18 @@ import {
   MAX_KEY_TTL_SECONDS,
   checkedName,
   checkedScopes,
+  expiryInstant,
   issueKey,
   keySpec,
   summarizeKey,
-  ttlOf,
   type KeyExpiry,
   type KeyOptions,
+  type KeySpec,
   type KeySummary,
   type NewKey,
 } from './key-credentials.ts';
 import { checkAlone, inTurn } from './key-change-turns.ts';
-import { DEFAULT_KEY_NAME, REPLACED_TAG, isReplaced, keyNameOf, scopesOf } from './key-tags.ts';
+import { DEFAULT_KEY_NAME, REPLACED_TAG, isReplaced, keyNameOf, scopesOf, taggedExpiry, withoutExpiresAt } from './key-tags.ts';
 import { limitsFor } from './plans.ts';
 import { withRollback } from './rollback.ts';
 
@@ -78,7 +79,7 @@ export async function addKey(context: ProvisioningContext, username: string, opt
       throw new ProvisioningError('key-exists', `consumer ${username} already has a key named ${spec.name} (rotating it replaces it)`);
     }
     return withRollback(async (onRollback) => {
-      const { newKey, credential } = await issueKey(context.admin, consumer.id, spec, context.now(), `creating the key ${spec.name}`);
+      const { newKey, credential } = await issueKey(context.admin, consumer.id, spec, context.now, `creating the key ${spec.name}`);
       onRollback(() => context.admin.deleteKey(consumer.id, credential.id, 'removing the new key'));
       await checkAlone(context, consumer.id, spec.name, before, credential);
       return { username, consumerId: consumer.id, ...newKey };
@@ -105,6 +106,22 @@ function keysNamed(
 }
 
 /**
+ * The instant the successor of `credential` expires at: the replaced key's own, from its
+ * `expires-at:` tag, or for a key without one, now plus the time left Kong reports (up to a
+ * second early: Kong rounds it down). An expiring key never yields a key that does not: one with
+ * less than a second left (Kong reports `"ttl": 0`, which as a new key's ttl would mean "never")
+ * is refused, and the caller gives the new key an expiry.
+ */
+function successorExpiry(credential: KeyAuthCredential, nowMs: number): number | undefined {
+  if (credential.ttl === null) return undefined;
+  const instant = taggedExpiry(credential) ?? Math.floor(nowMs / 1000) + credential.ttl;
+  if (instant * 1000 <= nowMs) {
+    throw new ProvisioningError('key-options', `the key ${keyNameOf(credential)} has less than a second left: give the new key an expiry of its own`);
+  }
+  return instant;
+}
+
+/**
  * A new key now, in place of the key of that name; the old one keeps working for the grace
  * period through its ttl, so clients can switch without downtime (0 revokes it at once). The new
  * key keeps the old one's name, scopes and expiry instant unless told otherwise; keys of other
@@ -118,7 +135,7 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
   }
   if (options.name !== undefined) checkedName(options.name);
   const scopes = options.scopes && checkedScopes(options.scopes);
-  const ttl = ttlOf(options, context.now());
+  const expiresAt = expiryInstant(options, context.now());
   return inTurn(context, username, async () => {
     const consumer = await requireConsumer(context, username);
     const summary = await summarizeConsumer(context, consumer);
@@ -126,16 +143,14 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
     const { name, keys: old } = keysNamed(username, before, options.name);
     // the key being replaced: a key rotated out before is not (Kong's created_at has whole seconds only)
     const newest = newestFirst(old.filter((credential) => !isReplaced(credential)))[0] ?? newestFirst(old)[0];
-    const spec = keySpec(
-      {
-        name: name ?? DEFAULT_KEY_NAME,
-        scopes: scopes ?? (newest ? scopesOf(newest) : []),
-        ...(ttl !== undefined ? { expiresInSeconds: ttl } : newest?.ttl ? { expiresInSeconds: newest.ttl } : {}),
-      },
-      context.now(),
-    );
+    const inherited = expiresAt ?? (newest ? successorExpiry(newest, context.now()) : undefined);
+    const spec: KeySpec = {
+      name: checkedName(name ?? DEFAULT_KEY_NAME),
+      scopes: scopes ?? (newest ? scopesOf(newest) : []),
+      ...(inherited !== undefined ? { expiresAt: inherited } : {}),
+    };
     return withRollback(async (onRollback) => {
-      const { newKey, credential: created } = await issueKey(admin, consumer.id, spec, context.now(), 'creating the new key');
+      const { newKey, credential: created } = await issueKey(admin, consumer.id, spec, context.now, 'creating the new key');
       onRollback(() => admin.deleteKey(consumer.id, created.id, 'removing the new key'));
       await checkAlone(context, consumer.id, spec.name, before, created);
       for (const credential of old) {
@@ -146,7 +161,12 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
         // Kong answers `"ttl": null` for a key that never expires (kong/api/endpoints.lua reads
         // with `nulls = true`): such a key gets the grace too. Only a key expiring sooner keeps its ttl.
         const ttl = credential.ttl !== null && credential.ttl <= graceSeconds ? {} : { ttl: graceSeconds };
-        const tags = isReplaced(credential) ? {} : { tags: [...credential.tags, REPLACED_TAG] };
+        // a new ttl makes the expires-at tag wrong: Kong counts it from the PATCH, to the
+        // fraction of a second (get_ttl_value); the key's time left is all there is then
+        const kept = 'ttl' in ttl ? withoutExpiresAt(credential.tags) : credential.tags;
+        const marked = isReplaced(credential) ? kept : [...kept, REPLACED_TAG];
+        // (no tag holds a ',': Kong's validate_tag refuses it)
+        const tags = marked.join(',') === credential.tags.join(',') ? {} : { tags: marked };
         if ('ttl' in ttl || 'tags' in tags) await admin.updateKey(consumer.id, credential.id, { ...ttl, ...tags }, 'setting the grace period of an old key');
       }
       return {

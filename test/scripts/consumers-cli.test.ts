@@ -378,6 +378,21 @@ test('list, plans and plans sync', async (t) => {
   t.is((await stack.admin(`/plugins/${plugin.id}`)).body.config.minute, 300);
 });
 
+test('list shows control and format characters of a name made through the Admin API as \\u{…}: one line per row', async (t) => {
+  // the CLI refuses such names (consumer-options); Kong takes any string
+  const username = 'cli-ctl\nrow\r\u0000\u007f\u202eX';
+  const made = await stack.admin('/consumers', { method: 'POST', json: { username, tags: ['petstore-consumer', 'plan:free', 'cli-ctl'] } });
+  t.is(made.status, 201);
+  const table = await cli(['list', '--tag', 'cli-ctl']);
+  t.is(table.code, 0, table.stderr);
+  const lines = table.stdout.trimEnd().split('\n');
+  t.is(lines.length, 3, table.stdout);
+  t.true(lines[2]!.startsWith('cli-ctl\\u{a}row\\u{d}\\u{0}\\u{7f}\\u{202e}X  free  -'), lines[2]);
+  t.is(lines[1]!.split('  ')[0], '-'.repeat('cli-ctl\\u{a}row\\u{d}\\u{0}\\u{7f}\\u{202e}X'.length), 'the column as wide as what it shows');
+  const json = JSON.parse((await cli(['list', '--tag', 'cli-ctl', '--json'])).stdout) as Array<{ username: string }>;
+  t.deepEqual(json.map((c) => c.username), [username], 'JSON keeps the name as it is');
+});
+
 test('process: the key goes to stdout only, exit code 0', async (t) => {
   const result = await runCli(['create', '--username', 'cli-secret', '--plan', 'free'], {
     KONG_ADMIN_URL: stack.gateway.adminUrl,

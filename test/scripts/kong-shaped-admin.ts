@@ -9,6 +9,9 @@ import type { AddressInfo } from 'node:net';
 // - a credential's ttl is read as whole seconds left, FLOOR of the interval
 //   (kong/db/strategies/postgres/init.lua:1064-1067), and an expired one is never returned (:1070);
 // - a ttl of 0 on insert or update means "never expires" (postgres/init.lua:356, get_ttl_value);
+//   else an insert expires ttl seconds after its created_at, whole seconds (typedefs.lua
+//   auto_timestamp_s), an update ttl seconds after now, to the fraction (:363-376, get_updated_now):
+//   `startKongShapedAdmin({ now })` and `advance` take fractions of a second;
 // - a key-auth `key` is unique (kong/plugins/key-auth/daos.lua), as are a consumer's username and
 //   custom_id; a duplicate answers 409 naming the field and its value (kong/db/errors.lua:361-369,
 //   unique_violation);
@@ -81,7 +84,7 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
   const failures: Array<{ method: string; path: RegExp; status: number }> = [];
 
   const live = () => (credentials = credentials.filter((c) => c.expiresAt === null || c.expiresAt > now));
-  const expiry = (ttl: unknown) => (typeof ttl === 'number' && ttl > 0 ? now + ttl : null);
+  const expiry = (ttl: unknown, since: number) => (typeof ttl === 'number' && ttl > 0 ? since + ttl : null);
   const credentialView = ({ expiresAt, ...rest }: Credential) => ({
     ...rest,
     ttl: expiresAt === null ? null : Math.floor(expiresAt - now),
@@ -95,12 +98,13 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
     advance: (seconds) => void (now += seconds),
     failNext: (method, path, status = 500) => void failures.push({ method, path, status }),
     addConsumer(username, tags) {
-      const consumer = { id: randomUUID(), created_at: now, updated_at: now, username, custom_id: null, tags };
+      const consumer = { id: randomUUID(), created_at: Math.floor(now), updated_at: Math.floor(now), username, custom_id: null, tags };
       consumers.push(consumer);
       return consumer;
     },
     addCredential(consumerId, key, { id = randomUUID(), tags = null, ttl } = {}) {
-      const credential = { id, created_at: now, consumer: { id: consumerId }, key, tags, expiresAt: expiry(ttl) };
+      const createdAt = Math.floor(now);
+      const credential = { id, created_at: createdAt, consumer: { id: consumerId }, key, tags, expiresAt: expiry(ttl, createdAt) };
       credentials.push(credential);
       return credential;
     },
@@ -142,7 +146,7 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
     if (!credential) return notFound(res);
     if (req.method === 'GET') return send(res, 200, credentialView(credential));
     if (req.method === 'PATCH') {
-      if ('ttl' in body) credential.expiresAt = expiry(body.ttl);
+      if ('ttl' in body) credential.expiresAt = expiry(body.ttl, now);
       if (Array.isArray(body.tags)) credential.tags = body.tags as string[];
       return send(res, 200, credentialView(credential));
     }
@@ -158,7 +162,7 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
     const plugin = {
       id: randomUUID(),
       name: String(body.name),
-      created_at: now,
+      created_at: Math.floor(now),
       consumer: { id: consumer.id },
       config: { ...config, limit_by: 'consumer', policy: 'local', ...(body.config as object) },
       tags: (body.tags as string[] | undefined) ?? null,
@@ -200,10 +204,10 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
     if (parts[2] === 'acls' && parts.length === 4 && req.method === 'PUT') {
       const tags = (body.tags as string[] | undefined) ?? null;
       groups.set(consumer.id, new Set([...(groups.get(consumer.id) ?? []), parts[3]!]));
-      return send(res, 200, { id: randomUUID(), consumer: { id: consumer.id }, group: parts[3], created_at: now, tags });
+      return send(res, 200, { id: randomUUID(), consumer: { id: consumer.id }, group: parts[3], created_at: Math.floor(now), tags });
     }
     if (parts[2] === 'acls' && parts.length === 3 && req.method === 'GET') {
-      const row = (group: string) => ({ id: randomUUID(), consumer: { id: consumer.id }, group, created_at: now });
+      const row = (group: string) => ({ id: randomUUID(), consumer: { id: consumer.id }, group, created_at: Math.floor(now) });
       const rows = [...(groups.get(consumer.id) ?? [])].map(row);
       return page(res, rows);
     }
@@ -212,7 +216,7 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
     if (parts.length !== 2) return notFound(res);
     if (req.method === 'GET') return send(res, 200, consumer);
     if (req.method === 'PATCH') {
-      Object.assign(consumer, body, { updated_at: now });
+      Object.assign(consumer, body, { updated_at: Math.floor(now) });
       return send(res, 200, consumer);
     }
     if (req.method === 'DELETE') {

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { Provisioning, digestApiKey, loadCatalogue } from '../../packages/provisioning/index.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { startKongShapedAdmin } from './kong-shaped-admin.ts';
 
 // rotate-key against entities shaped as Kong 3.9 returns them. Kong's Admin API reads every
@@ -51,4 +52,24 @@ test('rotate-key keeps a shorter ttl and shortens a longer one', async (t) => {
     ],
   );
   t.like(ttls(), { 'cred-soon': 60, 'cred-late': 3600, 'cred-never': 3600 });
+});
+
+test("rotate-key of a key in its last second (Kong's \"ttl\": 0) is refused, not given a key that never expires", async (t) => {
+  const { admin, consumer } = await kongShaped(t, [['cred-last', 'ask_last', 3]]);
+  admin.advance(2.5);
+  const listed = (await (await fetch(`${admin.url}/consumers/kong-shaped/key-auth`)).json()) as { data: Array<{ ttl: number | null }> };
+  t.deepEqual(listed.data.map((c) => c.ttl), [0], 'half a second left: Kong reports 0');
+  const cli = (...args: string[]) => runCliInProcess(args, { KONG_ADMIN_URL: admin.url });
+  const writes = () => admin.requests.filter((r) => r.method !== 'GET').length;
+
+  const refused = await cli('rotate-key', 'kong-shaped', '--grace', '60', '--json');
+  t.is(refused.code, 2);
+  t.is(refused.stderr, 'error: the key default has less than a second left: give the new key an expiry of its own (see rotate-key --help)\n');
+  t.is(refused.stdout, '');
+  t.is(writes(), 0, 'nothing written');
+
+  const renewed = await cli('rotate-key', 'kong-shaped', '--grace', '60', '--expires-in', '1h', '--json');
+  t.is(renewed.code, 0, renewed.stderr);
+  const created = admin.credentials(consumer.id).find((c) => c.key === digestApiKey(JSON.parse(renewed.stdout).key as string));
+  t.not(created?.expiresAt, null, 'the new key expires');
 });

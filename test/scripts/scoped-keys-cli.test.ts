@@ -100,6 +100,31 @@ test.serial('an expired key answers exactly as an unknown one; show gives the ti
   t.false((await cli(['show', 'sk-expiry'])).stdout.includes('temp'), 'an expired key is gone');
 });
 
+test.serial('--expires-at: show, list --expiring and rotate-key give the very instant, rotation after rotation', async (t) => {
+  // the gateway's clock half a second into its second: Kong's time left, rounded down, is a
+  // second short of the instant (put back on a whole second after, for the tests that follow)
+  await stack.clock.advance(500);
+  t.teardown(() => stack.clock.advance(500));
+  const now = new Date();
+  const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 3);
+  const day = new Date(midnight).toISOString().slice(0, 10);
+  const instant = `(${new Date(midnight).toISOString()})`;
+  const created = await json<Issued & { expiresAt: number }>(cli, ['create', '--username', 'sk-exact', '--plan', 'pro', '--expires-at', day]);
+  t.is(created.expiresAt, midnight / 1000);
+  const keyLine = async () => (await cli(['show', 'sk-exact'])).stdout.split('\n').filter((line) => line.startsWith('  key') && !line.includes('replaced'));
+  t.true((await keyLine())[0]?.includes(instant), (await keyLine()).join('\n'));
+  const expiring = (await cli(['list', '--expiring', '7d'])).stdout.split('\n').find((line) => line.startsWith('sk-exact '));
+  t.true(expiring?.endsWith(instant), expiring);
+
+  for (let i = 0; i < 3; i++) {
+    const rotated = await json<Issued & { expiresAt: number }>(cli, ['rotate-key', 'sk-exact', '--grace', '60']);
+    t.is(rotated.expiresAt, midnight / 1000, 'the same instant');
+  }
+  const lines = await keyLine();
+  t.is(lines.length, 1);
+  t.true(lines[0]!.includes(instant), lines[0]);
+});
+
 test('revoke-key --name revokes that key only', async (t) => {
   const main = await json<Issued>(cli, ['create', '--username', 'sk-revoke', '--plan', 'pro']);
   const ci = await json<Issued>(cli, ['add-key', 'sk-revoke', '--name', 'ci']);

@@ -27,7 +27,14 @@ test('addKey: a named key with scopes and an expiry, as credential tags and Kong
   const added = await provisioning.addKey('lib-keys', { name: 'ci', scopes: ['orders:read', 'pets:read', 'pets:read'], expiresAt: at });
   t.like(added, { username: 'lib-keys', name: 'ci', scopes: ['pets:read', 'orders:read'], expiresAt: admin.now() + 30 * 86400 });
   const credential = stored(added.key);
-  t.deepEqual(credential.tags, ['petstore-consumer', 'name:ci', 'scope:pets:read', 'scope:orders:read', 'key-hash:sha256']);
+  t.deepEqual(credential.tags, [
+    'petstore-consumer',
+    'name:ci',
+    'scope:pets:read',
+    'scope:orders:read',
+    `expires-at:${admin.now() + 30 * 86400}`,
+    'key-hash:sha256',
+  ]);
   t.is(credential.expiresAt, admin.now() + 30 * 86400);
 
   const keys = await provisioning.listKeys('lib-keys');
@@ -63,7 +70,8 @@ test('rotateKey keeps the name, scopes and expiry instant; the old key gets the 
   admin.advance(100);
   const rotated = await provisioning.rotateKey('lib-keys', { name: 'ci', graceSeconds: 600 });
   t.like(rotated, { name: 'ci', scopes: ['pets:read'], expiresAt: ci.expiresAt, previousKeys: 1, graceSeconds: 600 });
-  t.deepEqual(stored(rotated.key).tags, ['petstore-consumer', 'name:ci', 'scope:pets:read', 'key-hash:sha256']);
+  t.deepEqual(stored(rotated.key).tags, ['petstore-consumer', 'name:ci', 'scope:pets:read', `expires-at:${ci.expiresAt}`, 'key-hash:sha256']);
+  // its ttl is the grace now: the instant is no longer its tag's
   t.deepEqual(stored(ci.key).tags, ['petstore-consumer', 'name:ci', 'scope:pets:read', 'key-hash:sha256', 'replaced']);
   t.is(stored(rotated.key).expiresAt, ci.expiresAt);
   t.is(stored(ci.key).expiresAt, admin.now() + 600);
@@ -71,6 +79,57 @@ test('rotateKey keeps the name, scopes and expiry instant; the old key gets the 
 
   const widened = await provisioning.rotateKey('lib-keys', { name: 'ci', scopes: ['orders:write'], expiresInSeconds: 60 });
   t.like(widened, { scopes: ['orders:write'], expiresAt: admin.now() + 60, previousKeys: 2 });
+});
+
+test('an expiry instant is reported exactly and rotations keep it, though Kong rounds the time left down', async (t) => {
+  // a clock half a second into its second, Kong's and the library's: Kong reports FLOOR of the
+  // time left, so now + ttl would be a second early, and each rotation would lose that second
+  const admin = await startKongShapedAdmin({ now: 1893456000.5 });
+  t.teardown(admin.close);
+  const consumer = admin.addConsumer('lib-exact', ['petstore-consumer', 'plan:pro']);
+  const provisioning = Provisioning.connect({ url: admin.url }, loadCatalogue(), () => admin.now() * 1000);
+  const stored = (key: string) => admin.credentials(consumer.id).find((c) => c.key === digestApiKey(key))!;
+  const midnight = Date.UTC(2030, 0, 31) / 1000;
+
+  const added = await provisioning.addKey('lib-exact', { name: 'ci', expiresAt: new Date(midnight * 1000) });
+  t.is(added.expiresAt, midnight);
+  t.is(stored(added.key).expiresAt, midnight, "Kong's own instant: created_at + ttl");
+  admin.advance(100.25);
+  t.deepEqual((await provisioning.listKeys('lib-exact')).map((k) => [k.expiresAt, k.expiresInSeconds]), [[midnight, Math.floor(midnight - admin.now())]]);
+  t.deepEqual((await provisioning.expiringKeys(30 * 86400)).map((e) => e.key.expiresAt), [midnight]);
+
+  let key = added.key;
+  for (const advance of [0.5, 3600.25, 0.5]) {
+    admin.advance(advance);
+    const rotated = await provisioning.rotateKey('lib-exact', { name: 'ci', graceSeconds: 60 });
+    t.is(rotated.expiresAt, midnight, 'the same instant, rotation after rotation');
+    t.is(stored(rotated.key).expiresAt, midnight, 'and Kong cuts the new key off then');
+    t.is(stored(key).expiresAt, admin.now() + 60, 'the replaced key: the grace');
+    key = rotated.key;
+  }
+  const live = (await provisioning.listKeys('lib-exact')).filter((k) => !k.replaced);
+  t.deepEqual(live.map((k) => k.expiresAt), [midnight]);
+
+  // half a second before the instant, a rotation keeps it: the new key lives that half second
+  admin.advance(midnight - admin.now() - 0.5);
+  const last = await provisioning.rotateKey('lib-exact', { name: 'ci', graceSeconds: 60 });
+  t.is(last.expiresAt, midnight);
+  t.is(stored(last.key).expiresAt, midnight);
+});
+
+test('a key without an expires-at tag (made before it) keeps the time left Kong reports', async (t) => {
+  const admin = await startKongShapedAdmin({ now: 1893456000.5 });
+  t.teardown(admin.close);
+  const consumer = admin.addConsumer('lib-legacy', ['petstore-consumer', 'plan:pro']);
+  admin.addCredential(consumer.id, digestApiKey('ask_legacy'), { tags: ['petstore-consumer', 'name:ci', 'key-hash:sha256'], ttl: 7200 });
+  const provisioning = Provisioning.connect({ url: admin.url }, loadCatalogue(), () => admin.now() * 1000);
+  admin.advance(100);
+  // as before the tag: now + the time left, rounded down
+  t.deepEqual((await provisioning.listKeys('lib-legacy')).map((k) => k.expiresAt), [Math.floor(admin.now()) + 7099]);
+  const rotated = await provisioning.rotateKey('lib-legacy', { name: 'ci', graceSeconds: 60 });
+  t.is(rotated.expiresAt, Math.floor(admin.now()) + 7099);
+  const successor = admin.credentials(consumer.id).find((c) => c.key === digestApiKey(rotated.key))!;
+  t.true(successor.tags!.includes(`expires-at:${rotated.expiresAt}`), 'its successor has the tag');
 });
 
 test('rotateKey without a name: the one name the keys have, else key-ambiguous', async (t) => {

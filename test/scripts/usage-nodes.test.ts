@@ -141,6 +141,26 @@ test("another team's consumers and services are not counted: no rows of theirs, 
   t.is(one.stdout, '');
 });
 
+test('table: control and format characters of a name are shown as \\u{…}, one line per row; csv and json keep them', async (t) => {
+  // a name the CLI refuses (consumer-options), made through the Admin API, where Kong takes any string
+  const username = 'ctl\nrow\r\u0000\u007f\u202eX';
+  const own = await startFakeKongAdmin();
+  const node = await startFakeKongNode('33333333-3333-4333-8333-333333333333');
+  t.teardown(() => Promise.all([own.close(), node.dispose()]));
+  own.addConsumer(username);
+  node.requests({ consumer: username, code: 200, n: 2 });
+  const usage = (...args: string[]) => runCliInProcess(['usage', '--status-url', node.statusUrl, ...args], { KONG_ADMIN_URL: own.url });
+
+  const table = await usage();
+  t.is(table.code, 0, table.stderr);
+  const lines = table.stdout.trimEnd().split('\n');
+  t.is(lines.length, 4, table.stdout);
+  t.regex(lines[3]!, /^ctl\\u\{a\}row\\u\{d\}\\u\{0\}\\u\{7f\}\\u\{202e\}X {2}free {2}60\/min, 1000\/day {2}2 /);
+  t.is((JSON.parse((await usage('--json')).stdout) as Array<{ username: string }>)[0]?.username, username);
+  const csv = (await usage('--format', 'csv')).stdout;
+  t.true(csv.includes(`\n"${username}",free,`), 'csv quotes the field and keeps it');
+});
+
 test('one consumer: its row, even without requests', async (t) => {
   const alice = await run(['alice', '--json']);
   t.is(alice.code, 0, alice.stderr);

@@ -1,4 +1,4 @@
-import type { Limits } from '../../../packages/provisioning/index.ts';
+import { escapeUnprintable, type Limits } from '../../../packages/provisioning/index.ts';
 
 /** Where the CLI reads its environment and writes its output; the script passes the process's. */
 export interface CliIo {
@@ -13,8 +13,13 @@ export const oneLine = (text: string) => text.trim().replace(/\s*\n\s*/g, ' ');
 export const describeLimits = (limits: Limits | null) => (limits ? `${limits.minute}/min, ${limits.day}/day` : '-');
 export const isoTime = (seconds: number) => new Date(seconds * 1000).toISOString();
 
-/** A plain text table: one header row, columns padded to the widest cell. */
-export function renderTable(headers: string[], rows: string[][]): string {
+/**
+ * A plain text table: one header row, columns padded to the widest cell. A cell's control and
+ * format characters (a consumer's name made through the Admin API can hold a line break, a NUL,
+ * a bidi override) are shown as `\u{hex}`, as the CLI's messages show them: one line per row.
+ */
+export function renderTable(headers: string[], given: string[][]): string {
+  const rows = given.map((row) => row.map(escapeUnprintable));
   const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
