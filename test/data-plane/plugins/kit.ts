@@ -119,8 +119,14 @@ export function plugin(name: string, scope: { route?: string; service?: string; 
 }
 
 /** Waits for nginx's error log (read from its stderr as it comes) to have a line matching `pattern`. */
-export function logged(node: TestNode, pattern: RegExp): Promise<void> {
-  return pollUntil(`a log line matching ${pattern}`, async () => node.logsMatching(pattern).length > 0, { timeoutMs: 5000 });
+export async function logged(node: TestNode, pattern: RegExp): Promise<void> {
+  try {
+    await pollUntil(`a log line matching ${pattern}`, async () => node.logsMatching(pattern).length > 0, { timeoutMs: 10_000 });
+  } catch (error) {
+    // what the node did log instead, for the reader of a failure that does not reproduce
+    const recent = node.logsMatching(/\[(error|warn|crit|alert|emerg)\]/).slice(-15);
+    throw new Error(`${(error as Error).message}; the node's last errors and warnings:\n${recent.join('\n')}`);
+  }
 }
 
 /** PUT /clock?ms= on the node's test-clock socket: ngx.now()/ngx.time() answer `ms` from then on. */
