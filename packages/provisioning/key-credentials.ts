@@ -107,13 +107,16 @@ const ttlUntil = (instant: number, nowMs: number) => Math.max(1, instant - Math.
 export interface KeySpec {
   name: string;
   scopes: Scope[];
-  /** Unix seconds; none: it never expires. */
+  /** Unix seconds; none (nor expiresInSeconds): it never expires. */
   expiresAt?: number;
+  /** A lifetime counted from the insert, whose instant the insert fixes: exactly this ttl for Kong. */
+  expiresInSeconds?: number;
 }
 
 export function keySpec(options: KeyOptions, nowMs: number): KeySpec {
   const expiresAt = expiryInstant(options, nowMs);
   const spec: KeySpec = { name: checkedName(options.name), scopes: checkedScopes(options.scopes ?? []) };
+  if (options.expiresInSeconds !== undefined) return { ...spec, expiresInSeconds: options.expiresInSeconds };
   return expiresAt === undefined ? spec : { ...spec, expiresAt };
 }
 
@@ -138,10 +141,13 @@ export async function issueKey(
   // the group first: should the key fail, membership alone lets no one in
   await joinGroup(admin, consumerId);
   const key = generateApiKey();
-  const stored: NewCredential = storedCredential(key, [CONSUMER_TAG, ...keyTags(spec.name, spec.scopes, spec.expiresAt)]);
-  // the ttl from the instant, reckoned just before the insert: Kong counts it from the insert
-  if (spec.expiresAt !== undefined) stored.ttl = ttlUntil(spec.expiresAt, now());
+  // the ttl from the instant, reckoned just before the insert: Kong counts it from the insert; a
+  // lifetime (`--expires-in 2h`) fixes its instant here, so that Kong's ttl is that lifetime
+  const nowMs = now();
+  const instant = spec.expiresInSeconds !== undefined ? Math.floor(nowMs / 1000) + spec.expiresInSeconds : spec.expiresAt;
+  const stored: NewCredential = storedCredential(key, [CONSUMER_TAG, ...keyTags(spec.name, spec.scopes, instant)]);
+  if (instant !== undefined) stored.ttl = ttlUntil(instant, nowMs);
   const credential = await admin.addKey(consumerId, stored, what);
-  const expiresAt = spec.expiresAt ?? null;
+  const expiresAt = instant ?? null;
   return { newKey: { key, fingerprint: keyFingerprint(stored.key), name: spec.name, scopes: spec.scopes, expiresAt }, credential };
 }

@@ -117,6 +117,24 @@ test('an expiry instant is reported exactly and rotations keep it, though Kong r
   t.is(stored(last.key).expiresAt, midnight);
 });
 
+test("a lifetime (expiresInSeconds) is Kong's ttl exactly, its instant fixed at the insert, even across a second boundary", async (t) => {
+  const admin = await startKongShapedAdmin({ now: 1893456000.5 });
+  t.teardown(admin.close);
+  const consumer = admin.addConsumer('lib-lifetime', ['petstore-consumer', 'plan:pro']);
+  // the options are read at .5; by the insert, Kong's clock and the library's are 0.6 s on, in the next second
+  let reads = 0;
+  const provisioning = Provisioning.connect({ url: admin.url }, loadCatalogue(), () => {
+    const now = admin.now();
+    if (reads++ === 0) admin.advance(0.6);
+    return now * 1000;
+  });
+  const added = await provisioning.addKey('lib-lifetime', { name: 'ci', expiresInSeconds: 7200 });
+  const stored = admin.credentials(consumer.id).find((c) => c.key === digestApiKey(added.key))!;
+  t.is(stored.expiresAt! - stored.created_at, 7200, "Kong's ttl is the lifetime asked for");
+  t.is(added.expiresAt, stored.expiresAt);
+  t.true(stored.tags!.includes(`expires-at:${added.expiresAt}`));
+});
+
 test('a key without an expires-at tag (made before it) keeps the time left Kong reports', async (t) => {
   const admin = await startKongShapedAdmin({ now: 1893456000.5 });
   t.teardown(admin.close);
