@@ -147,7 +147,12 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
     const spec: KeySpec = {
       name: checkedName(name ?? DEFAULT_KEY_NAME),
       scopes: scopes ?? (newest ? scopesOf(newest) : []),
-      ...(inherited !== undefined ? { expiresAt: inherited } : {}),
+      // a lifetime given fixes its instant at the insert (issueKey); else the instant given or inherited
+      ...(options.expiresInSeconds !== undefined
+        ? { expiresInSeconds: options.expiresInSeconds }
+        : inherited !== undefined
+          ? { expiresAt: inherited }
+          : {}),
     };
     return withRollback(async (onRollback) => {
       const { newKey, credential: created } = await issueKey(admin, consumer.id, spec, context.now, 'creating the new key');
