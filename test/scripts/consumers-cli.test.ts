@@ -381,13 +381,18 @@ test('list, plans and plans sync', async (t) => {
 test('list shows control and format characters of a name made through the Admin API as \\u{…}: one line per row', async (t) => {
   // the CLI refuses such names (consumer-options); Kong takes any string
   const username = 'cli-ctl\nrow\r\u0000\u007f\u202eX';
-  const made = await stack.admin('/consumers', { method: 'POST', json: { username, tags: ['petstore-consumer', 'plan:free', 'cli-ctl'] } });
+  const made = await stack.admin('/consumers', { method: 'POST', json: { username, custom_id: 'c\u2028x', tags: ['petstore-consumer', 'plan:free', 'cli-ctl'] } });
   t.is(made.status, 201);
+  // show's own lines too
+  const show = await cli(['show', made.body.id]);
+  t.is(show.code, 0, show.stderr);
+  t.true(show.stdout.startsWith(`cli-ctl\\u{a}row\\u{d}\\u{0}\\u{7f}\\u{202e}X (${made.body.id})\n`), show.stdout);
+  t.regex(show.stdout, /\n {2}custom {3}c\\u\{2028\}x\n/);
   const table = await cli(['list', '--tag', 'cli-ctl']);
   t.is(table.code, 0, table.stderr);
   const lines = table.stdout.trimEnd().split('\n');
   t.is(lines.length, 3, table.stdout);
-  t.true(lines[2]!.startsWith('cli-ctl\\u{a}row\\u{d}\\u{0}\\u{7f}\\u{202e}X  free  -'), lines[2]);
+  t.true(lines[2]!.startsWith('cli-ctl\\u{a}row\\u{d}\\u{0}\\u{7f}\\u{202e}X  free  c\\u{2028}x'), lines[2]);
   t.is(lines[1]!.split('  ')[0], '-'.repeat('cli-ctl\\u{a}row\\u{d}\\u{0}\\u{7f}\\u{202e}X'.length), 'the column as wide as what it shows');
   const json = JSON.parse((await cli(['list', '--tag', 'cli-ctl', '--json'])).stdout) as Array<{ username: string }>;
   t.deepEqual(json.map((c) => c.username), [username], 'JSON keeps the name as it is');

@@ -2,6 +2,7 @@ import { consumerCommand } from '../common/arguments.ts';
 import { withConnectionOptions, type ConnectionOptions } from '../common/admin-connection.ts';
 import type { CommandModule } from '../common/context.ts';
 import { describeExpiry, describeLimits, describeScopes, isoTime } from '../common/output.ts';
+import { escapeUnprintable } from '../../../packages/provisioning/index.ts';
 import { currentWindows, describeWindows } from '../../../packages/usage/index.ts';
 
 /** `show`: one consumer's plan, limits, current windows and key ids; never a key itself. */
@@ -14,10 +15,11 @@ export const showCommand: CommandModule = (parent, cli) =>
         cli.out(JSON.stringify({ ...summary, windows }));
         return;
       }
-      cli.out(`${summary.username} (${summary.id})`);
+      // names made past the library (the Admin API) may hold line breaks: shown escaped, as in tables
+      cli.out(`${escapeUnprintable(summary.username)} (${summary.id})`);
       cli.out(`  plan     ${summary.plan ?? '-'}`);
       cli.out(`  limits   ${describeLimits(summary.limits)}`);
-      cli.out(`  custom   ${summary.customId ?? '-'}`);
+      cli.out(`  custom   ${summary.customId === null ? '-' : escapeUnprintable(summary.customId)}`);
       for (const line of describeWindows(windows)) cli.out(line);
       for (const key of summary.keys) {
         const clear = key.stored === 'plaintext' ? ', stored in clear (run hash-keys)' : '';
