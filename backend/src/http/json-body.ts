@@ -2,6 +2,7 @@ import type { Context, Middleware } from 'koa';
 import getRawBody from 'raw-body';
 import { ApiError, ErrorCode } from './errors.ts';
 import { findRoundedNumber, type RoundedNumber } from './json-numbers.ts';
+import { isEchoable } from './validation.ts';
 
 const JSON_BODY_LIMIT_BYTES = 64 * 1024;
 /** No operation takes more than one level; 32 leaves room for growth and bounds every walk over a body. */
@@ -52,11 +53,9 @@ function checkStructure(value: unknown): void {
   }
 }
 
-const MAX_ECHO = 40;
-
 function roundedNumberError({ field, literal }: RoundedNumber): ApiError {
-  const echo = literal.length <= MAX_ECHO ? literal : `a number of ${literal.length} characters`;
-  const where = field.length > 0 && field.length <= MAX_ECHO && /^[\x20-\x7e]*$/.test(field) ? `${field}: ` : '';
+  const echo = isEchoable(literal) ? literal : `a number of ${literal.length} characters`;
+  const where = field.length > 0 && isEchoable(field) ? `${field}: ` : '';
   return new ApiError(400, ErrorCode.validationFailed, `Invalid request body: ${where}expected an integer, but received ${echo}, which is not one (it would be rounded to ${Number(literal)}).`);
 }
 

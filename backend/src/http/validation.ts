@@ -36,11 +36,14 @@ function opaqueNested(value: unknown): unknown {
 
 const MAX_ECHO = 40;
 
+/** Whether client text may be echoed in a message as it is: short and printable ASCII. */
+export const isEchoable = (text: string) => text.length <= MAX_ECHO && /^[\x20-\x7e]*$/.test(text);
+
 /** What the client sent, in words, bounded: short strings and numbers verbatim, others by kind. */
 function describeValue(value: unknown): string {
   if (value instanceof Nested) return String(value);
   if (typeof value === 'string') {
-    return value.length <= MAX_ECHO && /^[\x20-\x7e]*$/.test(value) ? JSON.stringify(value) : `a string of ${value.length} UTF-16 units`;
+    return isEchoable(value) ? JSON.stringify(value) : `a string of ${value.length} UTF-16 units`;
   }
   if (value === undefined) return 'nothing';
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
@@ -71,7 +74,7 @@ function describeFailures(error: StructError): string {
 
 /** Field names come from the client too: printable and short ones as they are, others summarised. */
 function describeKey(key: string): string {
-  return key.length <= MAX_ECHO && /^[\x20-\x7e]*$/.test(key) ? key : `(a field name of ${key.length} characters)`;
+  return isEchoable(key) ? key : `(a field name of ${key.length} characters)`;
 }
 
 /** Validates (and coerces) `value` against `struct`, or throws a 400 validation_failed ApiError. */
