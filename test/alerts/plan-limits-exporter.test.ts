@@ -53,6 +53,10 @@ test.serial("each consumer's plan and its limits per day and minute, from its pl
       'animal_store_consumer_plan_limit{consumer="alice",plan="pro",period="minute"} 300',
       'animal_store_consumer_plan_limit{consumer="bob",plan="enterprise",period="day"} 10',
       'animal_store_consumer_plan_limit{consumer="bob",plan="enterprise",period="minute"} 10',
+      "# HELP animal_store_consumer_refused_counted 1 when the consumer's rate-limiting counts the requests it refuses against its limits (policy redis, sync_rate -1).",
+      '# TYPE animal_store_consumer_refused_counted gauge',
+      'animal_store_consumer_refused_counted{consumer="alice",plan="pro"} 0',
+      'animal_store_consumer_refused_counted{consumer="bob",plan="enterprise"} 0',
       '',
     ].join('\n'),
   );
@@ -67,6 +71,27 @@ test.serial('a plan changed with the CLI is in the next scrape', async (t) => {
   t.regex(body, /^animal_store_consumer_plan_limit\{consumer="alice",plan="free",period="day"\} 1000$/m);
   t.regex(body, /^animal_store_consumer_plan_limit\{consumer="alice",plan="free",period="minute"\} 60$/m);
   t.notRegex(body, /plan="pro"/);
+});
+
+test.serial('a plan counted in Redis in real time counts its 429s (Kong 3.9.3 rate-limiting policies/init.lua:406-415)', async (t) => {
+  const admin = stack.gateway.adminUrl;
+  const plugins = (await (await fetch(`${admin}/consumers/bob/plugins`)).json()) as { data: { id: string; name: string }[] };
+  const plan = plugins.data.find((plugin) => plugin.name === 'rate-limiting')!;
+  const patch = async (config: Record<string, unknown>) => {
+    const response = await fetch(`${admin}/plugins/${plan.id}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ config }),
+    });
+    t.is(response.status, 200, await response.text());
+  };
+  await patch({ policy: 'redis', redis: { host: '127.0.0.1', port: 6379 } });
+  t.regex((await metrics(exporter)).body, /^animal_store_consumer_refused_counted\{consumer="bob",plan="enterprise"\} 1$/m);
+  // synced every 10 s instead, the refused requests end up uncounted (policies/init.lua:435)
+  await patch({ sync_rate: 10 });
+  t.regex((await metrics(exporter)).body, /^animal_store_consumer_refused_counted\{consumer="bob",plan="enterprise"\} 0$/m);
+  await patch({ policy: 'local', sync_rate: -1 });
+  t.regex((await metrics(exporter)).body, /^animal_store_consumer_refused_counted\{consumer="bob",plan="enterprise"\} 0$/m);
 });
 
 test('anything but GET /metrics is a 404', async (t) => {

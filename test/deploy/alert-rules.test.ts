@@ -24,7 +24,7 @@ const rules = groups.flatMap((group) => group.rules);
 
 test('promtool check rules accepts deploy/prometheus/alerts.yml', async (t) => {
   const { stdout } = await promtool(['check', 'rules', 'alerts.yml']);
-  t.regex(stdout, /SUCCESS: 5 rules found/);
+  t.regex(stdout, /SUCCESS: 7 rules found/);
 });
 
 test("the rules' unit tests pass (promtool test rules alerts.test.yml)", async (t) => {
@@ -63,10 +63,16 @@ test('a warning past 80% of the day, a critical when refused: both over Kong 3.9
   t.is(alert('ConsumerNearDailyLimit').labels?.severity, 'warning');
   t.regex(alert('ConsumerNearDailyLimit').expr, /> 0\.8\s*$/);
   t.is(alert('ConsumerRefusedByPlan').labels?.severity, 'critical');
+  const recorded = new Set(rules.flatMap((rule) => (rule.record ? [rule.record] : [])));
   for (const rule of rules.filter((r) => r.record)) {
-    t.regex(rule.expr, /kong_http_requests_total\{consumer!="",code(!?)="429"\}/, rule.record);
+    // Kong's counter by consumer and status, or sums of those already recorded
+    const reads = [...rule.expr.matchAll(/\b(?:kong_http_requests_total|consumer:[a-z_]+:[a-z0-9]+)\b/g)].map(([name]) => name);
+    t.true(reads.length > 0, rule.record);
+    for (const name of reads) t.true(name === 'kong_http_requests_total' || recorded.has(name), `${rule.record} reads ${name}`);
+    if (reads.includes('kong_http_requests_total')) t.regex(rule.expr, /kong_http_requests_total\{consumer!="",code(!?)="429"\}/, rule.record);
     t.regex(rule.expr, /^sum by \(consumer\)/, `${rule.record}: one series per consumer, whatever the nodes and routes`);
   }
+  t.regex(alert('ConsumerNearDailyLimit').expr, /^consumer:kong_http_requests_counted:increase1d\b/);
   for (const name of ['ConsumerNearDailyLimit', 'ConsumerRefusedByPlan']) {
     t.regex(alert(name).expr, /on \(consumer\) group_left \(plan\)/, name);
   }
