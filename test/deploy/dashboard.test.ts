@@ -64,17 +64,45 @@ async function slowUpstream(): Promise<Upstream> {
   });
 }
 
+/**
+ * Another team on the same Kong (docs/shared-kong.md): its own service, route, key-auth and
+ * consumer, made through the Admin API outside our select tag. Its requests are in the node's
+ * kong_http_requests_total with consumer="zed" and must not be in our per-consumer panels.
+ */
+async function anotherTeam(adminUrl: string, upstreamUrl: string, proxyUrl: string): Promise<() => Promise<void>> {
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${adminUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
+  };
+  const tags = ['team-inventory'];
+  await post('/services', { name: 'inventory', url: upstreamUrl, tags });
+  await post('/services/inventory/routes', { name: 'inventory', paths: ['/inventory'], tags });
+  await post('/services/inventory/plugins', { name: 'key-auth', tags });
+  await post('/consumers', { username: 'zed', tags });
+  await post('/consumers/zed/key-auth', { key: 'zed-inventory-key', tags });
+  return async () => {
+    for (let i = 0; i < 3; i++) {
+      const response = await fetch(`${proxyUrl}/inventory/items`, { headers: { apikey: 'zed-inventory-key' } });
+      await response.arrayBuffer();
+      if (response.status !== 404) throw new Error(`GET /inventory/items as zed: ${response.status}, expected the upstream's 404`);
+    }
+  };
+}
+
 test.before(async (t) => {
   const upstream = await slowUpstream();
   const node = await startUsageGateway({ upstreamUrl: upstream.url, petId: 7 });
+  const zed = await anotherTeam(node.adminUrl, upstream.url, node.stack.gateway.proxyUrl);
   // the alert rules too, for the alerts panel (bob and alice meet their minute limits)
   const exporter = await startPlanLimitsExporter(AdminApi.connect({ url: node.adminUrl }), { host: '127.0.0.1', port: 0 });
   const rulesDir = mkdtempSync(join(tmpdir(), 'dashboard-rules-'));
   const config = testPrometheusConfig({ targets: { kong: node.target, 'plan-limits': new URL(exporter.url).host }, rulesDir });
   const prometheus = await startPrometheus({ config });
   // Two rounds of traffic a scrape apart: every counter moves between samples.
+  await zed();
   await node.round();
   await prometheus.nextScrape();
+  await zed();
   await node.round();
   await prometheus.nextScrape();
   // The rules fire on what was scraped (alice's and bob's 429s); one scrape later, `at` is past that.
