@@ -49,6 +49,7 @@ async function snapshot(): Promise<SnapshotInput> {
     ],
     routes: [
       { name: 'by-sni', service: 'echo', protocols: ['https'], snis: ['sni-route.test', '*.sni-wild.test'], paths: ['/sni'] },
+      { name: 'dotted-snis', service: 'echo', protocols: ['https'], snis: ['dot.test.', '*.dot-wild.test.'], paths: ['/sni'] },
       { name: 'any-sni', service: 'echo-any', protocols: ['https'], paths: ['/sni'] },
       { name: 'global', service: 'echo', protocols: ['https'], hosts: ['global.com'] },
     ],
@@ -123,6 +124,7 @@ test(`the default certificate when no SNI matches (${SPEC}:314)`, async (t) => {
 test(`the configured certificate when the SNI matches (${SPEC}:319)`, async (t) => {
   t.is(await cnOf('ssl1.com'), 'ssl-example.com');
   t.is(await cnOf('example.com'), 'ssl-example.com');
+  t.is(await cnOf('example.com.'), 'localhost', 'the name as sent: certificate.lua:336 server_name(), its trailing dot kept');
 });
 
 test(`wildcard SNIs: prefix, suffix, and exact before prefix before suffix (${SPEC}:328-357)`, async (t) => {
@@ -150,8 +152,15 @@ test('route snis: the route naming the SNI wins over one without snis on the sam
   t.is(routed.status, 200);
   t.is(upstreamPath(routed), '/');
   t.is(upstreamPath(await httpsGet('/sni', 'a.sni-wild.test')), '/', '*.sni-wild.test by suffix');
-  t.is(upstreamPath(await httpsGet('/sni', 'sni-route.test.')), '/', 'a trailing dot is not part of the name');
   t.is(upstreamPath(await httpsGet('/sni', 'other.test')), '/any', 'another SNI: the route without snis');
+});
+
+test('route snis: a trailing dot is dropped from the route\'s value, not from the client\'s name (transform.lua:297-314, fields.lua:109-116)', async (t) => {
+  t.is(upstreamPath(await httpsGet('/sni', 'dot.test')), '/', 'dot.test. matches dot.test');
+  t.is(upstreamPath(await httpsGet('/sni', 'a.dot-wild.test')), '/', '*.dot-wild.test. matches by the suffix .dot-wild.test');
+  t.is(upstreamPath(await httpsGet('/sni', 'sni-route.test.')), '/any', 'the client\'s sni-route.test. is not sni-route.test');
+  t.is(upstreamPath(await httpsGet('/sni', 'dot.test.')), '/any', 'nor dot.test.: the route\'s dot is gone');
+  t.is(upstreamPath(await httpsGet('/sni', 'a.dot-wild.test.')), '/any', 'nor a.dot-wild.test.');
 });
 
 test('route snis are not considered over plain HTTP: the https-only routes answer 426 (transform.lua:345-347)', async (t) => {

@@ -176,20 +176,24 @@ local function host_matchers(hosts)
   return exact, wildcards
 end
 
---- transform.lua sni_op_transform and sni_val_transform: `*.x` matches by suffix, `x.*` by
--- prefix, others exactly; a trailing dot of a name is not part of it.
+--- transform.lua:281-314 sni_op_transform and sni_val_transform: `*.x` matches by suffix, `x.*`
+-- by prefix, others exactly. The trailing dot of a route's value is dropped before its `*` is
+-- (`*.x.` is the suffix `.x`); the client's server name is compared as sent (fields.lua:109-116).
 local function sni_matchers(snis)
   local exact, suffixes, prefixes = {}, {}, {}
   for _, sni in ipairs(snis) do
-    if byte(sni) == ASTERISK then
-      suffixes[#suffixes + 1] = sub(sni, 2)
-    elseif byte(sni, -1) == ASTERISK then
+    local is_suffix = byte(sni) == ASTERISK
+    if not is_suffix and byte(sni, -1) == ASTERISK then
       prefixes[#prefixes + 1] = sub(sni, 1, -2)
     else
       if #sni > 1 and byte(sni, -1) == DOT then
         sni = sub(sni, 1, -2)
       end
-      exact[sni] = true
+      if is_suffix then
+        suffixes[#suffixes + 1] = sub(sni, 2)
+      else
+        exact[sni] = true
+      end
     end
   end
   return { exact = exact, suffixes = suffixes, prefixes = prefixes }

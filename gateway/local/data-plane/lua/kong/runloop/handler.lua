@@ -30,7 +30,6 @@ local get_headers = ngx.req.get_headers
 local escape = uri.escape
 local request_path = router_mod.request_path
 
-local DOT = byte(".")
 local SERVER_HEADER = meta._SERVER_TOKENS
 local OPENRESTY = "openresty"
 -- proxy_http_version 1.1 (the template's)
@@ -253,12 +252,10 @@ handler.access = {
     local req_path = request_path(request_uri)
     local host_header = request_header(ctx, "host")
     local router = runtime.router
-    -- kong/router/fields.lua tls.sni: the client's server name, without a trailing dot
+    -- fields.lua:109-116 tls.sni: the client's server name as sent, a trailing dot kept
     local sni = scheme == "https" and var.ssl_server_name or nil
     if sni == "" then
       sni = nil
-    elseif sni and byte(sni, -1) == DOT then
-      sni = sub(sni, 1, -2)
     end
     local m, matched_path, captures = router:select(get_method(), req_path, host_header, ctx.host_port, get_headers,
                                                     scheme, sni)
