@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import knex from 'knex';
 import { request } from '../helpers/backend.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
+import { makeCertificate } from '../helpers/tls-certificates.ts';
 
 // A gateway.sqlite written before entities carried every Kong field still loads: the fields added
 // since (a service's TLS fields, a route's snis/sources/destinations, a key's ttl) read as null.
@@ -35,6 +36,7 @@ test('rows stored without the newer Kong fields load with them as null', async (
   t.like(await admin('/services/old'), { client_certificate: null, tls_verify: null, tls_verify_depth: null, ca_certificates: null });
   t.like(await admin('/routes/old'), { snis: null, sources: null, destinations: null });
   t.like(await admin(`/key-auths/${ids.k}`), { key: 'x', ttl: null });
+  t.is((statSync(file).mode & 0o777).toString(8), '600', 'a store made by an earlier version is made owner-only');
 });
 
 // Issue 12: an entity the gateway cannot run is never stored, never half applied: the write is
@@ -59,4 +61,25 @@ test('a write the data plane could not run is neither persisted nor published', 
   t.teardown(() => reopened.dispose());
   t.deepEqual((await request(`${reopened.adminUrl}/routes`)).body.data, []);
   t.deepEqual((await request(`${reopened.adminUrl}/consumers`)).body.data.map((c: { username: string }) => c.username), ['fine']);
+});
+
+// Certificates' private keys (and key-auth keys stored in clear) are in the store and in every
+// snapshot: owner-only whatever the umask, as Kong's data-plane store is (lua-resty-lmdb: files
+// 0600) and as cmd/ssl-certificates.ts writes the default keys.
+test('the store and the node\'s snapshot.json are owner-only under a permissive umask', async (t) => {
+  const previous = process.umask(0o022);
+  t.teardown(() => process.umask(previous));
+  const dir = mkdtempSync(join(tmpdir(), 'stored-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const gateway = await startTestGateway({ configFile: '', dir });
+  t.teardown(() => gateway.dispose());
+  const files = ['gateway.sqlite', 'gateway.sqlite-wal', 'gateway.sqlite-shm', 'gateway/node/snapshot.json'].map((file) => join(dir, file));
+  const modes = () => files.map((file) => `${file}: ${existsSync(file) ? (statSync(file).mode & 0o777).toString(8) : 'missing'}`);
+  const ownerOnly = files.map((file) => `${file}: 600`);
+  t.deepEqual(modes(), ownerOnly, 'as started (the snapshot the control plane wrote)');
+  const pair = await makeCertificate({ name: 'modes.test' });
+  const written = await request(`${gateway.adminUrl}/certificates`, { method: 'POST', json: { ...pair, snis: ['modes.test'] } });
+  t.is(written.status, 201);
+  t.true(readFileSync(files[3]!, 'utf8').includes('modes.test'), 'the data plane wrote the new snapshot');
+  t.deepEqual(modes(), ownerOnly, 'after a write (the snapshot the data plane wrote)');
 });

@@ -148,7 +148,8 @@ export async function startDataPlaneNode(options: DataPlaneNodeOptions = {}): Pr
   // absolute, as Kong's conf_loader makes it: nginx runs in it and reads -c relative to that
   const prefix = resolve(givenPrefix ?? mkdtempSync(join(tmpdir(), 'data-plane-')));
   mkdirSync(prefix, { recursive: true });
-  if (snapshot !== undefined) writeFileAtomically(prefixPaths(prefix).snapshot, typeof snapshot === 'string' ? snapshot : JSON.stringify(snapshot));
+  // owner-only: certificates' private keys and key-auth keys (kong/clustering/init.lua's write_file)
+  if (snapshot !== undefined) writeFileAtomically(prefixPaths(prefix).snapshot, typeof snapshot === 'string' ? snapshot : JSON.stringify(snapshot), 0o600);
 
   const logs: string[] = [];
   const onLine = (line: string) => {

@@ -266,10 +266,15 @@ export function prefixPaths(prefix: string) {
   };
 }
 
-/** Writes a file through a temporary one and a rename, as the data plane writes snapshot.json. */
-export function writeFileAtomically(path: string, contents: string): void {
+/**
+ * Writes a file through a temporary one and a rename, as the data plane writes snapshot.json;
+ * with `mode` (0o600 for a file with secrets) it is created with no more than that, whatever the umask.
+ */
+export function writeFileAtomically(path: string, contents: string, mode?: number): void {
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, contents);
+  // a leftover of a killed process would keep its mode
+  rmSync(tmp, { force: true });
+  writeFileSync(tmp, contents, mode === undefined ? {} : { mode });
   renameSync(tmp, path);
 }
 

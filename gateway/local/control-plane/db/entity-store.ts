@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { sqliteConfig } from '../../../../packages/node-runtime/sqlite.js';
@@ -68,6 +68,23 @@ export class Draft {
 }
 
 /**
+ * The store holds certificates' private keys and key-auth keys stored in clear: its file is made
+ * owner-only (0600, as Kong's data-plane lmdb store is) before SQLite opens it, whatever the
+ * umask, and SQLite creates its -wal and -shm files with the database's mode (os_unix.c
+ * findCreateFileMode, unixOpenSharedMemory). Existing files are made so too.
+ */
+function ownerOnly(file: string): void {
+  closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      chmodSync(path, 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+}
+
+/**
  * Kong's database, locally: every entity in one SQLite file (data/gateway.sqlite), loaded into
  * memory at start. Writes are serialised, persisted in one SQLite transaction, and only then
  * published as a new Snapshot, so readers never see a half-applied change.
@@ -82,7 +99,10 @@ export class EntityStore {
   }
 
   static async open(file: string): Promise<EntityStore> {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    if (file !== ':memory:') {
+      mkdirSync(dirname(file), { recursive: true });
+      ownerOnly(file);
+    }
     const db = knex(sqliteConfig(file));
     if (!(await db.schema.hasTable('entities'))) {
       await db.schema.createTable('entities', (table) => {

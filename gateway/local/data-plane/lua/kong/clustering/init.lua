@@ -3,6 +3,7 @@
 -- it can run is written to <prefix>/snapshot.json and published in the kong_snapshot shared
 -- dict (JSON, then its hash); every worker compares its hash with the dict's at the start of
 -- each request (and on an idle timer) and rebuilds its runtime when they differ.
+local ffi = require "ffi"
 local constants = require "kong.constants"
 local snapshot = require "kong.clustering.snapshot"
 local runtime = require "kong.clustering.runtime"
@@ -14,6 +15,14 @@ local NOTICE = ngx.NOTICE
 local io_open = io.open
 local os_rename = os.rename
 local os_remove = os.remove
+local C = ffi.C
+
+ffi.cdef [[
+  unsigned int umask(unsigned int mask);
+]]
+
+-- 077: the snapshot holds certificates' private keys and key-auth keys (Kong's lmdb store: 0600)
+local OWNER_ONLY_UMASK = 63
 
 local JSON_KEY = constants.SNAPSHOT_JSON_KEY
 local HASH_KEY = constants.SNAPSHOT_HASH_KEY
@@ -66,9 +75,14 @@ function clustering.empty_runtime()
   return assert(runtime.build(EMPTY_SNAPSHOT, loaded_plugins))
 end
 
+--- Writes `path` through a temporary file and a rename, owner-only whatever nginx's umask.
 local function write_file(path, contents)
   local tmp = path .. ".tmp." .. ngx.worker.pid()
+  -- a leftover of a killed worker would keep its mode through io.open's truncation
+  os_remove(tmp)
+  local umask = C.umask(OWNER_ONLY_UMASK)
   local file, err = io_open(tmp, "w")
+  C.umask(umask)
   if not file then
     return nil, err
   end
