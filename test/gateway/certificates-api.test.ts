@@ -108,6 +108,22 @@ test(`PUT /certificates/{sni} creates it with the URL's name among its snis (${S
   t.deepEqual(twice.body.snis, [n3, n4]);
 });
 
+test('PUT /certificates/{sni} without snis: the URL\'s name is not added, an existing one is removed (certificates.lua:34, :77, :92-93)', async (t) => {
+  const [n1, n2] = [name(), name()];
+  const created = await admin(`/certificates/${n1}`, { method: 'PUT', json: { ...pem.rsa } });
+  t.is(created.status, 200);
+  t.deepEqual(created.body.snis, []);
+  t.is((await admin(`/certificates/${n1}`)).status, 404, 'no SNI of that name: the new certificate is found by its id only');
+  t.is((await admin(`/certificates/${created.body.id as string}`)).status, 200);
+
+  const existing = await admin('/certificates', { method: 'POST', json: { ...pem.rsa, snis: [n2] } });
+  const replaced = await admin(`/certificates/${n2}`, { method: 'PUT', json: { ...pem.rsaOther } });
+  t.is(replaced.status, 200);
+  t.is(replaced.body.id, existing.body.id, 'the certificate of that SNI');
+  t.deepEqual(replaced.body.snis, [], 'its snis, that name too, are gone');
+  t.is((await admin(`/certificates/${n2}`)).status, 404);
+});
+
 test(`PUT /certificates/{id} checks the fields and the alternative pair (${SPEC}:483, :501)`, async (t) => {
   const missing = await admin(`/certificates/${randomUUID()}`, { method: 'PUT', json: {} });
   t.is(missing.status, 400);
