@@ -6,6 +6,7 @@ import { checkDeclarativeConfig, KONG_BUNDLED_PLUGINS } from '../../gateway/loca
 import { GATEWAY_CONFIG, PLUGINS_DIR } from '../helpers/gateway-files.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { DECK_VERSION } from '../../scripts/tools/deck-build.ts';
+import { deckEnv } from '../../scripts/tools/deck-env.ts';
 
 // No Docker engine here: docker-compose.yml and its wiring to kong.yml are checked statically.
 type Service = {
@@ -268,6 +269,20 @@ test("deck-sync lints our file before any sync, then syncs the platform's file a
   t.deepEqual(teamConfig._info.select_tags, ['animal-store']);
   t.deepEqual(platformConfig._info.select_tags, ['platform']);
   t.deepEqual(teamConfig.plugins ?? [], [], 'no global plugin in our file');
+});
+
+test("operations.md's diff gives decK every value deck-sync gets: npm run deck fills none with npm start's", (t) => {
+  const operations = readFileSync(join(REPO_ROOT, 'docs/operations.md'), 'utf8');
+  const block = /```sh\n((?:(?!```)[\s\S])*npm run deck -- gateway diff[^\n]*)\n\s*```/.exec(operations)![1]!;
+  const assigned = Object.fromEntries([...block.matchAll(/\b(DECK_[A-Z_]+)=("[^"]*"|\S+)/g)].map((m) => [m[1]!, m[2]!.replace(/^"(.*)"$/, '$1')]));
+  // DECK_KONG_ADDR is kong-cp on compose's network; from the host, --kong-addr and the published port
+  const { DECK_KONG_ADDR, ...expected } = Object.fromEntries(Object.entries(services['deck-sync']!.environment!).filter(([name]) => name.startsWith('DECK_')));
+  t.truthy(DECK_KONG_ADDR);
+  t.deepEqual(assigned, expected);
+  t.regex(block, new RegExp(`--kong-addr http://${services['kong-cp']!.ports![0]!.split(':').slice(0, 2).join(':')} gateway/kong\\.yml$`));
+  const args = block.slice(block.indexOf('npm run deck -- ') + 'npm run deck -- '.length).split(' ');
+  const env = Object.fromEntries(Object.entries(assigned).map(([name, value]) => [name, value.replace(/^\$\{[A-Z_]+:-(.*)\}$/, '$1')]));
+  t.deepEqual(deckEnv(args, env).filled, []);
 });
 
 test('the control plane pushes configuration every second (db_update_frequency), not every 5', (t) => {
