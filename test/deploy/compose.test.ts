@@ -285,6 +285,13 @@ test("operations.md's diff gives decK every value deck-sync gets: npm run deck f
   t.deepEqual(deckEnv(args, env).filled, []);
 });
 
+test("operations.md's KONG_PLUGINS are compose's", (t) => {
+  const operations = readFileSync(join(REPO_ROOT, 'docs/operations.md'), 'utf8');
+  const mentioned = [...operations.matchAll(/`KONG_PLUGINS=([^`]+)`/g)].map((m) => m[1]);
+  t.deepEqual(mentioned, [services['kong-cp']!.environment!.KONG_PLUGINS]);
+  t.is(services.kong!.environment!.KONG_PLUGINS, services['kong-cp']!.environment!.KONG_PLUGINS);
+});
+
 test('the control plane pushes configuration every second (db_update_frequency), not every 5', (t) => {
   t.is(services['kong-cp']!.environment!.KONG_DB_UPDATE_FREQUENCY, '1');
 });
