@@ -25,7 +25,7 @@ type Service = {
 };
 const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
   services: Record<string, Service>;
-  networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string }> } }>;
+  networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string; ip_range?: string }> } }>;
 };
 const kongYml = readFileSync(join(REPO_ROOT, 'gateway/kong.yml'), 'utf8');
 const platformYml = readFileSync(join(REPO_ROOT, 'gateway/platform/kong.yml'), 'utf8');
@@ -213,6 +213,22 @@ test('behind the load balancer: the data planes trust its address only, and it f
   const [network, bits] = subnet.split('/');
   t.is(bits, '24');
   t.is(address.split('.').slice(0, 3).join('.'), network!.split('.').slice(0, 3).join('.'), `${address} in ${subnet}`);
+  // Docker hands out dynamic addresses from ip_range (the whole subnet without one), a fixed one
+  // from anywhere in the subnet: the range keeps every fixed address from a container started first.
+  const ipRange = compose.networks!.default!.ipam!.config![0]!.ip_range;
+  t.truthy(ipRange, 'ip_range set');
+  const inCidr = (ip: string, cidr: string) => {
+    const toInt = (a: string) => a.split('.').reduce((n, part) => n * 256 + Number(part), 0);
+    const [base, size] = cidr.split('/');
+    const block = 2 ** (32 - Number(size));
+    return Math.floor(toInt(ip) / block) === Math.floor(toInt(base!) / block);
+  };
+  t.true(inCidr(ipRange!.split('/')[0]!, subnet) && Number(ipRange!.split('/')[1]) > Number(bits), `${ipRange} within ${subnet}`);
+  const fixed = Object.values(services)
+    .flatMap((service) => Object.values(service.networks ?? {}).map((n) => n?.ipv4_address))
+    .filter((a) => a !== undefined);
+  t.deepEqual(fixed, [address], 'the balancer is the only fixed address');
+  for (const ip of fixed) t.false(inCidr(ip, ipRange!), `${ip} outside ${ipRange}`);
   const env = services.kong!.environment!;
   // Kong's trusted_ips / real_ip_header / real_ip_recursive (kong/templates/kong_defaults.lua):
   // nothing trusted by default; here the balancer alone.
