@@ -6,6 +6,7 @@ import { checkDeclarativeConfig, KONG_BUNDLED_PLUGINS } from '../../gateway/loca
 import { GATEWAY_CONFIG, PLUGINS_DIR } from '../helpers/gateway-files.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { DECK_VERSION } from '../../scripts/tools/deck-build.ts';
+import { deckEnv } from '../../scripts/tools/deck-env.ts';
 
 // No Docker engine here: docker-compose.yml and its wiring to kong.yml are checked statically.
 type Service = {
@@ -24,7 +25,7 @@ type Service = {
 };
 const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
   services: Record<string, Service>;
-  networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string }> } }>;
+  networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string; ip_range?: string }> } }>;
 };
 const kongYml = readFileSync(join(REPO_ROOT, 'gateway/kong.yml'), 'utf8');
 const platformYml = readFileSync(join(REPO_ROOT, 'gateway/platform/kong.yml'), 'utf8');
@@ -172,8 +173,10 @@ test('hybrid mode: a control plane and at least two data planes sharing the clus
 test('the portal keeps its store in its own database on the stack\'s PostgreSQL, made by a one-shot before it starts', (t) => {
   const portal = services.portal!;
   const init = services['portal-database']!;
-  t.regex(portal.environment!.PORTAL_DATABASE_URL!, /^postgres:\/\/portal:\$\{PORTAL_PG_PASSWORD:-portal\}@postgres:5432\/portal$/);
-  t.is(init.environment!.PORTAL_PG_PASSWORD, '${PORTAL_PG_PASSWORD:-portal}', 'the password the URL carries');
+  // the password beside the URL, never in it (portal-database.test.ts signs in with one that would break a URL)
+  t.is(portal.environment!.PORTAL_DATABASE_URL, 'postgres://portal@postgres:5432/portal');
+  t.is(portal.environment!.PGPASSWORD, '${PORTAL_PG_PASSWORD:-portal}');
+  t.is(init.environment!.PORTAL_PG_PASSWORD, portal.environment!.PGPASSWORD, 'the password the portal signs in with');
   t.is(portal.depends_on!['portal-database']!.condition, 'service_completed_successfully');
   t.is(init.depends_on!.postgres!.condition, 'service_healthy');
   t.is(init.image, services.postgres!.image, 'psql of the server\'s own version');
@@ -210,6 +213,22 @@ test('behind the load balancer: the data planes trust its address only, and it f
   const [network, bits] = subnet.split('/');
   t.is(bits, '24');
   t.is(address.split('.').slice(0, 3).join('.'), network!.split('.').slice(0, 3).join('.'), `${address} in ${subnet}`);
+  // Docker hands out dynamic addresses from ip_range (the whole subnet without one), a fixed one
+  // from anywhere in the subnet: the range keeps every fixed address from a container started first.
+  const ipRange = compose.networks!.default!.ipam!.config![0]!.ip_range;
+  t.truthy(ipRange, 'ip_range set');
+  const inCidr = (ip: string, cidr: string) => {
+    const toInt = (a: string) => a.split('.').reduce((n, part) => n * 256 + Number(part), 0);
+    const [base, size] = cidr.split('/');
+    const block = 2 ** (32 - Number(size));
+    return Math.floor(toInt(ip) / block) === Math.floor(toInt(base!) / block);
+  };
+  t.true(inCidr(ipRange!.split('/')[0]!, subnet) && Number(ipRange!.split('/')[1]) > Number(bits), `${ipRange} within ${subnet}`);
+  const fixed = Object.values(services)
+    .flatMap((service) => Object.values(service.networks ?? {}).map((n) => n?.ipv4_address))
+    .filter((a) => a !== undefined);
+  t.deepEqual(fixed, [address], 'the balancer is the only fixed address');
+  for (const ip of fixed) t.false(inCidr(ip, ipRange!), `${ip} outside ${ipRange}`);
   const env = services.kong!.environment!;
   // Kong's trusted_ips / real_ip_header / real_ip_recursive (kong/templates/kong_defaults.lua):
   // nothing trusted by default; here the balancer alone.
@@ -266,6 +285,27 @@ test("deck-sync lints our file before any sync, then syncs the platform's file a
   t.deepEqual(teamConfig._info.select_tags, ['animal-store']);
   t.deepEqual(platformConfig._info.select_tags, ['platform']);
   t.deepEqual(teamConfig.plugins ?? [], [], 'no global plugin in our file');
+});
+
+test("operations.md's diff gives decK every value deck-sync gets: npm run deck fills none with npm start's", (t) => {
+  const operations = readFileSync(join(REPO_ROOT, 'docs/operations.md'), 'utf8');
+  const block = /```sh\n((?:(?!```)[\s\S])*npm run deck -- gateway diff[^\n]*)\n\s*```/.exec(operations)![1]!;
+  const assigned = Object.fromEntries([...block.matchAll(/\b(DECK_[A-Z_]+)=("[^"]*"|\S+)/g)].map((m) => [m[1]!, m[2]!.replace(/^"(.*)"$/, '$1')]));
+  // DECK_KONG_ADDR is kong-cp on compose's network; from the host, --kong-addr and the published port
+  const { DECK_KONG_ADDR, ...expected } = Object.fromEntries(Object.entries(services['deck-sync']!.environment!).filter(([name]) => name.startsWith('DECK_')));
+  t.truthy(DECK_KONG_ADDR);
+  t.deepEqual(assigned, expected);
+  t.regex(block, new RegExp(`--kong-addr http://${services['kong-cp']!.ports![0]!.split(':').slice(0, 2).join(':')} gateway/kong\\.yml$`));
+  const args = block.slice(block.indexOf('npm run deck -- ') + 'npm run deck -- '.length).split(' ');
+  const env = Object.fromEntries(Object.entries(assigned).map(([name, value]) => [name, value.replace(/^\$\{[A-Z_]+:-(.*)\}$/, '$1')]));
+  t.deepEqual(deckEnv(args, env).filled, []);
+});
+
+test("operations.md's KONG_PLUGINS are compose's", (t) => {
+  const operations = readFileSync(join(REPO_ROOT, 'docs/operations.md'), 'utf8');
+  const mentioned = [...operations.matchAll(/`KONG_PLUGINS=([^`]+)`/g)].map((m) => m[1]);
+  t.deepEqual(mentioned, [services['kong-cp']!.environment!.KONG_PLUGINS]);
+  t.is(services.kong!.environment!.KONG_PLUGINS, services['kong-cp']!.environment!.KONG_PLUGINS);
 });
 
 test('the control plane pushes configuration every second (db_update_frequency), not every 5', (t) => {

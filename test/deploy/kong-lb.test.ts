@@ -2,6 +2,7 @@ import anyTest, { type TestFn } from 'ava';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { X509Certificate } from 'node:crypto';
 import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -244,4 +245,41 @@ test("a client's X-Forwarded-Prefix and -Path do not reach Kong, which trusts ko
   } as RequestInit);
   t.is(page.status, 200);
   t.regex(page.headers.get('link') ?? '', /^<\/v1\/pets\?limit=1&cursor=[\w-]+>; rel="next"$/);
+});
+
+test("a renewed certificate is served after `nginx -s reload` (docs/https.md), not before; `nginx -t` refuses a key that does not match", async (t) => {
+  t.regex(readFileSync(join(REPO_ROOT, 'docs/https.md'), 'utf8'), /docker compose exec kong-lb nginx -t && docker compose exec kong-lb nginx -s reload/);
+  const dir = mkdtempSync(join(tmpdir(), 'kong-lb-'));
+  cpSync(join(t.context.dir, 'tls'), join(dir, 'tls'), { recursive: true });
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const balancer = await startKongLb(dir, [`127.0.0.1:${await freePort()}`]);
+  t.teardown(() => void balancer.nginx.kill('SIGTERM'));
+  const served = () =>
+    new Promise<string>((resolve, reject) => {
+      const socket = tlsConnect({ port: balancer.https, host: '127.0.0.1', servername: 'localhost', rejectUnauthorized: false }, () => {
+        resolve(socket.getPeerCertificate().fingerprint256);
+        socket.end();
+      });
+      socket.on('error', reject);
+    });
+  const fingerprint = (file: string) => new X509Certificate(readFileSync(file)).fingerprint256;
+  const old = fingerprint(join(dir, 'tls', 'tls.crt'));
+  t.is(await served(), old);
+  // the operator's renewal: both files replaced in ANIMAL_STORE_TLS_DIR
+  makeCertificate(dir);
+  const renewed = fingerprint(join(dir, 'tls', 'tls.crt'));
+  t.not(renewed, old);
+  t.is(await served(), old, 'nginx read the files at start: the old certificate until told');
+  const nginx = (...args: string[]) => spawnSync('nginx', ['-p', `${dir}/`, '-c', join(dir, 'nginx.conf'), ...args], { encoding: 'utf8' });
+  const check = nginx('-t');
+  t.is(check.status, 0, check.stderr);
+  const reload = nginx('-s', 'reload');
+  t.is(reload.status, 0, reload.stderr);
+  await pollUntil('the renewed certificate', async () => (await served()) === renewed);
+
+  // a key of another certificate: `nginx -t` says so before a reload is tried
+  cpSync(join(t.context.dir, 'tls', 'tls.key'), join(dir, 'tls', 'tls.key'));
+  const mismatch = nginx('-t');
+  t.not(mismatch.status, 0);
+  t.regex(mismatch.stderr, /key values mismatch/);
 });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -59,12 +59,17 @@ async function templateDataDir(bin: string, owner: string, pgCommand: PgCommand,
 
 type PgCommand = (program: string, args: string[], cwd: string) => Promise<unknown>;
 
+export interface TestPostgresOptions {
+  /** Roles that sign in with their password (scram-sha-256), as on a real server; every other is trusted. */
+  passwordRoles?: string[];
+}
+
 /**
  * A throwaway PostgreSQL server for one test file: its own cluster in a temporary directory,
  * reachable only through a Unix socket there (no TCP port to collide on). PostgreSQL refuses to
  * run as root, so under root (CI) it runs as the package's `postgres` user.
  */
-export async function startTestPostgres(): Promise<TestPostgres> {
+export async function startTestPostgres(options: TestPostgresOptions = {}): Promise<TestPostgres> {
   const bin = serverBinDir();
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-pg-'));
   const asRoot = userInfo().uid === 0;
@@ -82,6 +87,12 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   const data = join(dir, 'data');
   // -a keeps the owner (postgres) and initdb's 0700
   await run('cp', ['-a', await templateDataDir(bin, owner, pgCommand, chownToOwner), data]);
+  if (options.passwordRoles?.length) {
+    // pg_hba.conf: the first line that matches decides, so these go before initdb's `trust` ones
+    const hba = join(data, 'pg_hba.conf');
+    const lines = options.passwordRoles.map((role) => `local all ${role} scram-sha-256\n`).join('');
+    writeFileSync(hba, `${lines}${readFileSync(hba, 'utf8')}`);
+  }
   // fsync off: a test cluster trades durability for speed; the backend's own behaviour is unchanged.
   const start = () => pgCommand('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-o', `-k ${dir} -c listen_addresses= -c fsync=off`, 'start'], dir);
   await start();
