@@ -234,9 +234,11 @@ test('a "__proto__" field is refused by name like any unknown field', async (t) 
   }
 });
 
-test('a JSON array body answers 400 validation_failed', async (t) => {
-  const response = await postRaw('/store/orders', '[{"petId":1}]');
-  t.deepEqual(response.body, { code: 'validation_failed', message: 'Invalid order: expected a JSON object, but received an array.', status: 400 });
+test('a JSON array body answers 400 invalid_json, as the contract says of a body that is not an object', async (t) => {
+  for (const [path, body] of [['/store/orders', '[{"petId":1}]'], ['/pets', '[]'], ['/pets', '[{"name":"Rex","categoryId":1}]']] as const) {
+    const response = await postRaw(path, body);
+    t.deepEqual(response.body, { code: 'invalid_json', message: 'Request body is not a valid JSON object: it is a JSON array.', status: 400 }, `${path} ${body}`);
+  }
 });
 
 test('repeated or odd query parameters answer 400, never 5xx', async (t) => {
