@@ -129,6 +129,51 @@ test('the same key on a different request answers 422 idempotency_key_reused and
   t.is(await petCount(backend), 1);
 });
 
+// The router takes /pets/ and /pets as one operation; so does the key (a probe found /pets/ a 422).
+test('the same operation replays whatever path spelling the router accepts; another resource is 422', async (t) => {
+  const { backend } = await freshBackend(t);
+  const key = newKey();
+  const first = await post(backend, '/pets', key, { name: 'Rex', categoryId: 1 });
+  for (const path of ['/pets/', '/pets?x=1', '/pets/?x=1']) {
+    const again = await post(backend, path, key, { name: 'Rex', categoryId: 1 });
+    t.is(again.status, 201, path);
+    t.is(again.headers.get('idempotent-replayed'), 'true', path);
+    t.deepEqual(again.body, first.body, path);
+  }
+  const slashFirst = newKey();
+  const placed = await post(backend, '/store/orders/', slashFirst, { petId: first.body.id });
+  t.is(placed.status, 201);
+  t.is((await post(backend, '/store/orders', slashFirst, { petId: first.body.id })).headers.get('idempotent-replayed'), 'true');
+
+  const approveKey = newKey();
+  t.is((await post(backend, `/store/orders/${placed.body.id}/approve/`, approveKey)).status, 200);
+  t.is((await post(backend, `/store/orders/${placed.body.id}/approve`, approveKey)).headers.get('idempotent-replayed'), 'true');
+  const other = await post(backend, `/store/orders/${placed.body.id + 1}/approve`, approveKey);
+  t.is(other.status, 422);
+  t.is(other.body.code, 'idempotency_key_reused');
+  t.is((await post(backend, `/store/orders/${placed.body.id}/cancel`, approveKey)).status, 422);
+  t.is(await petCount(backend), 1);
+});
+
+// Records stored before the fingerprint named the operation hashed the method, the path as sent
+// and the body: the path spelt as the route is keeps the same fingerprint, so those rows replay.
+test('the fingerprint of a request spelt as its route is what it was when it hashed the raw path', async (t) => {
+  const { createHash } = await import('node:crypto');
+  const { backend } = await freshBackend(t);
+  const cases: Array<[string, string]> = [['/pets/', '/pets'], ['/store/orders/1/cancel', '/store/orders/1/cancel'], ['/store/orders/1/cancel/', '/store/orders/1/cancel']];
+  for (const [path, operation] of cases) {
+    const key = newKey();
+    const body = path.startsWith('/pets') ? '{"name":"Rex","categoryId":1}' : '';
+    await request(`${backend.url}${path}`, {
+      method: 'POST',
+      headers: { 'Idempotency-Key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body } : {}),
+    });
+    const row = await backend.db('idempotency_keys').where({ key }).first();
+    t.is(row?.fingerprint, createHash('sha256').update(`POST\n${operation}\n${body}`).digest('hex'), path);
+  }
+});
+
 test('keys are scoped to the consumer (X-Consumer-ID); requests without it share one scope', async (t) => {
   const { backend } = await freshBackend(t);
   const key = newKey();
