@@ -1,5 +1,6 @@
 // Idempotency-Key on every POST (issue 16), on SQLite, through real HTTP. PostgreSQL and crashes:
 // idempotency-postgres.test.ts and idempotency-crash.test.ts.
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { purgeExpired } from '../../backend/src/idempotency/expiry.ts';
@@ -172,6 +173,32 @@ test('the fingerprint of a request spelt as its route is what it was when it has
     const row = await backend.db('idempotency_keys').where({ key }).first();
     t.is(row?.fingerprint, createHash('sha256').update(`POST\n${operation}\n${body}`).digest('hex'), path);
   }
+});
+
+/** The response's header names as sent (fetch lower-cases them), for POST `path`. */
+function headerNames(backend: TestBackend, path: string, key: string, body: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${backend.url}${path}`, { method: 'POST', headers: { 'Idempotency-Key': key, 'content-type': 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.rawHeaders.filter((_, index) => index % 2 === 0)));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('a replay spells its header names as the first answer did', async (t) => {
+  const { backend } = await freshBackend(t);
+  const pet = (await post(backend, '/pets', undefined, { name: 'Kit', categoryId: 2 })).body;
+  const key = newKey();
+  const body = JSON.stringify({ petId: pet.id });
+  const first = await headerNames(backend, '/store/orders', key, body);
+  const replayed = await headerNames(backend, '/store/orders', key, body);
+  for (const name of ['Content-Type', 'Location', 'X-API-Stability']) {
+    t.true(first.includes(name), `${name} in ${first.join(', ')}`);
+    t.true(replayed.includes(name), `${name} in ${replayed.join(', ')}`);
+  }
+  t.true(replayed.includes('Idempotent-Replayed'));
 });
 
 test('keys are scoped to the consumer (X-Consumer-ID); requests without it share one scope', async (t) => {
