@@ -1,5 +1,6 @@
 // Idempotency-Key on every POST (issue 16), on SQLite, through real HTTP. PostgreSQL and crashes:
 // idempotency-postgres.test.ts and idempotency-crash.test.ts.
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { purgeExpired } from '../../backend/src/idempotency/expiry.ts';
@@ -127,6 +128,77 @@ test('the same key on a different request answers 422 idempotency_key_reused and
   t.is(spaced.status, 422);
   t.deepEqual(contractProblems('POST', '/pets', spaced), []);
   t.is(await petCount(backend), 1);
+});
+
+// The router takes /pets/ and /pets as one operation; so does the key (a probe found /pets/ a 422).
+test('the same operation replays whatever path spelling the router accepts; another resource is 422', async (t) => {
+  const { backend } = await freshBackend(t);
+  const key = newKey();
+  const first = await post(backend, '/pets', key, { name: 'Rex', categoryId: 1 });
+  for (const path of ['/pets/', '/pets?x=1', '/pets/?x=1']) {
+    const again = await post(backend, path, key, { name: 'Rex', categoryId: 1 });
+    t.is(again.status, 201, path);
+    t.is(again.headers.get('idempotent-replayed'), 'true', path);
+    t.deepEqual(again.body, first.body, path);
+  }
+  const slashFirst = newKey();
+  const placed = await post(backend, '/store/orders/', slashFirst, { petId: first.body.id });
+  t.is(placed.status, 201);
+  t.is((await post(backend, '/store/orders', slashFirst, { petId: first.body.id })).headers.get('idempotent-replayed'), 'true');
+
+  const approveKey = newKey();
+  t.is((await post(backend, `/store/orders/${placed.body.id}/approve/`, approveKey)).status, 200);
+  t.is((await post(backend, `/store/orders/${placed.body.id}/approve`, approveKey)).headers.get('idempotent-replayed'), 'true');
+  const other = await post(backend, `/store/orders/${placed.body.id + 1}/approve`, approveKey);
+  t.is(other.status, 422);
+  t.is(other.body.code, 'idempotency_key_reused');
+  t.is((await post(backend, `/store/orders/${placed.body.id}/cancel`, approveKey)).status, 422);
+  t.is(await petCount(backend), 1);
+});
+
+// Records stored before the fingerprint named the operation hashed the method, the path as sent
+// and the body: the path spelt as the route is keeps the same fingerprint, so those rows replay.
+test('the fingerprint of a request spelt as its route is what it was when it hashed the raw path', async (t) => {
+  const { createHash } = await import('node:crypto');
+  const { backend } = await freshBackend(t);
+  const cases: Array<[string, string]> = [['/pets/', '/pets'], ['/store/orders/1/cancel', '/store/orders/1/cancel'], ['/store/orders/1/cancel/', '/store/orders/1/cancel']];
+  for (const [path, operation] of cases) {
+    const key = newKey();
+    const body = path.startsWith('/pets') ? '{"name":"Rex","categoryId":1}' : '';
+    await request(`${backend.url}${path}`, {
+      method: 'POST',
+      headers: { 'Idempotency-Key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body } : {}),
+    });
+    const row = await backend.db('idempotency_keys').where({ key }).first();
+    t.is(row?.fingerprint, createHash('sha256').update(`POST\n${operation}\n${body}`).digest('hex'), path);
+  }
+});
+
+/** The response's header names as sent (fetch lower-cases them), for POST `path`. */
+function headerNames(backend: TestBackend, path: string, key: string, body: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${backend.url}${path}`, { method: 'POST', headers: { 'Idempotency-Key': key, 'content-type': 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.rawHeaders.filter((_, index) => index % 2 === 0)));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('a replay spells its header names as the first answer did', async (t) => {
+  const { backend } = await freshBackend(t);
+  const pet = (await post(backend, '/pets', undefined, { name: 'Kit', categoryId: 2 })).body;
+  const key = newKey();
+  const body = JSON.stringify({ petId: pet.id });
+  const first = await headerNames(backend, '/store/orders', key, body);
+  const replayed = await headerNames(backend, '/store/orders', key, body);
+  for (const name of ['Content-Type', 'Location', 'X-API-Stability']) {
+    t.true(first.includes(name), `${name} in ${first.join(', ')}`);
+    t.true(replayed.includes(name), `${name} in ${replayed.join(', ')}`);
+  }
+  t.true(replayed.includes('Idempotent-Replayed'));
 });
 
 test('keys are scoped to the consumer (X-Consumer-ID); requests without it share one scope', async (t) => {

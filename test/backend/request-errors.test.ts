@@ -104,6 +104,23 @@ test('a long unknown path is described by its length in the 404 and 405 messages
   t.is(item.body.message, 'Method DELETE is not allowed on a path of 206 characters.');
 });
 
+// Behind the gateway our path is not the client's: /v1/nope reaches us as /nope. The messages name
+// the path the client called, rebuilt as the Link header's is (X-Forwarded-Path, else the prefix).
+test('404 and 405 messages name the public path behind the gateway, ours when called directly', async (t) => {
+  const cases: Array<[string, string, Record<string, string>, string]> = [
+    ['GET', '/nope', { 'X-Forwarded-Prefix': '/v1', 'X-Forwarded-Path': '/v1/nope' }, 'No resource at GET /v1/nope.'],
+    ['GET', '/nope', { 'X-Forwarded-Prefix': '/v1' }, 'No resource at GET /v1/nope.'],
+    ['DELETE', '/pets/1', { 'X-Forwarded-Prefix': '/v1', 'X-Forwarded-Path': '/v1/pets/1' }, 'Method DELETE is not allowed on /v1/pets/1.'],
+    ['PUT', '/store/orders/1', { 'X-Forwarded-Prefix': '/v1', 'X-Forwarded-Path': '/v1//store/orders/1' }, 'Method PUT is not allowed on /v1//store/orders/1.'],
+    ['DELETE', '/pets/1', { 'X-Forwarded-Prefix': 'https://evil.example/' }, 'Method DELETE is not allowed on /pets/1.'],
+    ['DELETE', '/pets/1', {}, 'Method DELETE is not allowed on /pets/1.'],
+  ];
+  for (const [method, path, headers, message] of cases) {
+    const response = await request(`${backend.url}${path}`, { method, headers });
+    t.is(response.body.message, message, `${method} ${path} ${JSON.stringify(headers)}`);
+  }
+});
+
 test('a wrong method answers 405 with Allow', async (t) => {
   const response = await request(`${backend.url}/pets`, { method: 'DELETE' });
   t.is(response.status, 405);
@@ -234,9 +251,11 @@ test('a "__proto__" field is refused by name like any unknown field', async (t) 
   }
 });
 
-test('a JSON array body answers 400 validation_failed', async (t) => {
-  const response = await postRaw('/store/orders', '[{"petId":1}]');
-  t.deepEqual(response.body, { code: 'validation_failed', message: 'Invalid order: expected a JSON object, but received an array.', status: 400 });
+test('a JSON array body answers 400 invalid_json, as the contract says of a body that is not an object', async (t) => {
+  for (const [path, body] of [['/store/orders', '[{"petId":1}]'], ['/pets', '[]'], ['/pets', '[{"name":"Rex","categoryId":1}]']] as const) {
+    const response = await postRaw(path, body);
+    t.deepEqual(response.body, { code: 'invalid_json', message: 'Request body is not a valid JSON object: it is a JSON array.', status: 400 }, `${path} ${body}`);
+  }
 });
 
 test('repeated or odd query parameters answer 400, never 5xx', async (t) => {
@@ -326,6 +345,11 @@ test("a method Node's parser does not know answers 405 with Allow where a route 
   // pipelined after a request already answered: the method and path are the second request's
   const pipelined = await rawExchange(backend.url, 'GET /pets?limit=1 HTTP/1.1\r\nHost: x\r\n\r\nFOO /store/orders HTTP/1.1\r\nHost: x\r\n\r\n');
   t.regex(pipelined, /HTTP\/1\.1 405 Method Not Allowed\r\n[^]*Allow: HEAD, GET, POST\r\n[^]*"Method FOO is not allowed on \/store\/orders\."/);
+  // behind the gateway: the path the client called, from the forwarded headers Node never parsed
+  const forwarded = await rawExchange(backend.url, 'FOO /pets/1 HTTP/1.1\r\nHost: x\r\nx-forwarded-prefix: /v1\r\nX-Forwarded-Path: /v1/pets/1\r\n\r\n');
+  t.regex(forwarded, /"Method FOO is not allowed on \/v1\/pets\/1\."/);
+  const prefixOnly = await rawExchange(backend.url, 'GETX /unicorns HTTP/1.1\r\nX-Forwarded-Prefix: /v1\r\n\r\n');
+  t.regex(prefixOnly, /"No resource at GETX \/v1\/unicorns\."/);
   // not a method at all: still the parser's 400
   t.true((await rawExchange(backend.url, 'F(O /pets HTTP/1.1\r\nHost: x\r\n\r\n')).startsWith('HTTP/1.1 400 '));
 });

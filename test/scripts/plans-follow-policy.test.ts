@@ -5,7 +5,7 @@ import { startStack, type TestStack } from '../helpers/stack.ts';
 
 // One setting for where rate limits are counted: kong.yml takes DECK_RATE_LIMIT_POLICY and
 // DECK_RATE_LIMIT_REDIS_* through decK's env templating, and the CLI's plan plugins copy what
-// kong.yml's global rate-limiting plugin got. Here kong.yml runs with policy redis on a real
+// kong.yml's fallback rate-limiting plugin got. Here kong.yml runs with policy redis on a real
 // redis-server, as `npm run start:cluster` and compose run it.
 let stack: TestStack;
 let redis: RedisServer;

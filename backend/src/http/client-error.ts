@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { ErrorCode, type ErrorBody } from './errors.ts';
 import { describePath } from './error-middleware.ts';
+import { calledPath, type ForwardedRequest } from './public-path.ts';
 
 /** What the application serves at a path, for a request Node's parser refused. */
 export interface RoutesAt {
@@ -22,6 +23,24 @@ interface ClientErrorAnswer {
 
 // A request line with a method Node's parser does not know: RFC 9110 lets any token be a method.
 const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}) (\/[^\s?]*)(?:\?\S*)? HTTP\/1\.[01]\r?\n/;
+const HEADER_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*$/;
+
+/**
+ * The request as far as it arrived, for calledPath: its path and the header lines after its
+ * request line (Node never parsed them), repeated ones joined as Node joins them.
+ */
+function rawRequest(path: string, afterLine: string): ForwardedRequest {
+  const headers = new Map<string, string>();
+  for (const line of afterLine.split(/\r?\n/)) {
+    if (line === '') break;
+    const header = HEADER_LINE.exec(line);
+    if (!header) continue;
+    const name = header[1]!.toLowerCase();
+    const previous = headers.get(name);
+    headers.set(name, previous === undefined ? header[2]! : `${previous}, ${header[2]!}`);
+  }
+  return { path, get: (name) => headers.get(name.toLowerCase()) ?? '' };
+}
 
 /**
  * A method Node's parser refuses (it knows a fixed list; FOO and BREW are valid HTTP methods) is
@@ -34,17 +53,19 @@ function unknownMethod(rawPacket: unknown, bytesParsed: unknown, routesAt: (path
   // starts after the last line break before the byte the parser stopped at.
   const text = rawPacket.toString('latin1');
   const stoppedAt = typeof bytesParsed === 'number' ? bytesParsed : 0;
-  const line = REQUEST_LINE.exec(text.slice(text.lastIndexOf('\n', stoppedAt - 1) + 1));
+  const request = text.slice(text.lastIndexOf('\n', stoppedAt - 1) + 1);
+  const line = REQUEST_LINE.exec(request);
   if (!line) return undefined;
   const [, method, path] = line as unknown as [string, string, string];
   const { methods, headers } = routesAt(path);
+  const called = describePath(calledPath(rawRequest(path, request.slice(line[0].length))));
   if (methods.length === 0) {
-    return { status: 404, reason: 'Not Found', body: { code: ErrorCode.notFound, message: `No resource at ${method} ${describePath(path)}.`, status: 404 }, headers };
+    return { status: 404, reason: 'Not Found', body: { code: ErrorCode.notFound, message: `No resource at ${method} ${called}.`, status: 404 }, headers };
   }
   return {
     status: 405,
     reason: 'Method Not Allowed',
-    body: { code: ErrorCode.methodNotAllowed, message: `Method ${method} is not allowed on ${describePath(path)}.`, status: 405 },
+    body: { code: ErrorCode.methodNotAllowed, message: `Method ${method} is not allowed on ${called}.`, status: 405 },
     headers: { ...headers, Allow: methods.join(', ') },
   };
 }

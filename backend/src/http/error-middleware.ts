@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { ApiError, ErrorCode } from './errors.ts';
+import { calledPath } from './public-path.ts';
 import { isStoreUnavailable } from './store-unavailable.ts';
 
 export type ErrorLogger = (error: unknown, context: { method: string; path: string }) => void;
@@ -29,7 +30,8 @@ export const describePath = (path: string) => (path.length <= MAX_PATH_ECHO ? pa
 
 /**
  * Turns every failure into the Error shape: thrown ApiErrors, unmatched routes
- * (404), methods a path does not serve (405, with the router's Allow header), the database
+ * (404), methods a path does not serve (405, with the router's Allow header; both messages name
+ * the path the client called, see calledPath), the database
  * unavailable (503 with Retry-After) and anything unexpected (500, logged, never echoed).
  */
 export function errorMiddleware(log: ErrorLogger = defaultLogger): Middleware {
@@ -39,9 +41,9 @@ export function errorMiddleware(log: ErrorLogger = defaultLogger): Middleware {
       await next();
       if (ctx.body === undefined || ctx.body === null) {
         if (ctx.status === 404) {
-          apiError = new ApiError(404, ErrorCode.notFound, `No resource at ${ctx.method} ${describePath(ctx.path)}.`);
+          apiError = new ApiError(404, ErrorCode.notFound, `No resource at ${ctx.method} ${describePath(calledPath(ctx))}.`);
         } else if (ctx.status === 405) {
-          apiError = new ApiError(405, ErrorCode.methodNotAllowed, `Method ${ctx.method} is not allowed on ${describePath(ctx.path)}.`);
+          apiError = new ApiError(405, ErrorCode.methodNotAllowed, `Method ${ctx.method} is not allowed on ${describePath(calledPath(ctx))}.`);
         }
       }
     } catch (error) {

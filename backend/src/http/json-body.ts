@@ -59,7 +59,7 @@ function roundedNumberError({ field, literal }: RoundedNumber): ApiError {
   return new ApiError(400, ErrorCode.validationFailed, `Invalid request body: ${where}expected an integer, but received ${echo}, which is not one (it would be rounded to ${Number(literal)}).`);
 }
 
-/** Parses UTF-8 JSON text into an object or array (the validators judge its shape), or throws 400. */
+/** Parses UTF-8 JSON text into an object (the validators judge its fields), or throws 400. */
 function parseJsonBody(bytes: Uint8Array): unknown {
   let text: string;
   try {
@@ -74,13 +74,14 @@ function parseJsonBody(bytes: Uint8Array): unknown {
     throw invalidJson('it is not valid JSON');
   }
   if (parsed === null || typeof parsed !== 'object') throw invalidJson('it is a JSON scalar');
+  if (Array.isArray(parsed)) throw invalidJson('it is a JSON array');
   checkStructure(parsed);
   const rounded = findRoundedNumber(text);
   if (rounded) throw roundedNumberError(rounded);
   return parsed;
 }
 
-/** The body requireJsonBody parsed: an object or array, for the validators to judge. */
+/** The body requireJsonBody parsed: an object, for the validators to judge. */
 export function jsonBody(ctx: Context): unknown {
   return ctx.state.jsonBody;
 }
@@ -92,8 +93,8 @@ export function rawBody(ctx: Context): Uint8Array {
 
 /**
  * Requires an `application/json` body: 415 for any other media type, charset or content coding,
- * 400 when it is missing, malformed, not UTF-8, too deep or holds a lone surrogate, 413 past
- * the limit. The parsed value is `jsonBody(ctx)`.
+ * 400 when it is missing, malformed, not a JSON object, not UTF-8, too deep or holds a lone
+ * surrogate, 413 past the limit. The parsed value is `jsonBody(ctx)`.
  */
 export const requireJsonBody: Middleware = async (ctx, next) => {
   if (!hasBody(ctx.headers)) {

@@ -1,8 +1,8 @@
-import { posix } from 'node:path';
 import type { Context } from 'koa';
 import { object, optional, string, type Struct } from 'superstruct';
 import { ApiError, ErrorCode } from './errors.ts';
 import { PAGE_LIMIT, PageLimitParam } from './params.ts';
+import { publicRequestPath } from './public-path.ts';
 import { parseWith } from './validation.ts';
 
 /**
@@ -25,33 +25,6 @@ function decodeCursor(cursor: string | undefined): number | undefined {
     throw new ApiError(400, ErrorCode.invalidCursor, 'The cursor is not valid; follow the Link header of a previous page.');
   }
   return id;
-}
-
-/**
- * The public path prefix the gateway stripped (Kong sends it as X-Forwarded-Prefix), so that links
- * point at the public address. Only a plain path is accepted.
- */
-function publicPrefix(ctx: Context): string {
-  const prefix = ctx.get('X-Forwarded-Prefix');
-  if (!/^\/[A-Za-z0-9._~/-]*$/.test(prefix)) return '';
-  return prefix.replace(/\/+$/, '');
-}
-
-export function publicPath(ctx: Context, path: string): string {
-  return `${publicPrefix(ctx)}${path}`;
-}
-
-/**
- * The public path of this request, for a link to the same resource: the path the client asked
- * for, as Kong forwards it (X-Forwarded-Path; without it, or when it is not a plain path, the
- * stripped prefix and our path), with dot segments resolved, `//` merged and no trailing slash.
- * The prefix alone is not enough: a regex route strips its whole match (GET /v1/pets/ arrives
- * as /pets/ with the prefix /v1/pets/).
- */
-export function publicRequestPath(ctx: Context): string {
-  const forwarded = ctx.get('X-Forwarded-Path');
-  const normalized = posix.normalize(/^\/[A-Za-z0-9._~/-]*$/.test(forwarded) ? forwarded : publicPath(ctx, ctx.path));
-  return normalized.length > 1 ? normalized.replace(/\/$/, '') : normalized;
 }
 
 /** One page: `limit` items, plus the id to continue after when there is more. */

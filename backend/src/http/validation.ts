@@ -79,9 +79,6 @@ function describeKey(key: string): string {
 
 /** Validates (and coerces) `value` against `struct`, or throws a 400 validation_failed ApiError. */
 export function parseWith<T, S>(struct: Struct<T, S>, value: unknown, what: string): T {
-  if (Array.isArray(value)) {
-    throw new ApiError(400, ErrorCode.validationFailed, `Invalid ${what}: expected a JSON object, but received an array.`);
-  }
   const [error, result] = validate(opaqueNested(value), struct, { coerce: true });
   if (error) {
     throw new ApiError(400, ErrorCode.validationFailed, `Invalid ${what}: ${describeFailures(error)}.`);

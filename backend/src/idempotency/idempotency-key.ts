@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { RouterContext } from '@koa/router';
 import type { Context } from 'koa';
 import { ApiError, ErrorCode } from '../http/errors.ts';
 
@@ -21,9 +22,22 @@ export interface KeyedRequest {
 }
 
 /**
+ * The operation a request names: the path of the route that matched it, its parameters in. The
+ * router takes /pets/ and /pets as one operation, and so does the key; /store/orders/1/approve and
+ * /store/orders/2/approve stay two. A path spelt as its route comes out unchanged, so records
+ * stored when the fingerprint hashed the path as sent still match theirs.
+ */
+function operationPath(ctx: Context): string {
+  const { routerPath, params } = ctx as Partial<Pick<RouterContext, 'routerPath' | 'params'>>;
+  if (routerPath === undefined) return ctx.path;
+  return routerPath.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params?.[name] ?? ''));
+}
+
+/**
  * The request's Idempotency-Key, its scope and its fingerprint, or undefined without the header.
  * The key is taken as sent (the IETF draft's quoted form included): one header line of 1 to 255
- * printable ASCII characters, else 400. The fingerprint covers method, path and the body's exact bytes.
+ * printable ASCII characters, else 400. The fingerprint covers method, operation (operationPath)
+ * and the body's exact bytes.
  */
 export function readKeyedRequest(ctx: Context, body: Uint8Array): KeyedRequest | undefined {
   const lines = ctx.req.headersDistinct['idempotency-key'];
@@ -42,6 +56,6 @@ export function readKeyedRequest(ctx: Context, body: Uint8Array): KeyedRequest |
   if (consumer.length > MAX_LENGTH || (consumer !== '' && !PRINTABLE.test(consumer))) {
     throw new ApiError(400, ErrorCode.validationFailed, `${CONSUMER_ID_HEADER} must be at most ${MAX_LENGTH} printable ASCII characters.`);
   }
-  const fingerprint = createHash('sha256').update(`${ctx.method}\n${ctx.path}\n`).update(body).digest('hex');
+  const fingerprint = createHash('sha256').update(`${ctx.method}\n${operationPath(ctx)}\n`).update(body).digest('hex');
   return { scope: consumer || NO_CONSUMER_SCOPE, key, fingerprint };
 }

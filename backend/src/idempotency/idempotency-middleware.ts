@@ -11,8 +11,11 @@ const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Seconds a client should wait before repeating a request whose first attempt still runs. */
 const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
 
-/** Response headers a replay must carry; the rest (Date, Content-Length…) are per response. */
-const REPLAYED_HEADERS = ['content-type', 'location', 'link', 'x-api-stability'];
+/**
+ * Response headers a replay must carry, spelt as the first answer spells them; the rest (Date,
+ * Content-Length…) are per response. Records keep them by lower-case name.
+ */
+const REPLAYED_HEADERS = ['Content-Type', 'Location', 'Link', 'X-API-Stability'];
 
 export interface IdempotencyOptions {
   db: Knex;
@@ -30,7 +33,7 @@ function capture(ctx: Context): StoredResponse {
   const headers: Record<string, string> = {};
   for (const name of REPLAYED_HEADERS) {
     const value = ctx.response.get(name);
-    if (value) headers[name] = value;
+    if (value) headers[name.toLowerCase()] = value;
   }
   const body = ctx.body === undefined || ctx.body === null ? '' : typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body);
   return { status: ctx.status, headers, body };
@@ -38,7 +41,10 @@ function capture(ctx: Context): StoredResponse {
 
 function replay(ctx: Context, response: StoredResponse): void {
   ctx.status = response.status;
-  for (const [name, value] of Object.entries(response.headers)) ctx.set(name, value);
+  for (const name of REPLAYED_HEADERS) {
+    const value = response.headers[name.toLowerCase()];
+    if (value !== undefined) ctx.set(name, value);
+  }
   ctx.set(REPLAYED_HEADER, 'true');
   ctx.body = response.body;
 }

@@ -1,8 +1,9 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { jsonBody, requireJsonBody } from '../http/json-body.ts';
-import { pageRenderer, publicPath, sendPage } from '../http/pagination.ts';
+import { pageRenderer, sendPage } from '../http/pagination.ts';
 import { IdParam } from '../http/params.ts';
+import { publicPath } from '../http/public-path.ts';
 import { requestDb } from '../http/request-db.ts';
 import { parseWith } from '../http/validation.ts';
 import { NewOrderStruct, ORDER_ACTIONS, OrderStatusStruct, type OrderAction } from './order.ts';

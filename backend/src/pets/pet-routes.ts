@@ -1,8 +1,9 @@
 import type Router from '@koa/router';
 import { ApiError, ErrorCode } from '../http/errors.ts';
 import { jsonBody, requireJsonBody } from '../http/json-body.ts';
-import { pageRenderer, publicPath, publicRequestPath, sendPage, type RenderedPage } from '../http/pagination.ts';
+import { pageRenderer, sendPage, type RenderedPage } from '../http/pagination.ts';
 import { IdParam } from '../http/params.ts';
+import { publicPath, publicRequestPath } from '../http/public-path.ts';
 import { requestDb } from '../http/request-db.ts';
 import { parseWith } from '../http/validation.ts';
 import type { Middleware } from 'koa';

@@ -232,7 +232,7 @@ export interface components {
          * @description | code | status | meaning |
          *     |---|---|---|
          *     | validation_failed | 400 | A body field, query or path parameter is missing or invalid; unknown body fields are named. |
-         *     | invalid_json | 400 | The body is not a JSON object: malformed JSON, not UTF-8, nested deeper than 32 levels, or a string (or key) holding a lone surrogate such as `"\ud800"` (refused, never stored altered). |
+         *     | invalid_json | 400 | The body is not a JSON object: malformed JSON, a JSON array or scalar, not UTF-8, nested deeper than 32 levels, or a string (or key) holding a lone surrogate such as `"\ud800"` (refused, never stored altered). |
          *     | invalid_cursor | 400 | The `cursor` was not produced by this API. |
          *     | missing_api_key | 401 | No `Authorization: Bearer <key>` header. |
          *     | invalid_api_key | 401 | The bearer key is unknown, revoked or expired. |

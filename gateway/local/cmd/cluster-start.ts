@@ -29,7 +29,7 @@ export interface ClusterReady {
   controlPlanePid: number;
   configFile: string;
   policy: string;
-  /** Consumers' plan plugins (the CLI's) counting with another policy than kong.yml's global rate-limiting. */
+  /** Consumers' plan plugins (the CLI's) counting with another policy than kong.yml's fallback rate-limiting (service-scoped). */
   plansElsewhere: { count: number; policies: string[] };
   engine: string;
   dir: string;

@@ -5,7 +5,9 @@
 -- pets:write; /v1/store/orders… the same with orders:read and orders:write; every other path
 -- (the contract, /openapi.json and /openapi.yaml, and paths no operation has) needs no scope.
 -- The path is Kong's normalized one (kong.request.get_path: what the router matched), compared
--- case-insensitively: the backend's router ignores case.
+-- case-insensitively. The backend's paths are case-sensitive (/v1/PETS/1 is a 404 there), so this
+-- only makes such a path, which no operation serves, need the scope as well: a key without it
+-- gets 403 where it would get 404, and no operation is ever let through.
 local lower = string.lower
 local sub = string.sub
 local find = string.find

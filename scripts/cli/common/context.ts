@@ -18,7 +18,7 @@ export interface CliContext {
 }
 
 /**
- * Plan plugins count where kong.yml's global rate-limiting plugin counts (Provisioning reads it
+ * Plan plugins count where kong.yml's fallback rate-limiting plugin counts (Provisioning reads it
  * from the gateway), i.e. where DECK_RATE_LIMIT_POLICY put it. The CLI's own setting is gone: a
  * value left in an environment would be a second source that can disagree.
  */

@@ -22,5 +22,11 @@ test('an unreachable backend answers 502 bad_gateway in the Error shape with the
   t.is(response.body.code, 'bad_gateway');
   t.is(response.headers.get('content-type'), 'application/json; charset=utf-8');
   t.deepEqual(contractProblems('GET', '/pets', response, { checkHeaders: true }), []);
+  // The gateway's own 502 is not the store-orders area's answer: no X-API-Stability, as the
+  // contract's Stability section says of the gateway's 502, 503 and 504.
+  const orders = await stack.call('/v1/store/orders', { key });
+  t.is(orders.status, 502);
+  t.is(orders.headers.get('x-api-stability'), null);
+  t.deepEqual(contractProblems('GET', '/store/orders', orders, { checkHeaders: true }), []);
 });
 

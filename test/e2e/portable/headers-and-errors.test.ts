@@ -7,19 +7,24 @@ import { targetWithKey } from '../../helpers/target.ts';
 const shared = targetWithKey('headers-erin', { minute: 100, day: 1000 });
 
 // A method Node's parser does not know reaches the backend through nginx and Kong as any other.
-test.serial('a method the API does not know (FOO) answers 405 with Allow; /v1/PETS/1 is no pet', async (t) => {
+test.serial('a method the API does not know (FOO) answers 405 with Allow; /v1/PETS/1 is no pet; both name the public path', async (t) => {
   const { target, key } = shared;
   const foo = await target.call('/v1/pets', { key, method: 'FOO' });
   t.is(foo.status, 405);
   t.is(foo.headers.get('allow'), 'HEAD, GET, POST');
   t.is(foo.body.code, 'method_not_allowed');
+  t.is(foo.body.message, 'Method FOO is not allowed on /v1/pets.', 'the path the client called, not the backend\'s');
   t.regex(foo.headers.get('x-ratelimit-remaining') ?? '', /^\d+$/);
   const orders = await target.call('/v1/store/orders', { key, method: 'BREW' });
   t.is(orders.status, 405);
   t.is(orders.headers.get('x-api-stability'), 'experimental');
+  t.is(orders.body.message, 'Method BREW is not allowed on /v1/store/orders.');
   const upper = await target.call('/v1/PETS/1', { key });
   t.is(upper.status, 404);
   t.is(upper.body.code, 'not_found');
+  t.is(upper.body.message, 'No resource at GET /v1/PETS/1.');
+  const item = await target.call('/v1/pets/1', { key, method: 'DELETE' });
+  t.is(item.body.message, 'Method DELETE is not allowed on /v1/pets/1.');
 });
 
 test.serial('200, 201, 400, 401, 404 (inside and outside /v1) and 405 carry X-RateLimit-*; errors use the Error shape', async (t) => {

@@ -58,3 +58,16 @@ test('keys are per consumer, and a client cannot borrow another consumer\'s scop
   t.is(fromBob.headers.get('idempotent-replayed'), null);
   t.not(fromBob.body.id, fromAlice.body.id);
 });
+
+test('a retry to /v1/pets/ or /v1/pets?x=1 replays the POST /v1/pets it repeats', async (t) => {
+  const { target, alice } = shared;
+  const init = { key: alice, method: 'POST', headers: { 'Idempotency-Key': randomUUID() }, json: { name: 'Slash', categoryId: 1 } };
+  const first = await target.call('/v1/pets', init);
+  t.is(first.status, 201);
+  for (const path of ['/v1/pets/', '/v1/pets?x=1']) {
+    const again = await target.call(path, init);
+    t.is(again.status, 201, path);
+    t.is(again.headers.get('idempotent-replayed'), 'true', path);
+    t.deepEqual(again.body, first.body, path);
+  }
+});
