@@ -252,7 +252,7 @@ test('a malformed key answers 400 invalid_idempotency_key and runs nothing', asy
   });
   // Other control bytes never reach it: Node's parser answers 400, in the Error shape.
   const bell = await rawPost(backend.url, '/pets', ['Idempotency-Key: bell\x07'], body);
-  t.deepEqual(bell, { status: 400, body: { code: 'bad_request', message: 'The request is not valid HTTP/1.1.', status: 400 } });
+  t.deepEqual(bell, { status: 400, body: { code: 'bad_request', message: 'The request is malformed: a header field or the body framing is not valid HTTP.', status: 400 } });
   t.is(await petCount(backend), 0);
   const longest = await post(backend, '/pets', 'k'.repeat(255), { name: 'Rex', categoryId: 1 });
   t.is(longest.status, 201);

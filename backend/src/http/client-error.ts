@@ -78,7 +78,7 @@ function answerFor(error: ParseError, routesAt: (path: string) => RoutesAt): Cli
     return { status: 408, reason: 'Request Timeout', body: { code: ErrorCode.requestTimeout, message: 'The request took too long to arrive.', status: 408 } };
   }
   const answer = error.code === 'HPE_INVALID_METHOD' ? unknownMethod(error.rawPacket, error.bytesParsed, routesAt) : undefined;
-  return answer ?? { status: 400, reason: 'Bad Request', body: { code: ErrorCode.badRequest, message: 'The request is not valid HTTP/1.1.', status: 400 } };
+  return answer ?? { status: 400, reason: 'Bad Request', body: { code: ErrorCode.badRequest, message: 'The request is malformed: a header field or the body framing is not valid HTTP.', status: 400 } };
 }
 
 /**
