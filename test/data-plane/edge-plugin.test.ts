@@ -4,22 +4,25 @@ import anyTest, { type TestFn } from 'ava';
 import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
 import { PLUGINS_DIR } from '../helpers/gateway-files.ts';
 import { httpGet, type HttpResponse } from '../helpers/http-request.ts';
+import { startRedis, type RedisServer } from '../helpers/redis.ts';
 import type { SnapshotInput } from '../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { BUNDLED_PLUGINS, plugin, setClock } from './plugins/kit.ts';
 
 // animal-store-edge (gateway/plugins/animal-store-edge/) on a data-plane node with the test
-// clock: X-RateLimit-Reset against the time rate-limiting counted the request at.
+// clock: X-RateLimit-Reset against the time rate-limiting counted the request at, and the Redis
+// ban store's configurations that must never cost an error response.
 const test = anyTest as TestFn<Record<string, never>>;
 
 const NOON = Date.UTC(2030, 0, 1, 12, 0, 5); // 12:00:05
 const MINUTE_END = Math.floor(Date.UTC(2030, 0, 1, 12, 1, 0) / 1000);
 
 let upstream: Upstream;
+let redis: RedisServer;
 let slowRedis: net.Server;
 let node: TestNode;
 
-const USERS = ['alice', 'bob'] as const;
+const USERS = ['alice', 'bob', 'carol', 'dave'] as const;
 const keyOf = (user: string) => `key-of-${user}`;
 const digest = (key: string) => createHash('sha256').update(key).digest('hex');
 
@@ -52,7 +55,7 @@ const ADVANCE_MS = 3_000;
 const startSlowRedis = () => startFakeRedis((socket) => void moveClock(ADVANCE_MS).then(() => socket.write(ABSENT)));
 const portOf = (server: net.Server) => (server.address() as net.AddressInfo).port;
 
-function redisConfig(port: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+function redisConfig(port: number | null, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { host: '127.0.0.1', port, timeout: 2000, username: null, password: null, database: 0, ssl: false, ssl_verify: false, server_name: null, ...overrides };
 }
 
@@ -65,7 +68,8 @@ function edge(route: string, extra: Record<string, unknown> = {}) {
 }
 
 function snapshot(): SnapshotInput {
-  const routes = ['local', 'redis-wait'];
+  const routes = ['local', 'redis-wait', 'port-null', 'database-null', 'timeout-null'];
+  const redisPort = redis.port;
   return {
     services: [{ name: 'upstream', url: upstream.url }],
     routes: routes.map((name) => ({ name, service: 'upstream', hosts: [`${name}.test`] })),
@@ -74,6 +78,9 @@ function snapshot(): SnapshotInput {
     plugins: [
       edge('local'),
       edge('redis-wait', { policy: 'redis', redis: redisConfig(portOf(slowRedis)) }),
+      edge('port-null', { policy: 'redis', redis: redisConfig(null) }),
+      edge('database-null', { policy: 'redis', redis: redisConfig(redisPort, { database: null }) }),
+      edge('timeout-null', { policy: 'redis', redis: redisConfig(redisPort, { timeout: null }) }),
       plugin('key-auth', {}, { key_names: ['apikey'], hide_credentials: true }),
       plugin('rate-limiting', {}, { minute: 100, hour: 1000 }),
     ],
@@ -88,7 +95,7 @@ test.before(async () => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{}');
   });
-  slowRedis = await startSlowRedis();
+  [redis, slowRedis] = await Promise.all([startRedis(), startSlowRedis()]);
   node = await startTestNode({ plugins: [...BUNDLED_PLUGINS, 'animal-store-edge'], pluginsDir: PLUGINS_DIR, testClock: true, snapshot: snapshot() });
   await setClock(node, clockMs);
 });
@@ -96,7 +103,7 @@ test.before(async () => {
 test.after.always(async () => {
   await node?.dispose();
   const close = (server: net.Server | undefined) => new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-  await close(slowRedis);
+  await Promise.all([redis?.stop(), close(slowRedis)]);
   await upstream?.close();
 });
 
@@ -126,4 +133,22 @@ test.serial('X-RateLimit-Reset after the edge waited on Redis in access: rate-li
   t.is(res.status, 200);
   t.is(res.headers['ratelimit-reset'], '52');
   t.is(res.headers['x-ratelimit-reset'], String(MINUTE_END));
+});
+
+test.serial('redis.port, redis.database or redis.timeout null (Kong\'s DAO hands the handler nil): the schema defaults, never a 500', async (t) => {
+  await setClock(node, (clockMs = NOON));
+  // bans in Redis database 0 (the default database), read with the default timeout
+  const until = Math.floor(NOON / 1000) + 900;
+  await redis.command('SET', `animal-store-edge:ban:${digest(keyOf('carol'))}`, `${until}:100:carol`);
+  await redis.command('SET', `animal-store-edge:ban:${digest(keyOf('dave'))}`, `${until}:100:dave`);
+  const databaseNull = await call('database-null', 'carol');
+  t.is(databaseNull.status, 429);
+  t.is(databaseNull.json?.code, 'api_key_banned');
+  const timeoutNull = await call('timeout-null', 'dave');
+  t.is(timeoutNull.status, 429);
+  t.is(timeoutNull.json?.code, 'api_key_banned');
+  // port null: 6379, rate-limiting's default (whatever answers there, the request goes on)
+  const portNull = await call('port-null', 'alice');
+  t.is(portNull.status, 200);
+  t.deepEqual(node.logsMatching(/\[error\].*(animal-store-edge|bans\.lua)/), []);
 });
