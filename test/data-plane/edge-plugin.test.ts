@@ -7,19 +7,24 @@ import { httpGet, type HttpResponse } from '../helpers/http-request.ts';
 import { startRedis, type RedisServer } from '../helpers/redis.ts';
 import type { SnapshotInput } from '../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
-import { BUNDLED_PLUGINS, plugin, setClock } from './plugins/kit.ts';
+import { BUNDLED_PLUGINS, logged, plugin, setClock } from './plugins/kit.ts';
 
 // animal-store-edge (gateway/plugins/animal-store-edge/) on a data-plane node with the test
 // clock: X-RateLimit-Reset against the time rate-limiting counted the request at, and the Redis
-// ban store's configurations that must never cost an error response.
+// ban store's configurations and failures that must never cost an error response or more than
+// one redis.timeout.
 const test = anyTest as TestFn<Record<string, never>>;
 
 const NOON = Date.UTC(2030, 0, 1, 12, 0, 5); // 12:00:05
 const MINUTE_END = Math.floor(Date.UTC(2030, 0, 1, 12, 1, 0) / 1000);
+const HUNG_TIMEOUT_MS = 500;
 
 let upstream: Upstream;
 let redis: RedisServer;
+let hungRedis: RedisServer;
 let slowRedis: net.Server;
+let droppingRedis: net.Server;
+let droppingConnections = 0;
 let node: TestNode;
 
 const USERS = ['alice', 'bob', 'carol', 'dave'] as const;
@@ -53,6 +58,13 @@ const ABSENT = '$-1\r\n';
 // moves the clock by ADVANCE_MS before it answers (a slow Redis)
 const ADVANCE_MS = 3_000;
 const startSlowRedis = () => startFakeRedis((socket) => void moveClock(ADVANCE_MS).then(() => socket.write(ABSENT)));
+// closes its first connection at that connection's second command (a Redis restarted meanwhile)
+const startDroppingRedis = () =>
+  startFakeRedis((socket, connection, command) => {
+    droppingConnections = connection;
+    if (connection === 1 && command === 2) socket.destroy();
+    else socket.write(ABSENT);
+  });
 const portOf = (server: net.Server) => (server.address() as net.AddressInfo).port;
 
 function redisConfig(port: number | null, overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -68,7 +80,7 @@ function edge(route: string, extra: Record<string, unknown> = {}) {
 }
 
 function snapshot(): SnapshotInput {
-  const routes = ['local', 'redis-wait', 'port-null', 'database-null', 'timeout-null'];
+  const routes = ['local', 'redis-wait', 'port-null', 'database-null', 'timeout-null', 'hung', 'pool-closed'];
   const redisPort = redis.port;
   return {
     services: [{ name: 'upstream', url: upstream.url }],
@@ -81,6 +93,8 @@ function snapshot(): SnapshotInput {
       edge('port-null', { policy: 'redis', redis: redisConfig(null) }),
       edge('database-null', { policy: 'redis', redis: redisConfig(redisPort, { database: null }) }),
       edge('timeout-null', { policy: 'redis', redis: redisConfig(redisPort, { timeout: null }) }),
+      edge('hung', { policy: 'redis', redis: redisConfig(hungRedis.port, { timeout: HUNG_TIMEOUT_MS }) }),
+      edge('pool-closed', { policy: 'redis', redis: redisConfig(portOf(droppingRedis)) }),
       plugin('key-auth', {}, { key_names: ['apikey'], hide_credentials: true }),
       plugin('rate-limiting', {}, { minute: 100, hour: 1000 }),
     ],
@@ -95,7 +109,7 @@ test.before(async () => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{}');
   });
-  [redis, slowRedis] = await Promise.all([startRedis(), startSlowRedis()]);
+  [redis, hungRedis, slowRedis, droppingRedis] = await Promise.all([startRedis(), startRedis(), startSlowRedis(), startDroppingRedis()]);
   node = await startTestNode({ plugins: [...BUNDLED_PLUGINS, 'animal-store-edge'], pluginsDir: PLUGINS_DIR, testClock: true, snapshot: snapshot() });
   await setClock(node, clockMs);
 });
@@ -103,7 +117,7 @@ test.before(async () => {
 test.after.always(async () => {
   await node?.dispose();
   const close = (server: net.Server | undefined) => new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-  await Promise.all([redis?.stop(), close(slowRedis)]);
+  await Promise.all([redis?.stop(), hungRedis?.stop(), close(slowRedis), close(droppingRedis)]);
   await upstream?.close();
 });
 
@@ -151,4 +165,30 @@ test.serial('redis.port, redis.database or redis.timeout null (Kong\'s DAO hands
   const portNull = await call('port-null', 'alice');
   t.is(portNull.status, 200);
   t.deepEqual(node.logsMatching(/\[error\].*(animal-store-edge|bans\.lua)/), []);
+});
+
+test.serial('a hung Redis costs a request one redis.timeout, not a retry on a second connection', async (t) => {
+  await setClock(node, (clockMs = NOON));
+  // a first check leaves a pooled connection, which the hung Redis then never answers on
+  t.is((await call('hung', 'nobody')).status, 401);
+  hungRedis.pause();
+  t.teardown(() => hungRedis.resume());
+  const started = Date.now();
+  const res = await call('hung', 'nobody');
+  const elapsed = Date.now() - started;
+  t.is(res.status, 401);
+  t.true(elapsed >= HUNG_TIMEOUT_MS, `it waited on Redis (${elapsed} ms)`);
+  t.true(elapsed < 2 * HUNG_TIMEOUT_MS, `one timeout of ${HUNG_TIMEOUT_MS} ms, not two (${elapsed} ms)`);
+  const warning = new RegExp(`Redis 127\\.0\\.0\\.1:${hungRedis.port};0 unreachable \\(check: timeout\\)`);
+  await logged(node, warning);
+  t.is(node.logsMatching(warning).length, 1);
+});
+
+test.serial('a pooled connection that Redis closed (a restart) is tried again on a fresh one: no failure, no warning', async (t) => {
+  await setClock(node, (clockMs = NOON));
+  t.is((await call('pool-closed', 'nobody')).status, 401);
+  t.is(droppingConnections, 1);
+  t.is((await call('pool-closed', 'nobody')).status, 401);
+  t.is(droppingConnections, 2, 'the check went on on a second connection');
+  t.deepEqual(node.logsMatching(new RegExp(`Redis 127\\.0\\.0\\.1:${portOf(droppingRedis)};0 unreachable`)), []);
 });

@@ -299,10 +299,21 @@ local function redis_answered(dict, target, red)
 end
 
 
+-- The cosocket's errors (lowercased strerror) for a connection the peer has closed: what a pooled
+-- connection to a Redis that has restarted since gets.
+local CONNECTION_LOST = {
+  ["closed"] = true,
+  ["connection reset by peer"] = true,
+  ["broken pipe"] = true,
+}
+
+
 --- One round trip, `command(red, ...)`: its reply (false and the message for an error reply), or
 --- nil when Redis could not be reached, which holds the node off Redis for REDIS_RETRY_AFTER. A
---- pooled connection to a Redis that has restarted since fails once and is closed: such a failure
---- is tried again on the next connection, and counts as Redis failing only on a fresh one.
+--- pooled connection to a Redis that has restarted since fails once, closed or reset: such a
+--- failure is tried again on a fresh connection. Any other (a timeout: a hung Redis would keep a
+--- fresh connection waiting as long again) counts as Redis failing, as any failure of a fresh
+--- connection does: a request waits one redis.timeout on a Redis that hangs, not two.
 local function round_trip(dict, target, what, command, ...)
   for _ = 1, 2 do
     local red, err, reused = connect(target)
@@ -316,7 +327,8 @@ local function round_trip(dict, target, what, command, ...)
       redis_answered(dict, target, red)
       return reply, err
     end
-    if reused == 0 then
+    red:close()
+    if reused == 0 or not CONNECTION_LOST[err] then
       redis_failed(dict, target, what, err)
       return nil
     end
