@@ -3,6 +3,7 @@ import { describePlugins } from '../../gateway/local/data-plane-entry.ts';
 import { startTestNode, type TestNode } from '../helpers/data-plane.ts';
 import { PLUGINS_DIR } from '../helpers/gateway-files.ts';
 import { httpGet, type HttpResponse } from '../helpers/http-request.ts';
+import { RawConnection } from '../helpers/raw-http.ts';
 import type { SnapshotInput } from '../helpers/snapshot-builder.ts';
 import { startUpstream, type Upstream } from '../helpers/upstream.ts';
 import { BUNDLED_PLUGINS, mockUpstream, plugin } from './plugins/kit.ts';
@@ -24,7 +25,11 @@ function snapshot(): SnapshotInput {
       { name: 'custom', service: 'mock', hosts: ['custom.test'] },
       { name: 'required', service: 'mock', hosts: ['required.test'] },
       { name: 'bundled', service: 'mock', hosts: ['bundled.test'] },
+      { name: 'keyed', service: 'mock', hosts: ['keyed.test'] },
     ],
+    // kong.yml's authentication: key-auth with an anonymous consumer that request-termination answers 401
+    consumers: [{ username: 'anonymous' }, { username: 'alice' }],
+    keyauth_credentials: [{ consumer: 'alice', key: 'alice-key' }],
     plugins: [
       plugin('rate-limiting', { route: 'custom' }, limits),
       plugin('rate-limiting', { route: 'required' }, limits),
@@ -32,6 +37,10 @@ function snapshot(): SnapshotInput {
       { name: 'animal-store-body-limit', route: 'custom', config: { allowed_payload_size: 2, size_unit: 'kilobytes', require_content_length: false } },
       { name: 'animal-store-body-limit', route: 'required', config: { allowed_payload_size: 2, size_unit: 'kilobytes', require_content_length: true } },
       plugin('request-size-limiting', { route: 'bundled' }, { allowed_payload_size: 2, size_unit: 'kilobytes' }),
+      plugin('key-auth', { route: 'keyed' }, { anonymous: 'anonymous', hide_credentials: true }),
+      plugin('rate-limiting', { route: 'keyed' }, limits),
+      { name: 'animal-store-body-limit', route: 'keyed', config: { allowed_payload_size: 2, size_unit: 'kilobytes', require_content_length: false } },
+      plugin('request-termination', { consumer: 'anonymous' }, { status_code: 401, message: 'Unauthorized' }),
     ],
   };
 }
@@ -50,8 +59,8 @@ function post(host: string, size: number, headers: Record<string, string> = {}):
   return httpGet(node.url('/request'), { method: 'POST', headers: { host, 'content-length': String(size), ...headers }, body: 'a'.repeat(size) });
 }
 
-function chunked(host: string, size: number): Promise<HttpResponse> {
-  return httpGet(node.url('/request'), { method: 'POST', headers: { host, 'transfer-encoding': 'chunked' }, body: 'a'.repeat(size) });
+function chunked(host: string, size: number, headers: Record<string, string> = {}): Promise<HttpResponse> {
+  return httpGet(node.url('/request'), { method: 'POST', headers: { host, 'transfer-encoding': 'chunked', ...headers }, body: 'a'.repeat(size) });
 }
 
 test.serial('it runs after rate-limiting: its PRIORITY is below 910, request-size-limiting\'s is above', async (t) => {
@@ -102,4 +111,36 @@ test.serial('require_content_length: 411 without one, with the headers', async (
   t.is(res.status, 411);
   t.is(res.json.message, 'A valid Content-Length header is required');
   t.is(res.headers['ratelimit-limit'], '100');
+});
+
+// Authentication 4 of the spec: a missing or invalid key is 401, whatever the body. The anonymous
+// consumer (key-auth authenticates it without a credential: kong/plugins/key-auth/handler.lua:
+// 217-227) is answered by its request-termination (PRIORITY 2), after this plugin (901).
+test.serial('no key or an unknown key: 401 whatever the body\'s size; a valid key: 413', async (t) => {
+  for (const headers of [{}, { apikey: 'nobody-has-this' }] as Record<string, string>[]) {
+    const refused = await post('keyed.test', 2 * KB + 1, headers);
+    t.is(refused.status, 401);
+    t.is(refused.json.message, 'Unauthorized');
+    t.is(refused.headers['ratelimit-limit'], '100', 'counted, as any answer');
+    t.is((await chunked('keyed.test', 3 * KB, headers)).status, 401);
+  }
+  const seen = upstream.seen.length;
+  t.is((await post('keyed.test', 2 * KB + 1, { apikey: 'alice-key' })).status, 413);
+  t.is((await chunked('keyed.test', 3 * KB, { apikey: 'alice-key' })).status, 413);
+  t.is((await post('keyed.test', 2 * KB, { apikey: 'alice-key' })).status, 200);
+  t.is(upstream.seen.length, seen + 1);
+});
+
+test.serial('no key, Expect: 100-continue and a body over the limit: 401 before the body is sent, no 100 Continue', async (t) => {
+  const connection = await RawConnection.open(node.url('/'));
+  t.teardown(() => connection.close());
+  const size = 1024 * KB; // curl sends Expect: 100-continue for bodies over 1 MiB
+  await connection.write(['POST /request HTTP/1.1', 'Host: keyed.test', `Content-Length: ${size}`, 'Expect: 100-continue', '', ''].join('\r\n'));
+  const res = await connection.response();
+  t.is(res.status, 401);
+  t.deepEqual(res.interim, []);
+  // a client that sends the body all the same: nginx reads it away and the connection serves on
+  await connection.write('a'.repeat(size));
+  await connection.write(['GET /request HTTP/1.1', 'Host: keyed.test', 'apikey: alice-key', '', ''].join('\r\n'));
+  t.is((await connection.response()).status, 200);
 });

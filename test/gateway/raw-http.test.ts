@@ -204,6 +204,20 @@ test('a Content-Length over 64 KiB: 413 in the Error shape before any of the bod
   t.true(Number(next.headers['x-ratelimit-remaining']) <= remaining - 1);
 });
 
+// The spec's Authentication 4: a missing or invalid key is 401 whatever the body. The body limit
+// leaves key-auth's anonymous consumer to its request-termination's 401, which reads no body.
+test('without a valid key, a Content-Length over 64 KiB is 401, not 413', async (t) => {
+  for (const authorization of ['', 'Authorization: Bearer ask_not-a-key\r\n']) {
+    const connection = await RawConnection.open(url());
+    t.teardown(() => connection.close());
+    await connection.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\n${authorization}Content-Type: application/json\r\nContent-Length: 268435456\r\n\r\n`);
+    const response = await connection.response();
+    t.is(response.status, 401);
+    t.is(JSON.parse(response.body).code, authorization ? 'invalid_api_key' : 'missing_api_key');
+    t.truthy(response.headers['x-ratelimit-limit'], 'counted, as any answer');
+  }
+});
+
 // A body without Content-Length is read whole, nginx buffering what passes client_body_buffer_size
 // (8k) to a temporary file, and then measured (kong/plugins/request-size-limiting/handler.lua,
 // 3.9.3: get_raw_body, else the body file's size): memory stays bounded by the buffer.

@@ -39,6 +39,10 @@ export interface RedisServer {
   commands(...commands: (string | number)[][]): Promise<RespValue[]>;
   /** SIGKILL: the port refuses connections until restart(). */
   kill(): Promise<void>;
+  /** SIGSTOP: a hung server. The kernel still accepts connections; nothing answers until resume(). */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -198,12 +202,19 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
       return reply!;
     },
     kill,
+    pause() {
+      if (child && child.exitCode === null) child.kill('SIGSTOP');
+    },
+    resume() {
+      if (child && child.exitCode === null) child.kill('SIGCONT');
+    },
     async restart() {
       await kill();
       await launch();
     },
     async stop() {
       if (child && child.exitCode === null) {
+        child.kill('SIGCONT');
         child.kill('SIGTERM');
         await exited;
       }

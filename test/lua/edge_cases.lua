@@ -130,6 +130,20 @@ cases["X-RateLimit-* come from RateLimit-*; Reset is an absolute unix time"] = f
   eq(r.response_headers["x-ratelimit-reset"], string.format("%d", ngx.time() + 30), "reset")
 end
 
+cases["X-RateLimit-Reset counts from the access phase, when rate-limiting counted, not from the answer"] = function()
+  for _, headers in ipairs({ {}, { Authorization = "Bearer " .. KEY.token } }) do
+    local r = stub.request(headers)
+    stub.run(handler, "access", conf)
+    local counted_at = ngx.time()
+    stub.advance(45) -- the upstream's wait
+    r.response_headers["ratelimit-limit"] = "60"
+    r.response_headers["ratelimit-remaining"] = "12"
+    r.response_headers["ratelimit-reset"] = "30"
+    stub.run(handler, "header_filter", conf)
+    eq(r.response_headers["x-ratelimit-reset"], string.format("%d", counted_at + 30), "reset")
+  end
+end
+
 cases["a gateway 401 without a key becomes missing_api_key with a Bearer challenge"] = function()
   local r = stub.request({})
   stub.run(handler, "access", conf)

@@ -3,6 +3,7 @@ import '../data-plane/balancer.test.ts';
 import '../data-plane/body-limit.test.ts';
 import '../data-plane/describe.test.ts';
 import '../data-plane/edge-bans-redis.test.ts';
+import '../data-plane/edge-plugin.test.ts';
 import '../data-plane/edge-plugin-unit.test.ts';
 import '../data-plane/errors.test.ts';
 import '../data-plane/lua-specs.test.ts';

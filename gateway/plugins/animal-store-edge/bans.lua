@@ -34,6 +34,14 @@ local REDIS_WARN_INTERVAL = 60 -- s, per node
 local REDIS_RETRY_AFTER = 1    -- s, per node, after a failure
 local KEEPALIVE_MS = 10000
 local POOL_SIZE = 100
+-- The redis record's defaults (kong/tools/redis/schema.lua:2,10-11,21), for a port, timeout or
+-- database the configuration sets to null (the schema accepts it; Kong's DAO hands the handler nil,
+-- kong/db/dao/init.lua:38-43). rate-limiting's schema refuses a null port or timeout with policy
+-- redis (schema.lua:204-211) and its get_db_key raises on a null database (policies/init.lua:96-102);
+-- this plugin has no such check, and never answers an error for Redis.
+local DEFAULT_PORT = 6379
+local DEFAULT_TIMEOUT = 2000
+local DEFAULT_DATABASE = 0
 
 -- KEYS: strikes hash, ban key. ARGV: now (ms), window (s), threshold, duration (s), ban record.
 -- The hash holds the window's start ("since", ms of the plugin clock) and its count; the window
@@ -174,6 +182,14 @@ local function is_present(value)
 end
 
 
+local function or_default(value, default)
+  if value == nil or value == null then
+    return default
+  end
+  return value
+end
+
+
 local function redis_of(conf)
   local target = redis_by_conf[conf]
   if target == nil then
@@ -184,13 +200,18 @@ local function redis_of(conf)
       kong.log.err("policy is redis but config.redis.host is not set: bans stay on this node")
       target = false
     else
-      local name = fmt("%s:%d;%d", redis_conf.host, redis_conf.port, redis_conf.database)
+      local port = or_default(redis_conf.port, DEFAULT_PORT)
+      local database = or_default(redis_conf.database, DEFAULT_DATABASE)
+      local name = fmt("%s:%d;%d", redis_conf.host, port, database)
       target = {
         name = name,
         conf = redis_conf,
+        port = port,
+        database = database,
+        timeout = or_default(redis_conf.timeout, DEFAULT_TIMEOUT),
         -- a pool per database, as rate-limiting's: SELECT happens once per connection
         opts = {
-          pool = redis_conf.database ~= 0 and name or nil,
+          pool = database ~= 0 and name or nil,
           ssl = redis_conf.ssl,
           ssl_verify = redis_conf.ssl_verify,
           server_name = is_present(redis_conf.server_name) and redis_conf.server_name or nil,
@@ -229,9 +250,9 @@ local function connect(target)
   if not red then
     return nil, err
   end
-  red:set_timeout(redis_conf.timeout)
+  red:set_timeout(target.timeout)
   local ok
-  ok, err = red:connect(redis_conf.host, redis_conf.port, target.opts)
+  ok, err = red:connect(redis_conf.host, target.port, target.opts)
   if not ok then
     return nil, err
   end
@@ -253,8 +274,8 @@ local function connect(target)
         return nil, "AUTH: " .. tostring(err)
       end
     end
-    if redis_conf.database ~= 0 then
-      ok, err = red:select(redis_conf.database)
+    if target.database ~= 0 then
+      ok, err = red:select(target.database)
       if not ok then
         red:close()
         return nil, "SELECT: " .. tostring(err)
@@ -278,10 +299,21 @@ local function redis_answered(dict, target, red)
 end
 
 
+-- The cosocket's errors (lowercased strerror) for a connection the peer has closed: what a pooled
+-- connection to a Redis that has restarted since gets.
+local CONNECTION_LOST = {
+  ["closed"] = true,
+  ["connection reset by peer"] = true,
+  ["broken pipe"] = true,
+}
+
+
 --- One round trip, `command(red, ...)`: its reply (false and the message for an error reply), or
 --- nil when Redis could not be reached, which holds the node off Redis for REDIS_RETRY_AFTER. A
---- pooled connection to a Redis that has restarted since fails once and is closed: such a failure
---- is tried again on the next connection, and counts as Redis failing only on a fresh one.
+--- pooled connection to a Redis that has restarted since fails once, closed or reset: such a
+--- failure is tried again on a fresh connection. Any other (a timeout: a hung Redis would keep a
+--- fresh connection waiting as long again) counts as Redis failing, as any failure of a fresh
+--- connection does: a request waits one redis.timeout on a Redis that hangs, not two.
 local function round_trip(dict, target, what, command, ...)
   for _ = 1, 2 do
     local red, err, reused = connect(target)
@@ -295,7 +327,8 @@ local function round_trip(dict, target, what, command, ...)
       redis_answered(dict, target, red)
       return reply, err
     end
-    if reused == 0 then
+    red:close()
+    if reused == 0 or not CONNECTION_LOST[err] then
       redis_failed(dict, target, what, err)
       return nil
     end

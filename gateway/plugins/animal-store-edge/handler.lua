@@ -141,7 +141,7 @@ function Edge:init_worker()
   metrics.init()
 end
 
-function Edge:access(conf)
+local function access(conf)
   -- Refused before anything reads the key: no hash, no look-up, no ban check, no rate limit. The
   -- runloop's own 426 (route protocols https) cannot be used: it answers before any plugin of the
   -- route runs, so its body would not be in the Error shape (docs/https.md).
@@ -216,6 +216,15 @@ function Edge:access(conf)
   kong.service.request.set_header(conf.key_header, key)
 end
 
+function Edge:access(conf)
+  access(conf)
+  -- rate-limiting's clock: its RateLimit-Reset counts from ngx.time() in its access (kong/plugins/
+  -- rate-limiting/handler.lua:127,181), so X-RateLimit-Reset adds it to this time, not to the time
+  -- the answer leaves (a slow upstream). Taken after this phase's own waits (the ban check's Redis
+  -- round trip); in between run only the plugins of PRIORITY 1300 to 910 (kong.yml: key-auth).
+  kong.ctx.plugin.counted_at = ngx.time()
+end
+
 --- Counts a 429 against the key (its digest; bans.lua): past the threshold the key is banned.
 local function strike(conf, key_id, limit)
   local consumer = kong.client.get_consumer() or {}
@@ -259,7 +268,6 @@ end
 
 function Edge:header_filter(conf)
   local state = kong.ctx.plugin
-  local now = ngx.time()
 
   if conf.https_only and over_tls() then
     kong.response.set_header("Strict-Transport-Security", HSTS)
@@ -270,7 +278,8 @@ function Edge:header_filter(conf)
   if limit then
     kong.response.set_header("X-RateLimit-Limit", int(limit))
     kong.response.set_header("X-RateLimit-Remaining", kong.response.get_header("RateLimit-Remaining"))
-    kong.response.set_header("X-RateLimit-Reset", int(now + (tonumber(kong.response.get_header("RateLimit-Reset")) or 0)))
+    local counted_at = state.counted_at or ngx.time()
+    kong.response.set_header("X-RateLimit-Reset", int(counted_at + (tonumber(kong.response.get_header("RateLimit-Reset")) or 0)))
   elseif state.banned then
     kong.response.set_header("X-RateLimit-Limit", int(state.banned.limit))
     kong.response.set_header("X-RateLimit-Remaining", "0")
