@@ -7,10 +7,8 @@ import { REFUSED_ENTITIES } from '../schema/entities/refused.ts';
 import { validateEntityInput } from '../schema/entity-validation.ts';
 import { refuseInvalid } from '../schema/errors.ts';
 import { kongSchemaField, kongSchemaFields } from '../schema/kong-format.ts';
-import { PLUGIN_PROTOCOLS } from '../schema/entities/plugins.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import { kongShorthandFields } from '../schema/plugins/shorthands.ts';
-import * as T from '../schema/typedefs.ts';
 
 // Kong's schema endpoints (kong/api/routes/kong.lua): decK reads entity and plugin schemas from
 // them to fill defaults before it diffs, and the validate endpoints check an entity unstored.
@@ -41,7 +39,6 @@ export function pluginSchema(registry: PluginRegistry, name: string): Record<str
   const scope = (field: string, reference: string, forbidden: boolean | undefined) => ({
     [field]: forbidden ? { type: 'foreign', reference, eq: null } : { type: 'foreign', reference, default: null },
   });
-  const protocols = T.set(T.string({ one_of: PLUGIN_PROTOCOLS }), { required: true, default: [...PLUGIN_PROTOCOLS] });
   const config = kongSchemaField(definition.config);
   if (definition.shorthands?.length) config.shorthand_fields = kongShorthandFields(definition.shorthands);
   return {
@@ -49,7 +46,8 @@ export function pluginSchema(registry: PluginRegistry, name: string): Record<str
       scope('consumer', 'consumers', definition.noConsumer),
       scope('service', 'services', definition.noService),
       scope('route', 'routes', definition.noRoute),
-      { protocols: kongSchemaField(protocols) },
+      // Kong prints the subschema as declared: a schema.lua without `protocols` has none here.
+      ...(definition.protocols ? [{ protocols: kongSchemaField(definition.protocols) }] : []),
       { config },
     ],
   };

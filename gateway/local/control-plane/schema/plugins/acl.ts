@@ -12,6 +12,7 @@ const ALLOW_DENY = "'config.allow', 'config.deny'";
 export const acl = definePlugin({
   name: 'acl',
   noConsumer: true,
+  protocols: T.protocolsHttp(),
   config: configRecord({
     allow: T.array(T.string()),
     deny: T.array(T.string()),

@@ -14,6 +14,11 @@ export interface PluginSchema<C extends TSchema = TObject> {
   noConsumer?: boolean;
   noRoute?: boolean;
   noService?: boolean;
+  /**
+   * The schema's `protocols` field (typedefs.protocols_http, typedefs.protocols): it replaces the
+   * plugins entity's (kong/db/schema/init.lua:1120-1131 resolve_field). Absent: the entity's.
+   */
+  protocols?: TSchema;
   /** The `config` record. */
   config: C;
   /** The schema's entity checks: an error message, or undefined. */

@@ -1,4 +1,4 @@
-import type { TSchema } from '@sinclair/typebox';
+import type { TProperties, TSchema } from '@sinclair/typebox';
 import { validateField, type FieldErrors } from '../validate.ts';
 import { acl } from './acl.ts';
 import { correlationId } from './correlation-id.ts';
@@ -61,6 +61,7 @@ export class PluginRegistry {
           version,
           custom: true,
           config: converted.config,
+          ...(converted.protocols ? { protocols: converted.protocols } : {}),
           noConsumer: converted.noConsumer,
           noRoute: converted.noRoute,
           noService: converted.noService,
@@ -80,6 +81,12 @@ export class PluginRegistry {
 
   configSchema(name: string): TSchema | undefined {
     return this.definitions.get(name)?.config;
+  }
+
+  /** The plugins entity's fields a plugin's schema declares anew (`protocols`), replacing the entity's. */
+  fields(name: string): TProperties | undefined {
+    const protocols = this.definitions.get(name)?.protocols;
+    return protocols ? { protocols } : undefined;
   }
 
   /**
