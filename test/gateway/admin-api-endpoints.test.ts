@@ -400,3 +400,16 @@ test("a plugin's protocols are its schema's: the plugin's field replaces the ent
   t.like(await elements('/schemas/plugins/animal-store-edge'), { default: httpProtocols, elements: { type: 'string', one_of: httpProtocols } });
   t.like(await elements('/schemas/plugins/prometheus'), { default: httpProtocols, elements: { type: 'string', one_of: allProtocols } });
 });
+
+test("a plugin's instance_name is typedefs.utf8_name (plugins.lua:19; typedefs.lua:137-151, 415-420)", async (t) => {
+  for (const name of ['a b', 'x/y']) {
+    const error = `invalid value '${name}': the only accepted ascii characters are alphanumerics or ., -, _, and ~`;
+    const created = await f.admin('/plugins', { method: 'POST', json: { name: 'correlation-id', instance_name: name } });
+    t.deepEqual([created.status, created.body], [400, { code: 2, name: 'schema violation', message: `schema violation (instance_name: ${error})`, fields: { instance_name: error } }]);
+  }
+  const utf8 = await f.admin('/plugins', { method: 'POST', json: { name: 'correlation-id', instance_name: 'ünïcode.~_-1' } });
+  t.is(utf8.status, 201, JSON.stringify(utf8.body));
+  t.is((await f.admin(`/plugins/${utf8.body.id}`, { method: 'DELETE' })).status, 204);
+  const schema = (await f.admin('/schemas/plugins')).body.fields as Array<Record<string, unknown>>;
+  t.deepEqual(schema.find((field) => field.instance_name)?.instance_name, { type: 'string', unique: true });
+});

@@ -15,7 +15,7 @@ export const plugins = defineEntity({
   schema: T.entity({
     id: T.uuid(),
     name: T.string({ required: true }),
-    instance_name: T.string(),
+    instance_name: T.utf8Name(),
     created_at: T.autoTimestamp(),
     updated_at: T.autoTimestamp(),
     route: T.foreign('routes', { on_delete: 'cascade' }),
