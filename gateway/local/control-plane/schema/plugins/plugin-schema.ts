@@ -21,8 +21,8 @@ export interface PluginSchema<C extends TSchema = TObject> {
   protocols?: TSchema;
   /** The `config` record. */
   config: C;
-  /** The schema's entity checks: an error message, or undefined. */
-  check?(config: Static<C>): string | undefined;
+  /** The schema's entity checks: an error message, each failing check's in order when several, or undefined. */
+  check?(config: Static<C>): string | readonly string[] | undefined;
   /** What the data plane cannot run faithfully: a message naming the field, or undefined. */
   unsupported?(config: Static<C>): string | undefined;
   /** The config record's deprecated shorthand_fields, each replaced by a field deeper in config. */

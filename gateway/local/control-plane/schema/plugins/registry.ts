@@ -1,5 +1,5 @@
 import type { TProperties, TSchema } from '@sinclair/typebox';
-import { validateField, type FieldErrors } from '../validate.ts';
+import { setEntityErrors, validateField, type FieldErrors } from '../validate.ts';
 import { acl } from './acl.ts';
 import { correlationId } from './correlation-id.ts';
 import { keyAuth } from './key-auth.ts';
@@ -113,8 +113,7 @@ export class PluginRegistry {
     const expanded = expandShorthands(definition.shorthands ?? [], config ?? {}, local);
     const validated = validateField(definition.config, expanded, 'config', local) as Record<string, unknown>;
     if (Object.keys(local).length === 0) {
-      const problem = definition.check?.(validated);
-      if (problem) local['@entity'] = problem;
+      setEntityErrors(local, [definition.check?.(validated) ?? []].flat());
       const unsupported = definition.unsupported?.(validated);
       if (unsupported) local['config'] = `not supported by the local gateway: ${unsupported}`;
     }
