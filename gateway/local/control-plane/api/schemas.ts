@@ -9,6 +9,8 @@ import { refuseInvalid } from '../schema/errors.ts';
 import { kongSchemaField, kongSchemaFields } from '../schema/kong-format.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import { kongShorthandFields } from '../schema/plugins/shorthands.ts';
+import { isPlainObject } from '../schema/validate.ts';
+import { NOT_RUN_SCHEMAS, notRunError } from './unsupported-routes.ts';
 
 // Kong's schema endpoints (kong/api/routes/kong.lua): decK reads entity and plugin schemas from
 // them to fill defaults before it diffs, and the validate endpoints check an entity unstored.
@@ -73,14 +75,19 @@ export function mountSchemaRoutes(router: Router, registry: PluginRegistry, serv
   });
   router.post('/schemas/:db_entity_name/validate', (ctx) => {
     const name = ctx.params.db_entity_name ?? '';
+    // kong/api/routes/kong.lua:211: the URL's parameter is dropped from the params before validating
+    const body: unknown = ctx.request.body;
+    const input = isPlainObject(body) ? Object.fromEntries(Object.entries(body).filter(([field]) => field !== 'db_entity_name')) : body;
+    // A type the gateway does not run: the 400 its write gets, so `deck gateway validate` names it.
+    if (NOT_RUN_SCHEMAS.has(name)) throw notRunError(name);
     const definition = definitionNamed(name);
     if (!definition) {
       ctx.status = 404;
       ctx.body = noEntity(name);
       return;
     }
-    if (isEntityName(name)) service.validate(name, ctx.request.body);
-    else refuseInvalid(validateEntityInput(definition, ctx.request.body, registry).errors);
+    if (isEntityName(name)) service.validate(name, input);
+    else refuseInvalid(validateEntityInput(definition, input, registry).errors);
     ctx.body = { message: 'schema validation successful' };
   });
 }
