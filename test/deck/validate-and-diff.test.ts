@@ -41,6 +41,18 @@ test('deck gateway validate reports what the gateway refuses, naming the field',
   t.regex(result.stderr, /tls_verify/);
 });
 
+test('deck gateway validate names an entity type the gateway does not run (a sync would be refused)', async (t) => {
+  const file = stack.file(
+    'not-run.yml',
+    '_format_version: "3.0"\nupstreams:\n  - name: up\nconsumers:\n  - username: u\n    basicauth_credentials:\n      - username: u\n        password: p\n',
+  );
+  const result = await runDeck(['gateway', 'validate', ...stack.addr, file], stack.env);
+  t.not(result.code, 0);
+  // before, basicauth_credentials was "No entity named" and upstreams passed
+  t.regex(result.stderr, /upstreams: not supported by the local gateway/);
+  t.regex(result.stderr, /basicauth_credentials: not supported by the local gateway/);
+});
+
 test.serial('after the built-in load of kong.yml, deck gateway diff finds nothing to do', async (t) => {
   const output = await deck(['gateway', 'diff', ...stack.addr, KONG_YML], stack.env);
   t.deepEqual(summaryOf(output), { created: 0, updated: 0, deleted: 0 }, output);

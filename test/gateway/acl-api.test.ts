@@ -259,10 +259,19 @@ test.serial('/schemas/plugins/acl answers kong/plugins/acl/schema.lua\'s config,
   const both = await admin('/plugins', { method: 'POST', json: { name: 'acl', config: { allow: ['a'], deny: ['b'] } } });
   t.is(both.status, 400);
   t.deepEqual(both.body.fields, { '@entity': ["exactly one of these fields must be non-empty: 'config.allow', 'config.deny'"] });
-  // Kong lists "exactly one of…" beside it when neither is given (both checks fail); see acl.ts.
-  const neither = await admin('/plugins', { method: 'POST', json: { name: 'acl', config: { allow: [] } } });
-  t.is(neither.status, 400);
-  t.deepEqual(neither.body.fields, { '@entity': ["at least one of these fields must be non-empty: 'config.allow', 'config.deny'"] });
+  // neither given (an empty list is none: is_nonempty): both checks fail, and Kong reports both in
+  // schema.lua's order (kong/db/schema/init.lua:592-605 at_least_one_of, :672-690 only_one_of)
+  const onlyOne = "exactly one of these fields must be non-empty: 'config.allow', 'config.deny'";
+  const atLeastOne = "at least one of these fields must be non-empty: 'config.allow', 'config.deny'";
+  for (const config of [{}, { allow: [] }, { allow: [], deny: [] }]) {
+    const neither = await admin('/plugins', { method: 'POST', json: { name: 'acl', config } });
+    t.deepEqual([neither.status, neither.body], [400, {
+      code: 2,
+      name: 'schema violation',
+      message: `2 schema violations (${onlyOne}; ${atLeastOne})`,
+      fields: { '@entity': [onlyOne, atLeastOne] },
+    }], JSON.stringify(config));
+  }
   const consumerScoped = await admin('/plugins', { method: 'POST', json: { name: 'acl', consumer: { id: bob.id }, config: { allow: ['a'] } } });
   t.is(consumerScoped.status, 400, 'typedefs.no_consumer');
 

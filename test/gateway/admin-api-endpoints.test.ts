@@ -358,3 +358,66 @@ test('a protocol Kong takes that the data plane does not run is refused at the w
   const proxied = await fetch(`${f.gateway.proxyUrl}/after-probe`);
   t.not(proxied.status, 404, 'the route written after the refusals is served');
 });
+
+test("a plugin's protocols are its schema's: the plugin's field replaces the entity's (plugins.lua:26; typedefs.lua:474-488; schema/init.lua:1120-1131)", async (t) => {
+  const httpProtocols = ['grpc', 'grpcs', 'http', 'https'];
+  const allProtocols = [...httpProtocols, 'tcp', 'tls', 'tls_passthrough', 'udp'];
+  const http = `expected one of: ${httpProtocols.join(', ')}`;
+  const any = `expected one of: ${allProtocols.join(', ')}`;
+  // key-auth/schema.lua:8 (typedefs.protocols_http): "tcp", in the entity's typedefs.protocols, is
+  // refused by the plugin's one_of, as "bogus" is; a set's element errors are keyed by position
+  for (const [name, protocols, fields] of [
+    ['key-auth', ['htps'], [http]],
+    ['key-auth', ['http', 'tcp'], [null, http]],
+    ['correlation-id', ['HTTP', 'HTTPS'], [http, http]],
+    ['animal-store-edge', ['bogus'], [http]],
+    ['prometheus', ['bogus'], [any]],
+  ] as const) {
+    const list = fields.flatMap((error, i) => (error === null ? [] : [`protocols.${i + 1}: ${error}`]));
+    const message = list.length === 1 ? `schema violation (${list[0]})` : `${list.length} schema violations (${list.join('; ')})`;
+    const expected = { code: 2, name: 'schema violation', message, fields: { protocols: fields } };
+    const created = await f.admin('/plugins', { method: 'POST', json: { name, protocols } });
+    t.deepEqual([created.status, created.body], [400, expected], `${name} ${protocols.join()}`);
+    const validated = await f.admin('/schemas/plugins/validate', { method: 'POST', json: { name, protocols } });
+    t.deepEqual([validated.status, validated.body], [400, expected], `validate ${name} ${protocols.join()}`);
+  }
+  // prometheus/schema.lua:15 keeps typedefs.protocols: a stream protocol is Kong's to store
+  const stream = await f.admin('/plugins', { method: 'POST', json: { name: 'prometheus', protocols: ['tcp'] } });
+  t.is(stream.status, 201, JSON.stringify(stream.body));
+  t.is((await f.admin(`/plugins/${stream.body.id}`, { method: 'DELETE' })).status, 204);
+  // an update is validated by the same field
+  const plugin = await f.admin('/plugins', { method: 'POST', json: { name: 'request-termination', instance_name: 'protocols-patched' } });
+  t.deepEqual(plugin.body.protocols, httpProtocols);
+  const patched = await f.admin('/plugins/protocols-patched', { method: 'PATCH', json: { protocols: ['https', 'tls'] } });
+  t.is(patched.status, 400);
+  t.deepEqual(patched.body.fields, { protocols: [null, http] });
+  t.deepEqual((await f.admin('/plugins/protocols-patched')).body.protocols, httpProtocols);
+  // what /schemas advertises: the entity's typedefs.protocols, each plugin's own field
+  type Fields = Array<Record<string, { elements?: unknown; default?: unknown }>>;
+  const elements = async (path: string) => ((await f.admin(path)).body.fields as Fields).find((field) => field.protocols)?.protocols;
+  t.like(await elements('/schemas/plugins'), { default: httpProtocols, elements: { type: 'string', one_of: allProtocols } });
+  t.like(await elements('/schemas/plugins/key-auth'), { default: httpProtocols, elements: { type: 'string', one_of: httpProtocols } });
+  t.like(await elements('/schemas/plugins/animal-store-edge'), { default: httpProtocols, elements: { type: 'string', one_of: httpProtocols } });
+  t.like(await elements('/schemas/plugins/prometheus'), { default: httpProtocols, elements: { type: 'string', one_of: allProtocols } });
+});
+
+test("a plugin's instance_name is typedefs.utf8_name (plugins.lua:19; typedefs.lua:137-151, 415-420)", async (t) => {
+  for (const name of ['a b', 'x/y']) {
+    const error = `invalid value '${name}': the only accepted ascii characters are alphanumerics or ., -, _, and ~`;
+    const created = await f.admin('/plugins', { method: 'POST', json: { name: 'correlation-id', instance_name: name } });
+    t.deepEqual([created.status, created.body], [400, { code: 2, name: 'schema violation', message: `schema violation (instance_name: ${error})`, fields: { instance_name: error } }]);
+  }
+  const utf8 = await f.admin('/plugins', { method: 'POST', json: { name: 'correlation-id', instance_name: 'ünïcode.~_-1' } });
+  t.is(utf8.status, 201, JSON.stringify(utf8.body));
+  t.is((await f.admin(`/plugins/${utf8.body.id}`, { method: 'DELETE' })).status, 204);
+  const schema = (await f.admin('/schemas/plugins')).body.fields as Array<Record<string, unknown>>;
+  t.deepEqual(schema.find((field) => field.instance_name)?.instance_name, { type: 'string', unique: true });
+});
+
+test('POST /schemas/{entity}/validate drops a db_entity_name field before validating (kong/api/routes/kong.lua:208-213)', async (t) => {
+  const valid = await f.admin('/schemas/services/validate', { method: 'POST', json: { db_entity_name: 'x', host: 'a.b' } });
+  t.deepEqual([valid.status, valid.body], [200, { message: 'schema validation successful' }]);
+  // /schemas/plugins/validate is a route of its own (:198-202): the field is unknown there
+  const plugin = await f.admin('/schemas/plugins/validate', { method: 'POST', json: { db_entity_name: 'x', name: 'correlation-id' } });
+  t.deepEqual(plugin.body.fields, { db_entity_name: 'unknown field' });
+});

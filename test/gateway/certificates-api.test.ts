@@ -84,6 +84,50 @@ test(`POST /certificates with another certificate's SNI is refused (${SPEC}:181)
   t.is((await admin(`/snis/${n2}`)).status, 404);
 });
 
+// kong/db/dao/certificates.lua:51-75, 87-121, 124-140: parse_name_list (duplicates, then sorted), then
+// snis:check_list_is_new (snis.lua:27-43), whose select_by_name validates each name
+// (kong/db/dao/init.lua:349-371: invalid unique name, errors.lua:433-440), and only then the
+// certificate's own schema
+test('the SNI names are checked before the certificate: duplicates, then each sorted name, then cert and key (certificates.lua:51-140)', async (t) => {
+  const first = await addCertificate();
+  const [taken] = first.names as [string];
+  const refused = { code: 2, name: 'schema violation' };
+  const cases: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
+    // a duplicate before the IP or the bad key
+    ['duplicate', { cert: 'nope', key: 'nope', snis: ['1.2.3.4', 'q.test', 'q.test'] }, {
+      ...refused, message: 'schema violation (snis: q.test is duplicated)', fields: { snis: 'q.test is duplicated' },
+    }],
+    // a name select_by_name refuses, before the cert (and after none)
+    ['invalid name', { cert: 'nope', key: 'nope', snis: ['z.test', '1.2.3.4'] }, { code: 10, name: 'invalid unique name', message: 'must not be an IP' }],
+    // the names sorted: the IP sorts before the taken name, and is checked first
+    ['sorted', { ...pem.rsa, snis: [taken, '1.2.3.4'] }, { code: 10, name: 'invalid unique name', message: 'must not be an IP' }],
+    ['taken, sorted', { cert: 'nope', key: 'nope', snis: ['zz.test', taken] }, {
+      ...refused,
+      message: `schema violation (snis: ${taken} already associated with existing certificate '${first.id}')`,
+      fields: { snis: `${taken} already associated with existing certificate '${first.id}'` },
+    }],
+  ];
+  const other = await addCertificate();
+  for (const [label, body, expected] of cases) {
+    const created = await admin('/certificates', { method: 'POST', json: body });
+    t.deepEqual([created.status, created.body], [400, expected], `POST ${label}`);
+    const patched = await admin(`/certificates/${other.id}`, { method: 'PATCH', json: body });
+    t.deepEqual([patched.status, patched.body], [400, expected], `PATCH ${label}`);
+    const put = await admin(`/certificates/${randomUUID()}`, { method: 'PUT', json: body });
+    t.deepEqual([put.status, put.body], [400, expected], `PUT ${label}`);
+  }
+  // two taken: the first in sorted order is named
+  const second = await addCertificate();
+  const both = await admin('/certificates', { method: 'POST', json: { ...pem.rsa, snis: [second.names[1], taken] } });
+  const firstTaken = [taken, second.names[1]!].sort()[0]!;
+  const owner = firstTaken === taken ? first.id : second.id;
+  t.is(both.body.message, `schema violation (snis: ${firstTaken} already associated with existing certificate '${owner}')`);
+  // the names pass: the schema speaks
+  const bad = await admin('/certificates', { method: 'POST', json: { cert: 'nope', key: pem.rsa.key, snis: ['fine.test'] } });
+  t.is(bad.status, 400);
+  t.deepEqual(Object.keys(bad.body.fields), ['cert']);
+});
+
 test(`GET /certificates/{id or sni} answers it with its snis; 404 for an unknown one (${SPEC}:292-362)`, async (t) => {
   const { id, names } = await addCertificate(true);
   const byId = await admin(`/certificates/${id}`);

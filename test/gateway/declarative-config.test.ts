@@ -59,6 +59,13 @@ const cases: Array<[string, string | (() => Promise<string>), RegExp, NodeJS.Pro
   ['an invalid plugin config', base('    plugins:\n      - name: rate-limiting\n        config: { minute: fast }\n'), /\(rate-limiting\): config.minute: expected a number/],
   // kong/plugins/rate-limiting/schema.lua (3.9.3) validate_periods_order
   ['a plugin check (Kong custom_validator)', base('    plugins:\n      - name: rate-limiting\n        config: { minute: 10, hour: 5 }\n'), /The limit for hour\(5.0\) cannot be lower than the limit for minute\(10.0\)/],
+  // kong/plugins/acl/schema.lua: only_one_of and at_least_one_of both fail, each its own line
+  [
+    'a plugin failing two entity checks',
+    base('    plugins:\n      - name: acl\n        config: { allow: [] }\n'),
+    /^services\[0\] \(s\)\.plugins\[0\] \(acl\): at least one of these fields must be non-empty: 'config.allow', 'config.deny'$/m,
+  ],
+  ["a plugin's protocol outside its schema's", base('    plugins:\n      - name: key-auth\n        protocols: [htps]\n'), /\(key-auth\): protocols.1: expected one of: grpc, grpcs, http, https$/],
   ['a consumer plugin on a plugin without consumer scope', '_format_version: "3.0"\nconsumers:\n  - username: u\n    plugins:\n      - name: key-auth\n', /consumers\[0\] \(u\)\.plugins\[0\] \(key-auth\): consumer: value must be null/],
   ['a missing DECK_ variable', base('').replace('http://127.0.0.1:9', '${{ env "DECK_NOT_SET" }}'), /environment variable "DECK_NOT_SET" present in state file but not set/],
   ['another format version', base('').replace('"3.0"', '"1.1"'), /_format_version: expected "3.0"/],

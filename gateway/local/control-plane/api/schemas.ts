@@ -7,10 +7,10 @@ import { REFUSED_ENTITIES } from '../schema/entities/refused.ts';
 import { validateEntityInput } from '../schema/entity-validation.ts';
 import { refuseInvalid } from '../schema/errors.ts';
 import { kongSchemaField, kongSchemaFields } from '../schema/kong-format.ts';
-import { PLUGIN_PROTOCOLS } from '../schema/entities/plugins.ts';
 import type { PluginRegistry } from '../schema/plugins/registry.ts';
 import { kongShorthandFields } from '../schema/plugins/shorthands.ts';
-import * as T from '../schema/typedefs.ts';
+import { isPlainObject } from '../schema/validate.ts';
+import { NOT_RUN_SCHEMAS, notRunError } from './unsupported-routes.ts';
 
 // Kong's schema endpoints (kong/api/routes/kong.lua): decK reads entity and plugin schemas from
 // them to fill defaults before it diffs, and the validate endpoints check an entity unstored.
@@ -41,7 +41,6 @@ export function pluginSchema(registry: PluginRegistry, name: string): Record<str
   const scope = (field: string, reference: string, forbidden: boolean | undefined) => ({
     [field]: forbidden ? { type: 'foreign', reference, eq: null } : { type: 'foreign', reference, default: null },
   });
-  const protocols = T.set(T.string({ one_of: PLUGIN_PROTOCOLS }), { required: true, default: [...PLUGIN_PROTOCOLS] });
   const config = kongSchemaField(definition.config);
   if (definition.shorthands?.length) config.shorthand_fields = kongShorthandFields(definition.shorthands);
   return {
@@ -49,7 +48,8 @@ export function pluginSchema(registry: PluginRegistry, name: string): Record<str
       scope('consumer', 'consumers', definition.noConsumer),
       scope('service', 'services', definition.noService),
       scope('route', 'routes', definition.noRoute),
-      { protocols: kongSchemaField(protocols) },
+      // Kong prints the subschema as declared: a schema.lua without `protocols` has none here.
+      ...(definition.protocols ? [{ protocols: kongSchemaField(definition.protocols) }] : []),
       { config },
     ],
   };
@@ -75,14 +75,19 @@ export function mountSchemaRoutes(router: Router, registry: PluginRegistry, serv
   });
   router.post('/schemas/:db_entity_name/validate', (ctx) => {
     const name = ctx.params.db_entity_name ?? '';
+    // kong/api/routes/kong.lua:211: the URL's parameter is dropped from the params before validating
+    const body: unknown = ctx.request.body;
+    const input = isPlainObject(body) ? Object.fromEntries(Object.entries(body).filter(([field]) => field !== 'db_entity_name')) : body;
+    // A type the gateway does not run: the 400 its write gets, so `deck gateway validate` names it.
+    if (NOT_RUN_SCHEMAS.has(name)) throw notRunError(name);
     const definition = definitionNamed(name);
     if (!definition) {
       ctx.status = 404;
       ctx.body = noEntity(name);
       return;
     }
-    if (isEntityName(name)) service.validate(name, ctx.request.body);
-    else refuseInvalid(validateEntityInput(definition, ctx.request.body, registry).errors);
+    if (isEntityName(name)) service.validate(name, input);
+    else refuseInvalid(validateEntityInput(definition, input, registry).errors);
     ctx.body = { message: 'schema validation successful' };
   });
 }

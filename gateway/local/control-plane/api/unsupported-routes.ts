@@ -33,8 +33,15 @@ const SCHEMA_NAMES: Record<(typeof NOT_RUN)[number], string> = {
   oauth2: 'oauth2_credentials',
 };
 
+/** What a write of a type the gateway does not run answers, naming the type. */
+export const notRunError = (type: string): SchemaViolation =>
+  new SchemaViolation({ '@entity': `${type}: not supported by the local gateway (it runs certificates, SNIs, CA certificates, services, routes, consumers, key-auth credentials, ACLs and plugins)` });
+
+/** The schema names of the types above (and targets, written under upstreams), which `/schemas/{name}/validate` refuses as a write. */
+export const NOT_RUN_SCHEMAS: ReadonlySet<string> = new Set([...Object.values(SCHEMA_NAMES), 'targets']);
+
 const refusal = (type: string) => () => {
-  throw new SchemaViolation({ '@entity': `${type}: not supported by the local gateway (it runs certificates, SNIs, CA certificates, services, routes, consumers, key-auth credentials, ACLs and plugins)` });
+  throw notRunError(type);
 };
 
 export function mountUnsupportedRoutes(router: Router, service: EntityService): void {

@@ -1,4 +1,6 @@
-import { SchemaViolation } from '../schema/errors.ts';
+import { snis } from '../schema/entities/snis.ts';
+import { InvalidUnique, SchemaViolation } from '../schema/errors.ts';
+import { validateField, type FieldErrors } from '../schema/validate.ts';
 import type { Draft } from './entity-store.ts';
 
 // kong/db/dao/certificates.lua and snis.lua: a certificate's transient `snis` field is the names
@@ -16,16 +18,27 @@ export function snisOf(view: View, certificateId: string): string[] {
 }
 
 /**
- * The names a write gives, checked as parse_name_list and check_list_is_new do: no name twice,
- * none already another certificate's.
+ * The names a certificate write gives, checked before the certificate's schema as
+ * kong/db/dao/certificates.lua does (:51-140): parse_name_list refuses a name given twice and
+ * sorts them; snis:check_list_is_new (snis.lua:27-43) then takes each in turn, validated as
+ * select_by_name validates a unique key (kong/db/dao/init.lua:349-371: 400 invalid unique name),
+ * refused when another certificate has it. `certificateId` is the one written, undefined for an
+ * insert. Anything but a list of strings is left to the schema.
  */
-export function checkNameList(view: View, names: readonly string[], certificateId: string): void {
-  const seen = new Set<string>();
-  for (const name of names) {
-    if (seen.has(name)) throw new SchemaViolation({ snis: `${name} is duplicated` });
+export function checkNameList(view: View, input: unknown, certificateId: string | undefined): void {
+  if (!Array.isArray(input)) return;
+  const seen = new Set<unknown>();
+  for (const name of input) {
+    if (seen.has(name)) throw new SchemaViolation({ snis: `${String(name)} is duplicated` });
     seen.add(name);
   }
-  for (const name of names) {
+  if (!input.every((name): name is string => typeof name === 'string')) return;
+  // Lua's table.sort compares strings bytewise
+  const sorted = [...input].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  for (const name of sorted) {
+    const invalid: FieldErrors = {};
+    validateField(snis.schema.properties.name, name, 'name', invalid);
+    if (invalid.name !== undefined) throw new InvalidUnique('name', invalid.name);
     const owner = view.list('snis').find((sni) => sni.name === name)?.certificate.id;
     if (owner !== undefined && owner !== certificateId) {
       throw new SchemaViolation({ snis: `${name} already associated with existing certificate '${owner}'` });

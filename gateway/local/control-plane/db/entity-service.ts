@@ -272,6 +272,7 @@ export class EntityService {
     const errors: FieldErrors = {};
     this.resolveForeign(draft, definition, given, errors);
     if (Object.keys(errors).length > 0) throw new ForeignKeysUnresolved(errors);
+    if (name === 'certificates') checkNameList(draft, given.snis, options.mode === 'insert' ? undefined : existing?.id);
     const { fields, errors: invalid } = validateEntityInput(definition, given, this.subschemas);
     refuseInvalid(invalid);
     const record: Input = fields;
@@ -307,7 +308,6 @@ export class EntityService {
     this.checkForeign(draft, definition, record);
     this.checkUnique(draft, name, definition, record);
     const entity = record as unknown as EntityTypes[N];
-    if (snis) checkNameList(draft, snis, entity.id);
     draft.put(name, entity);
     if (snis) {
       replaceNameList(

@@ -31,7 +31,8 @@ const withoutTimes = (entity: AnyEntity): string => {
 /** A problem of one declared entity, as `where: field: message` lines. */
 function problemsOf(where: string, error: unknown): string[] {
   if (error instanceof SchemaViolation) {
-    return Object.entries(error.errors).map(([field, message]) => (field === '@entity' || field.endsWith('.@entity') ? `${where}: ${message}` : `${where}: ${field}: ${message}`));
+    const entityLevel = /(^|\.)@entity(\.\d+)?$/;
+    return Object.entries(error.errors).map(([field, message]) => (entityLevel.test(field) ? `${where}: ${message}` : `${where}: ${field}: ${message}`));
   }
   if (error instanceof KongError) return [`${where}: ${error.message}`];
   throw error;

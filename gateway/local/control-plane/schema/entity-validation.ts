@@ -34,7 +34,10 @@ export function validateEntityInput<P extends TProperties>(
     if (isSet(given[name])) errors[name] = `not supported by the local gateway: ${reason}`;
     delete given[name];
   }
-  const record = validateFields(definition.schema.properties, given, '', errors, { skipAuto: true });
+  const key = definition.subschema_key === undefined ? undefined : given[definition.subschema_key];
+  const replaced = typeof key === 'string' ? subschemas.fields(key) : undefined;
+  const properties = replaced ? { ...definition.schema.properties, ...replaced } : definition.schema.properties;
+  const record = validateFields(properties, given, '', errors, { skipAuto: true });
   foreignRecordErrors(definition.schema.properties, given, errors);
   // The fields as the entity's type: every field validated (auto ones the entity service fills).
   const fields = record as Static<TObject<P>>;

@@ -65,6 +65,11 @@ interface DeclarativeForm<Field extends string = string> {
 export interface Subschemas {
   /** A plugin's config schema, by the plugin's name; undefined for a plugin the gateway does not run. */
   configSchema(name: string): TSchema | undefined;
+  /**
+   * Entity fields the subschema declares anew (a plugin's `protocols`): they replace the entity's,
+   * as kong/db/schema/init.lua:1120-1131 (resolve_field) reads them.
+   */
+  fields(name: string): TProperties | undefined;
   validateConfig(
     name: string,
     config: unknown,

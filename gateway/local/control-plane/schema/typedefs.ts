@@ -246,10 +246,16 @@ export const key = <const A extends { required: boolean }>(a: A) => string({ ...
 const UTF8_NAME = /^[A-Za-z0-9._~\u0080-\u{10ffff}-]+$/u;
 const utf8NameError: Check = (value) =>
   UTF8_NAME.test(value) ? undefined : `invalid value '${value}': the only accepted ascii characters are alphanumerics or ., -, _, and ~`;
-/** typedefs.utf8_name: a unique name (services, routes). */
+/** typedefs.utf8_name: a unique name (services, routes, a plugin's instance_name). */
 export const utf8Name = () => string({ unique: true, custom: utf8NameError });
 /** constants.PROTOCOLS (kong/constants.lua:77-91, 3.9.3): the open-source protocols, sorted (ws/wss are Enterprise's). */
 export const PROTOCOLS = ['grpc', 'grpcs', 'http', 'https', 'tcp', 'tls', 'tls_passthrough', 'udp'] as const;
+/** The protocols of the http subsystem (constants.PROTOCOLS_WITH_SUBSYSTEM), sorted: typedefs.lua:466-472. */
+export const HTTP_PROTOCOLS = ['grpc', 'grpcs', 'http', 'https'] as const;
+/** typedefs.protocols (typedefs.lua:474-480): any protocol, the http ones by default. */
+export const protocols = () => set(string({ one_of: PROTOCOLS }), { required: true, default: [...HTTP_PROTOCOLS] });
+/** typedefs.protocols_http (typedefs.lua:482-488): what most plugins' schemas narrow `protocols` to. */
+export const protocolsHttp = () => set(string({ one_of: HTTP_PROTOCOLS }), { required: true, default: [...HTTP_PROTOCOLS] });
 
 /** A record another schema validates (Kong's `abstract = true`): a plugin's config. */
 export const abstractRecord = () =>

@@ -8,6 +8,17 @@ import { kongField, type KongAttributes } from './typedefs.ts';
  */
 export type FieldErrors = Record<string, string>;
 
+/**
+ * Sets a record's entity-level errors, Kong's errors["@entity"] list (kong/db/schema/init.lua
+ * insert_entity_error): one is `@entity`, several `@entity.1`, `@entity.2`… in the order the
+ * checks ran (errors.ts nests either as the `@entity` list).
+ */
+export function setEntityErrors(errors: FieldErrors, messages: readonly string[], path = ''): void {
+  const at = path ? `${path}.@entity` : '@entity';
+  if (messages.length === 1) errors[at] = messages[0]!;
+  else messages.forEach((message, i) => (errors[`${at}.${i + 1}`] = message));
+}
+
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 

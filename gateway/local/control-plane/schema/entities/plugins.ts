@@ -1,12 +1,10 @@
 import { defineEntity, type EntityOf } from '../entity.ts';
 import * as T from '../typedefs.ts';
 
-/** Kong's plugins.lua `protocols = typedefs.protocols`: the HTTP subsystem's protocols by default. */
-export const PLUGIN_PROTOCOLS = ['grpc', 'grpcs', 'http', 'https'] as const;
-
 /**
  * kong/db/schema/entities/plugins.lua (3.9.3). `config` is abstract here: each plugin's own schema
- * (schema/plugins/) validates it, chosen by `name` (subschema_key).
+ * (schema/plugins/) validates it, chosen by `name` (subschema_key). A plugin's schema may declare
+ * `protocols` too (most say typedefs.protocols_http): that field then replaces this one.
  */
 export const plugins = defineEntity({
   name: 'plugins',
@@ -17,14 +15,14 @@ export const plugins = defineEntity({
   schema: T.entity({
     id: T.uuid(),
     name: T.string({ required: true }),
-    instance_name: T.string(),
+    instance_name: T.utf8Name(),
     created_at: T.autoTimestamp(),
     updated_at: T.autoTimestamp(),
     route: T.foreign('routes', { on_delete: 'cascade' }),
     service: T.foreign('services', { on_delete: 'cascade' }),
     consumer: T.foreign('consumers', { on_delete: 'cascade' }),
     config: T.abstractRecord(),
-    protocols: T.set(T.string(), { required: true, default: [...PLUGIN_PROTOCOLS] }),
+    protocols: T.protocols(),
     enabled: T.boolean({ required: true, default: true }),
     tags: T.tags(),
   }),

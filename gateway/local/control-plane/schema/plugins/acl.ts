@@ -7,11 +7,13 @@ const ALLOW_DENY = "'config.allow', 'config.deny'";
 /**
  * kong/plugins/acl/schema.lua (3.9.3). Its entity_checks: only_one_of and at_least_one_of
  * { config.allow, config.deny }, where an empty list counts as not given (is_nonempty). With
- * neither given Kong reports both checks; the one reported here is at_least_one_of's.
+ * neither given both fail, and Kong reports both, in that order (kong/db/schema/init.lua:592-605,
+ * 672-690).
  */
 export const acl = definePlugin({
   name: 'acl',
   noConsumer: true,
+  protocols: T.protocolsHttp(),
   config: configRecord({
     allow: T.array(T.string()),
     deny: T.array(T.string()),
@@ -21,8 +23,8 @@ export const acl = definePlugin({
   check(config) {
     const allow = nonEmpty(config.allow);
     const deny = nonEmpty(config.deny);
-    if (!allow && !deny) return `at least one of these fields must be non-empty: ${ALLOW_DENY}`;
-    if (allow && deny) return `exactly one of these fields must be non-empty: ${ALLOW_DENY}`;
-    return undefined;
+    const onlyOne = `exactly one of these fields must be non-empty: ${ALLOW_DENY}`;
+    if (!allow && !deny) return [onlyOne, `at least one of these fields must be non-empty: ${ALLOW_DENY}`];
+    return allow && deny ? onlyOne : undefined;
   },
 });

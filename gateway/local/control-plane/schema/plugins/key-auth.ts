@@ -5,6 +5,7 @@ import { configRecord, definePlugin, headerName } from './plugin-schema.ts';
 export const keyAuth = definePlugin({
   name: 'key-auth',
   noConsumer: true,
+  protocols: T.protocolsHttp(),
   config: configRecord({
     key_names: T.array(headerName(), { required: true, default: ['apikey'] }),
     hide_credentials: T.boolean({ required: true, default: false }),

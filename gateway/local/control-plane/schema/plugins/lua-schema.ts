@@ -136,12 +136,13 @@ function luaPatternToRegExp(plugin: string, path: string, pattern: string): RegE
 
 export interface ConvertedSchema {
   config: TObject;
+  protocols?: TSchema;
   noConsumer: boolean;
   noRoute: boolean;
   noService: boolean;
 }
 
-/** Reads the top-level fields: `config` (a record), `protocols`, and the no_* foreign typedefs. */
+/** Reads the top-level fields: `config` (a record), `protocols` (a set), and the no_* foreign typedefs. */
 export function fieldsFromLuaSchema(plugin: string, fields: unknown): ConvertedSchema {
   if (!Array.isArray(fields)) throw new Error(`plugin ${plugin}: schema.lua must have a fields array`);
   const result: ConvertedSchema = { config: configRecord({}), noConsumer: false, noRoute: false, noService: false };
@@ -151,7 +152,8 @@ export function fieldsFromLuaSchema(plugin: string, fields: unknown): ConvertedS
         if (field.type !== 'record') throw new Error(`plugin ${plugin}: config must be a record`);
         result.config = configRecord(convertFields(plugin, 'config', field.fields ?? []));
       } else if (name === 'protocols') {
-        continue;
+        if (field.type !== 'set') throw new Error(`plugin ${plugin}: protocols must be a set`);
+        result.protocols = convert(plugin, 'protocols', field);
       } else if (field.type === 'foreign' && ['consumer', 'route', 'service'].includes(name)) {
         if (name === 'consumer') result.noConsumer = true;
         if (name === 'route') result.noRoute = true;

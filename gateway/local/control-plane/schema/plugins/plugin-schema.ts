@@ -14,10 +14,15 @@ export interface PluginSchema<C extends TSchema = TObject> {
   noConsumer?: boolean;
   noRoute?: boolean;
   noService?: boolean;
+  /**
+   * The schema's `protocols` field (typedefs.protocols_http, typedefs.protocols): it replaces the
+   * plugins entity's (kong/db/schema/init.lua:1120-1131 resolve_field). Absent: the entity's.
+   */
+  protocols?: TSchema;
   /** The `config` record. */
   config: C;
-  /** The schema's entity checks: an error message, or undefined. */
-  check?(config: Static<C>): string | undefined;
+  /** The schema's entity checks: an error message, each failing check's in order when several, or undefined. */
+  check?(config: Static<C>): string | readonly string[] | undefined;
   /** What the data plane cannot run faithfully: a message naming the field, or undefined. */
   unsupported?(config: Static<C>): string | undefined;
   /** The config record's deprecated shorthand_fields, each replaced by a field deeper in config. */

@@ -9,6 +9,7 @@ import { configRecord, definePlugin } from './plugin-schema.ts';
  */
 export const prometheus = definePlugin({
   name: 'prometheus',
+  protocols: T.protocols(),
   config: configRecord({
     per_consumer: T.boolean({ default: false }),
     status_code_metrics: T.boolean({ default: false }),

@@ -19,6 +19,7 @@ const redisShorthand = (name: string, field: TSchema): DeprecatedShorthand => ({
 /** kong/plugins/rate-limiting/schema.lua and kong/tools/redis/schema.lua (3.9.3). */
 export const rateLimiting = definePlugin({
   name: 'rate-limiting',
+  protocols: T.protocolsHttp(),
   config: configRecord({
     second: limit(),
     minute: limit(),

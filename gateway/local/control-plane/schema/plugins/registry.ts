@@ -1,5 +1,5 @@
-import type { TSchema } from '@sinclair/typebox';
-import { validateField, type FieldErrors } from '../validate.ts';
+import type { TProperties, TSchema } from '@sinclair/typebox';
+import { setEntityErrors, validateField, type FieldErrors } from '../validate.ts';
 import { acl } from './acl.ts';
 import { correlationId } from './correlation-id.ts';
 import { keyAuth } from './key-auth.ts';
@@ -61,6 +61,7 @@ export class PluginRegistry {
           version,
           custom: true,
           config: converted.config,
+          ...(converted.protocols ? { protocols: converted.protocols } : {}),
           noConsumer: converted.noConsumer,
           noRoute: converted.noRoute,
           noService: converted.noService,
@@ -80,6 +81,12 @@ export class PluginRegistry {
 
   configSchema(name: string): TSchema | undefined {
     return this.definitions.get(name)?.config;
+  }
+
+  /** The plugins entity's fields a plugin's schema declares anew (`protocols`), replacing the entity's. */
+  fields(name: string): TProperties | undefined {
+    const protocols = this.definitions.get(name)?.protocols;
+    return protocols ? { protocols } : undefined;
   }
 
   /**
@@ -106,8 +113,7 @@ export class PluginRegistry {
     const expanded = expandShorthands(definition.shorthands ?? [], config ?? {}, local);
     const validated = validateField(definition.config, expanded, 'config', local) as Record<string, unknown>;
     if (Object.keys(local).length === 0) {
-      const problem = definition.check?.(validated);
-      if (problem) local['@entity'] = problem;
+      setEntityErrors(local, [definition.check?.(validated) ?? []].flat());
       const unsupported = definition.unsupported?.(validated);
       if (unsupported) local['config'] = `not supported by the local gateway: ${unsupported}`;
     }

@@ -6,6 +6,7 @@ const present = (value: string | null) => typeof value === 'string' && value.len
 /** kong/plugins/request-termination/schema.lua (3.9.3). */
 export const requestTermination = definePlugin({
   name: 'request-termination',
+  protocols: T.protocolsHttp(),
   config: configRecord({
     status_code: T.integer({ required: true, default: 503, between: [100, 599] }),
     message: T.string(),

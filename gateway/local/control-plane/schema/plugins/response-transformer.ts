@@ -14,6 +14,7 @@ const typedPairs = () =>
 /** kong/plugins/response-transformer/schema.lua (3.9.3). */
 export const responseTransformer = definePlugin({
   name: 'response-transformer',
+  protocols: T.protocolsHttp(),
   config: configRecord({
     remove: names(),
     rename: pairs(),

@@ -58,7 +58,7 @@ typedefs.utf8_name = define { type = "string", unique = true, typedef = "utf8_na
 typedefs.sni = define { type = "string", typedef = "sni" }
 typedefs.tag = define { type = "string", required = true, typedef = "tag" }
 typedefs.tags = define { type = "set", elements = typedefs.tag }
-typedefs.protocols = define { type = "set", required = true, default = PROTOCOLS, elements = typedefs.protocol }
+typedefs.protocols = define { type = "set", required = true, default = HTTP_PROTOCOLS, elements = typedefs.protocol }
 typedefs.protocols_http = define {
   type = "set",
   required = true,
