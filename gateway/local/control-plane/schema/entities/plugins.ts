@@ -36,6 +36,10 @@ export const plugins = defineEntity({
       'kong/db/schema/entities/plugins.lua. config is complete: the control plane has validated it and filled every default, ' +
       'so the data plane never applies a schema.',
     fields: ['id', 'name', 'instance_name', 'enabled', 'protocols', 'route', 'service', 'consumer', 'config'],
+    // Any names: a plugin runs on the protocols it lists and skips the others, so a row stored
+    // before the control plane checked them (an `htps`) leaves that plugin idle instead of making
+    // the data plane refuse the whole snapshot.
+    narrow: { protocols: T.set(T.string(), { required: true }) },
   },
   subschema(plugin, errors, subschemas) {
     const scope = { consumer: plugin.consumer !== null, route: plugin.route !== null, service: plugin.service !== null };
