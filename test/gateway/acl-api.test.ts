@@ -278,5 +278,8 @@ test.serial('/schemas/plugins/acl answers kong/plugins/acl/schema.lua\'s config,
   const created = await admin('/plugins', { method: 'POST', json: { name: 'acl', config: { deny: ['blocked'] } } });
   t.is(created.status, 201, JSON.stringify(created.body));
   t.deepEqual(created.body.config, { allow: null, deny: ['blocked'], hide_groups_header: false, always_use_authenticated_groups: false });
+  // PATCHed to neither: the same two checks, at_least_one_of worded for an update (kong/db/schema/init.lua:2200-2220)
+  const emptied = await admin(`/plugins/${created.body.id}`, { method: 'PATCH', json: { config: { deny: [] } } });
+  t.deepEqual([emptied.status, emptied.body.fields], [400, { '@entity': [onlyOne, `when updating, ${atLeastOne}`] }]);
   t.is((await admin(`/plugins/${created.body.id}`, { method: 'DELETE' })).status, 204);
 });

@@ -102,6 +102,15 @@ test('consumers: Kong error bodies', async (t) => {
   const neither = await f.admin('/consumers', { method: 'POST', json: { tags: ['x'] } });
   t.is(neither.status, 400);
   t.like(neither.body, { code: 2, name: 'schema violation', message: "schema violation (at least one of these fields must be non-empty: 'custom_id', 'username')" });
+  // a PATCH is validated by validate_update, which words that check for an update (kong/db/schema/init.lua:2200-2220)
+  const patched = await f.admin('/consumers', { method: 'POST', json: { username: 'patched-away' } });
+  const unnamed = await f.admin(`/consumers/${patched.body.id}`, { method: 'PATCH', json: { username: null } });
+  t.is(unnamed.status, 400);
+  t.like(unnamed.body, {
+    code: 2,
+    name: 'schema violation',
+    message: "schema violation (when updating, at least one of these fields must be non-empty: 'custom_id', 'username')",
+  });
   await f.admin('/consumers', { method: 'POST', json: { username: 'dup' } });
   const duplicate = await f.admin('/consumers', { method: 'POST', json: { username: 'dup' } });
   t.is(duplicate.status, 409);

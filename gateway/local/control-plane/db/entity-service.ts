@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityDefinition, Subschemas } from '../schema/entity.ts';
 import { ENTITY_NAMES, definitionOf, foreignFields, type AnyEntity, type EntityName, type EntityTypes } from '../schema/entities/index.ts';
-import { validateEntityInput, type Input } from '../schema/entity-validation.ts';
+import { updateErrors, validateEntityInput, type Input } from '../schema/entity-validation.ts';
 import { ForeignKeyViolation, ForeignKeysUnresolved, InvalidPrimaryKey, InvalidUnique, NotFound, SchemaViolation, UniqueViolation, refuseInvalid } from '../schema/errors.ts';
 import { isUuid, kongField } from '../schema/typedefs.ts';
 import { isPlainObject, validateField, type FieldErrors } from '../schema/validate.ts';
@@ -274,7 +274,7 @@ export class EntityService {
     if (Object.keys(errors).length > 0) throw new ForeignKeysUnresolved(errors);
     if (name === 'certificates') checkNameList(draft, given.snis, options.mode === 'insert' ? undefined : existing?.id);
     const { fields, errors: invalid } = validateEntityInput(definition, given, this.subschemas);
-    refuseInvalid(invalid);
+    refuseInvalid(options.mode === 'update' ? updateErrors(invalid) : invalid);
     const record: Input = fields;
     // A certificate's snis are not stored with it: given (null: none), they replace its SNIs (certificates.lua).
     let snis: string[] | undefined;

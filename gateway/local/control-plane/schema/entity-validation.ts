@@ -60,6 +60,19 @@ export function validateEntityInput<P extends TProperties>(
   return { fields, errors };
 }
 
+const AT_LEAST_ONE_OF = 'at least one of these fields must be non-empty: ';
+
+/**
+ * A PATCH's errors in validate_update's words: Kong prefixes the at-least-one-of checks' message,
+ * nested ones (a plugin's config) included, while it validates an update
+ * (kong/db/schema/init.lua:2200-2220, 3.9.3).
+ */
+export function updateErrors(errors: FieldErrors): FieldErrors {
+  return Object.fromEntries(
+    Object.entries(errors).map(([path, message]) => [path, message.startsWith(AT_LEAST_ONE_OF) ? `when updating, ${message}` : message]),
+  );
+}
+
 /**
  * A foreign key without a valid primary key is checked as a record of the type it references, its
  * given fields only; their errors replace the primary key's (kong/db/schema/init.lua:963-975,
