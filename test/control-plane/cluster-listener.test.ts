@@ -13,8 +13,8 @@ const NODE_A = '11111111-1111-4111-8111-111111111111';
 const NODE_B = '22222222-2222-4222-8222-222222222222';
 
 function snapshot(version: number): CompiledSnapshot {
-  const hash = version.toString(16).padStart(64, '0');
-  return { version, hash, json: JSON.stringify({ snapshot_version: 1, config_version: version, config_hash: hash }) };
+  const hash = version.toString(16).padStart(32, '0');
+  return { version, hash, json: JSON.stringify({ snapshot_version: 2, config_version: version, config_hash: hash }) };
 }
 
 interface Answer {

@@ -28,6 +28,8 @@ test('the status API: /status/ready once a configuration runs, /status with its 
     t.is((await httpGet(`${node.statusUrl!}/status/ready`)).status, 200);
     const status = await httpGet(`${node.statusUrl!}/status`);
     t.is(status.json.configuration_hash, snapshot.config_hash);
+    // 32 hex digits, as Kong's (spec/02-integration/08-status_api/01-core_routes_spec.lua:91)
+    t.regex(status.json.configuration_hash, /^[0-9a-f]{32}$/);
     t.is(status.headers.server, 'kong/3.9.3');
     t.is((await httpGet(`${node.statusUrl!}/metrics`)).status, 404, 'no plugin serves it here');
   } finally {

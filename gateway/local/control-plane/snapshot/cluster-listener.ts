@@ -30,7 +30,7 @@ const NODE_LIVE_MS = 35_000;
 const MAX_WAIT_S = 30;
 const MAX_ERROR_LENGTH = 500;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const HASH = /^[0-9a-f]{64}$/;
+const HASH = /^[0-9a-f]{32}$/;
 
 interface PendingPoll {
   response: ServerResponse;
@@ -168,8 +168,8 @@ export class ClusterListener {
     const failedHash = query.get('failed_hash') ?? '';
     const wait = Number(query.get('wait') ?? MAX_WAIT_S);
     if (!UUID.test(id)) return answer(response, 400, { message: 'node_id: expected a UUID' });
-    if (hash !== '' && !HASH.test(hash)) return answer(response, 400, { message: 'hash: expected a SHA-256 in hex' });
-    if (failedHash !== '' && !HASH.test(failedHash)) return answer(response, 400, { message: 'failed_hash: expected a SHA-256 in hex' });
+    if (hash !== '' && !HASH.test(hash)) return answer(response, 400, { message: 'hash: expected an MD5 in hex' });
+    if (failedHash !== '' && !HASH.test(failedHash)) return answer(response, 400, { message: 'failed_hash: expected an MD5 in hex' });
     if (!Number.isFinite(wait) || wait < 0) return answer(response, 400, { message: 'wait: expected seconds, 0 or more' });
 
     this.record(id, query.get('hostname') ?? '', request.socket.remoteAddress ?? 'unix', hash, failedHash, query.get('error'));

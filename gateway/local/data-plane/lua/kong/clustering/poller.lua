@@ -7,8 +7,6 @@ local clustering = require "kong.clustering"
 local dns = require "kong.runloop.dns"
 local hostname_type = require("kong.tools.ip").hostname_type
 local real_now = require("kong.tools.clock").real_now
-local sha256 = require "resty.sha256"
-local to_hex = require("resty.string").to_hex
 
 local ngx = ngx
 local log = ngx.log
@@ -17,6 +15,7 @@ local WARN = ngx.WARN
 local NOTICE = ngx.NOTICE
 local sleep = ngx.sleep
 local escape_uri = ngx.escape_uri
+local md5 = ngx.md5
 local tcp = ngx.socket.tcp
 local tonumber = tonumber
 local lower = string.lower
@@ -55,9 +54,7 @@ local function body_hash(body)
   if hashed then
     return hashed
   end
-  local h = sha256:new()
-  h:update(body)
-  return to_hex(h:final())
+  return md5(body)
 end
 
 -- The control plane holds a poll up to `wait` seconds: the status line is awaited in short
