@@ -156,6 +156,25 @@ test('settled: a node that has not polled for 35 s is not waited for', async (t)
   );
 });
 
+test("a node's row has Kong's fields: the version it reported, updated_at, labels", async (t) => {
+  // kong/db/schema/entities/clustering_data_planes.lua; kong/clustering/control_plane.lua:251-262
+  // upserts version (the DP's node_version), labels (none without cluster_dp_labels) and, as
+  // auto_timestamp_s, updated_at on every update
+  let now = Date.UTC(2030, 0, 1, 12);
+  await withListener(
+    async (listener, socket) => {
+      await poll(socket, { node_id: NODE_A, hostname: 'dp-1', hash: listener.snapshot.hash, node_version: '3.9.3', wait: '0' });
+      now += 5000;
+      await poll(socket, { node_id: NODE_A, hostname: 'dp-1', hash: listener.snapshot.hash, node_version: '3.9.3', wait: '0' });
+      const [row] = listener.dataPlanes();
+      t.like(row, { id: NODE_A, hostname: 'dp-1', version: '3.9.3', labels: null, last_seen: now / 1000, updated_at: now / 1000, sync_status: 'normal' });
+      t.deepEqual(Object.keys(row!).sort(), ['config_hash', 'hostname', 'id', 'ip', 'labels', 'last_seen', 'sync_status', 'updated_at', 'version']);
+      t.is((await poll(socket, { node_id: NODE_B, node_version: '3.9.3; drop' })).status, 400);
+    },
+    { now: () => now },
+  );
+});
+
 test('malformed polls get 400 naming the parameter; other paths 404', async (t) => {
   await withListener(async (_, socket) => {
     t.deepEqual(await poll(socket, { node_id: 'not-a-uuid' }), { status: 400, body: '{"message":"node_id: expected a UUID"}' });

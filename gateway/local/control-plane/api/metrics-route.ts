@@ -81,7 +81,7 @@ function controlPlaneMetrics(options: MetricsRouteOptions): string {
     {
       name: 'kong_data_plane_version_compatible',
       help: 'Version compatible status of the data plane, 0 is incompatible',
-      series: planes.map((p) => ({ name: 'kong_data_plane_version_compatible', labels: { ...who(p), kong_version: KONG_VERSION }, value: 1 })),
+      series: planes.map((p) => ({ name: 'kong_data_plane_version_compatible', labels: { ...who(p), kong_version: p.version ?? '' }, value: 1 })),
     },
     {
       name: 'kong_datastore_reachable',

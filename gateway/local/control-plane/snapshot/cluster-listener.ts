@@ -17,8 +17,14 @@ export interface DataPlaneNode {
   hostname: string;
   ip: string;
   config_hash: string;
+  /** The node's Kong version, as it reported it (Kong's DP sends node_version); null if it did not. */
+  version: string | null;
+  /** Kong's DP sends them with cluster_dp_labels, which our nodes do not have: null, as Kong's rows without. */
+  labels: Record<string, string> | null;
   /** Unix seconds. */
   last_seen: number;
+  /** Unix seconds: the row's last update, every poll (Kong upserts the row on each ping). */
+  updated_at: number;
   /** kong/constants.lua CLUSTERING_SYNC_STATUS: "normal" when it runs the current configuration. */
   sync_status: 'normal' | 'unknown';
 }
@@ -31,6 +37,8 @@ const MAX_WAIT_S = 30;
 const MAX_ERROR_LENGTH = 500;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const HASH = /^[0-9a-f]{32}$/;
+// typedefs.semantic_version's patterns (kong/db/schema/typedefs.lua:633-645), kept short and printable
+const VERSION = /^\d+[.\d]*(-?[\w.+-]*)?$/;
 
 interface PendingPoll {
   response: ServerResponse;
@@ -167,12 +175,16 @@ export class ClusterListener {
     const hash = query.get('hash') ?? '';
     const failedHash = query.get('failed_hash') ?? '';
     const wait = Number(query.get('wait') ?? MAX_WAIT_S);
+    const version = query.get('node_version');
     if (!UUID.test(id)) return answer(response, 400, { message: 'node_id: expected a UUID' });
     if (hash !== '' && !HASH.test(hash)) return answer(response, 400, { message: 'hash: expected an MD5 in hex' });
     if (failedHash !== '' && !HASH.test(failedHash)) return answer(response, 400, { message: 'failed_hash: expected an MD5 in hex' });
     if (!Number.isFinite(wait) || wait < 0) return answer(response, 400, { message: 'wait: expected seconds, 0 or more' });
+    if (version !== null && !(version.length <= 64 && VERSION.test(version))) {
+      return answer(response, 400, { message: 'node_version: expected a version, X.Y.Z' });
+    }
 
-    this.record(id, query.get('hostname') ?? '', request.socket.remoteAddress ?? 'unix', hash, failedHash, query.get('error'));
+    this.record(id, query.get('hostname') ?? '', request.socket.remoteAddress ?? 'unix', hash, version, failedHash, query.get('error'));
     const poll: PendingPoll = { response, hash, failedHash, timer: undefined as unknown as NodeJS.Timeout };
     if (this.wants(hash, failedHash)) return this.send(poll);
     poll.timer = setTimeout(() => {
@@ -194,14 +206,18 @@ export class ClusterListener {
     poll.response.end(body);
   }
 
-  private record(id: string, hostname: string, ip: string, hash: string, failedHash: string, error: string | null): void {
+  private record(id: string, hostname: string, ip: string, hash: string, version: string | null, failedHash: string, error: string | null): void {
     const previous = this.nodes.get(id);
+    const seconds = Math.floor(this.now() / 1000);
     const node: NodeState = {
       id,
       hostname: hostname.slice(0, 255),
       ip,
       config_hash: hash,
-      last_seen: Math.floor(this.now() / 1000),
+      version,
+      labels: null,
+      last_seen: seconds,
+      updated_at: seconds,
       sync_status: 'unknown',
       seenAtMs: this.elapsed(),
       failedHash: previous?.failedHash ?? '',

@@ -1,8 +1,8 @@
 -- Worker 0's long poll of the control plane's cluster listener (README "The snapshot and its
--- delivery"): GET /v1/snapshot?node_id&hostname&hash&wait[&failed_hash&error] over a cosocket,
--- HTTP/1.1 with a Content-Length body; 200 brings a snapshot, 304 nothing new. A snapshot
--- that cannot be run keeps the previous one and is reported on the next poll. While the
--- control plane cannot be reached the poll is retried with a growing delay.
+-- delivery"): GET /v1/snapshot?node_id&hostname&node_version&hash&wait[&failed_hash&error]
+-- over a cosocket, HTTP/1.1 with a Content-Length body; 200 brings a snapshot, 304 nothing new.
+-- A snapshot that cannot be run keeps the previous one and is reported on the next poll. While
+-- the control plane cannot be reached the poll is retried with a growing delay.
 local clustering = require "kong.clustering"
 local dns = require "kong.runloop.dns"
 local hostname_type = require("kong.tools.ip").hostname_type
@@ -174,6 +174,7 @@ local function poll_path(conf, state)
   local parts = {
     "/v1/snapshot?node_id=", escape_uri(conf.node_id),
     "&hostname=", escape_uri(kong.node.get_hostname()),
+    "&node_version=", escape_uri(kong.version),
     "&hash=", escape_uri(clustering.current_hash()),
     "&wait=", WAIT_SECONDS,
   }
