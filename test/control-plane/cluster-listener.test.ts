@@ -175,6 +175,58 @@ test("a node's row has Kong's fields: the version it reported, updated_at, label
   );
 });
 
+/** A held poll whose connection is cut, as when its node is killed (kill -9) while it waits. */
+async function pollThenDie(listener: ClusterListener, socketPath: string, nodeId: string): Promise<void> {
+  const query = new URLSearchParams({ node_id: nodeId, hash: listener.snapshot.hash, wait: '30' }).toString();
+  const req = httpRequest({ socketPath, path: `/v1/snapshot?${query}` });
+  req.on('error', () => {});
+  req.end();
+  await pollUntil('the poll to be held', () => Promise.resolve(listener.dataPlanes().some((node) => node.id === nodeId)));
+  req.destroy();
+}
+
+test('settled: a node whose held poll closed is not waited for once it has not polled again within the grace', async (t) => {
+  let elapsed = 0;
+  await withListener(
+    async (listener, socket, logs) => {
+      await pollThenDie(listener, socket, NODE_A);
+      const held = poll(socket, { node_id: NODE_B, hash: listener.snapshot.hash, wait: '30' });
+      await pollUntil('both nodes', () => Promise.resolve(listener.dataPlanes().length === 2));
+      elapsed += 1000; // A polled a second ago: live by NODE_LIVE_MS, but its connection is gone
+      listener.publish(snapshot(2));
+      t.is((await held).status, 200, 'B takes version 2: between two polls, it is waited for');
+      let settled = false;
+      const started = Date.now();
+      const done = listener.settled(5000).then(() => (settled = true));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      t.false(settled, 'B has not reported version 2 yet');
+      await poll(socket, { node_id: NODE_B, hash: snapshot(2).hash, wait: '0' });
+      await done;
+      t.true(Date.now() - started < 4000, 'not the 5 s bound: A is not waited for');
+      t.deepEqual(logs.filter((line) => line.startsWith('warn:')), []);
+      t.is(listener.dataPlanes().length, 2, 'A is still listed, as Kong keeps its row');
+    },
+    { elapsed: () => elapsed },
+  );
+});
+
+test('settled: a node whose poll closed a moment ago is waited for (a reload polls again at once)', async (t) => {
+  await withListener(
+    async (listener, socket, logs) => {
+      await pollThenDie(listener, socket, NODE_A);
+      listener.publish(snapshot(2));
+      await listener.settled(400);
+      t.deepEqual(logs.filter((line) => line.startsWith('warn:')).length, 1, 'waited for A');
+      logs.length = 0;
+      listener.publish(snapshot(3));
+      await poll(socket, { node_id: NODE_A, hash: snapshot(3).hash, wait: '0' });
+      await listener.settled(400);
+      t.deepEqual(logs, [], 'it polled again: live');
+    },
+    { elapsed: () => 0 },
+  );
+});
+
 test('malformed polls get 400 naming the parameter; other paths 404', async (t) => {
   await withListener(async (_, socket) => {
     t.deepEqual(await poll(socket, { node_id: 'not-a-uuid' }), { status: 400, body: '{"message":"node_id: expected a UUID"}' });

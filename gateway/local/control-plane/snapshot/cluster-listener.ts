@@ -33,6 +33,13 @@ export type ClusterLog = (level: 'info' | 'warn' | 'err', message: string) => vo
 
 /** A node that has not polled for this long is not waited for (a poll is renewed every ≤ 30 s). */
 const NODE_LIVE_MS = 35_000;
+/**
+ * A node whose held poll's connection closed before an answer (a node killed, stopped, or
+ * reloading) and that has not polled again within this long is not waited for either: a
+ * reloading node's new worker 0 polls again at once. A node between two polls (its last one
+ * answered) is waited for as long as it is live.
+ */
+const POLL_LOST_GRACE_MS = 250;
 const MAX_WAIT_S = 30;
 const MAX_ERROR_LENGTH = 500;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -52,6 +59,8 @@ interface NodeState extends DataPlaneNode {
   seenAtMs: number;
   /** The last configuration it could not load, reported once in the log. */
   failedHash: string;
+  /** When its held poll's connection closed unanswered, by the liveness clock; unset once it polls again. */
+  lostAtMs?: number;
 }
 
 /** `unix:/path/cluster.sock` or `host:port` (Kong's cluster_listen format, without options). */
@@ -130,7 +139,7 @@ export class ClusterListener {
 
   /** The nodes seen, as Kong's `GET /clustering/data-planes` lists them. */
   dataPlanes(): DataPlaneNode[] {
-    return [...this.nodes.values()].map(({ seenAtMs: _, failedHash: __, ...node }) => ({
+    return [...this.nodes.values()].map(({ seenAtMs: _, failedHash: __, lostAtMs: ___, ...node }) => ({
       ...node,
       sync_status: node.config_hash === this.current.hash ? 'normal' : 'unknown',
     }));
@@ -152,9 +161,10 @@ export class ClusterListener {
 
   /** The live nodes that run neither the current configuration nor reported failing it, by id. */
   private behind() {
-    const cutoff = this.elapsed() - NODE_LIVE_MS;
+    const now = this.elapsed();
+    const live = (node: NodeState) => node.seenAtMs >= now - NODE_LIVE_MS && !(node.lostAtMs !== undefined && now - node.lostAtMs >= POLL_LOST_GRACE_MS);
     return [...this.nodes.entries()].filter(
-      ([, node]) => node.seenAtMs >= cutoff && node.config_hash !== this.current.hash && node.failedHash !== this.current.hash,
+      ([, node]) => live(node) && node.config_hash !== this.current.hash && node.failedHash !== this.current.hash,
     );
   }
 
@@ -184,7 +194,7 @@ export class ClusterListener {
       return answer(response, 400, { message: 'node_version: expected a version, X.Y.Z' });
     }
 
-    this.record(id, query.get('hostname') ?? '', request.socket.remoteAddress ?? 'unix', hash, version, failedHash, query.get('error'));
+    const node = this.record(id, query.get('hostname') ?? '', request.socket.remoteAddress ?? 'unix', hash, version, failedHash, query.get('error'));
     const poll: PendingPoll = { response, hash, failedHash, timer: undefined as unknown as NodeJS.Timeout };
     if (this.wants(hash, failedHash)) return this.send(poll);
     poll.timer = setTimeout(() => {
@@ -195,6 +205,11 @@ export class ClusterListener {
     response.on('close', () => {
       clearTimeout(poll.timer);
       this.pending.delete(poll);
+      // unanswered, and the node has not polled since: it is gone, or about to poll again
+      if (!response.writableFinished && this.nodes.get(id) === node) {
+        node.lostAtMs = this.elapsed();
+        setTimeout(() => this.checkConvergence(), POLL_LOST_GRACE_MS + 10).unref();
+      }
     });
   }
 
@@ -206,7 +221,7 @@ export class ClusterListener {
     poll.response.end(body);
   }
 
-  private record(id: string, hostname: string, ip: string, hash: string, version: string | null, failedHash: string, error: string | null): void {
+  private record(id: string, hostname: string, ip: string, hash: string, version: string | null, failedHash: string, error: string | null): NodeState {
     const previous = this.nodes.get(id);
     const seconds = Math.floor(this.now() / 1000);
     const node: NodeState = {
@@ -230,6 +245,7 @@ export class ClusterListener {
     node.failedHash = failedHash || node.failedHash;
     this.nodes.set(id, node);
     this.checkConvergence();
+    return node;
   }
 }
 
