@@ -162,7 +162,8 @@ export class ClusterListener {
   /** The live nodes that run neither the current configuration nor reported failing it, by id. */
   private behind() {
     const now = this.elapsed();
-    const live = (node: NodeState) => node.seenAtMs >= now - NODE_LIVE_MS && !(node.lostAtMs !== undefined && now - node.lostAtMs >= POLL_LOST_GRACE_MS);
+    const lost = (node: NodeState) => node.lostAtMs !== undefined && now - node.lostAtMs >= POLL_LOST_GRACE_MS;
+    const live = (node: NodeState) => node.seenAtMs >= now - NODE_LIVE_MS && !lost(node);
     return [...this.nodes.entries()].filter(
       ([, node]) => live(node) && node.config_hash !== this.current.hash && node.failedHash !== this.current.hash,
     );
@@ -221,7 +222,15 @@ export class ClusterListener {
     poll.response.end(body);
   }
 
-  private record(id: string, hostname: string, ip: string, hash: string, version: string | null, failedHash: string, error: string | null): NodeState {
+  private record(
+    id: string,
+    hostname: string,
+    ip: string,
+    hash: string,
+    version: string | null,
+    failedHash: string,
+    error: string | null,
+  ): NodeState {
     const previous = this.nodes.get(id);
     const seconds = Math.floor(this.now() / 1000);
     const node: NodeState = {
