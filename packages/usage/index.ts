@@ -5,7 +5,7 @@
 export { plansOf, type PlanInfo } from './consumer-plans.ts';
 export { COUNT_COLUMNS, CountsByConsumer, emptyCounts, isEmpty, rounded, type UsageCounts } from './counts.ts';
 export { displayUrl } from './http.ts';
-export { DEFAULT_STATUS_URL, metricsUrl, scrapeNodes, type NodeTotals } from './node-scrape.ts';
+export { DEFAULT_STATUS_URL, metricsUrl, SameNodeError, scrapeNodes, type NodeTotals } from './node-scrape.ts';
 export { PrometheusApi } from './prometheus-api.ts';
 export { prometheusUsage, usageQueries } from './prometheus-usage.ts';
 export {

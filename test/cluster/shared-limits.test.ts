@@ -47,6 +47,16 @@ test.serial('the control plane reports its role and both nodes', async (t) => {
   const nodes = (await cluster.admin('/clustering/data-planes')).body.data as Array<{ sync_status: string }>;
   t.is(nodes.length, 2);
   t.true(nodes.every((node) => node.sync_status === 'normal'));
+  // Kong's server counters are its nginx's stub_status, which count the request asking
+  // (kong/api/routes/health.lua:37-43): a control plane without a node counts its Admin API's own
+  const before = (await cluster.admin('/status')).body.server as Record<string, number>;
+  t.true(before.total_requests! >= 3, 'this test asked three times');
+  t.true(before.connections_active! >= 1 && before.connections_writing! >= 1, 'the connection asking');
+  t.is(before.connections_accepted, before.connections_handled);
+  t.is(before.connections_reading, 0, 'docs/known-differences.md: Node does not tell reading from waiting');
+  t.is(before.connections_active, before.connections_reading! + before.connections_writing! + before.connections_waiting!);
+  const after = (await cluster.admin('/status')).body.server as Record<string, number>;
+  t.is(after.total_requests, before.total_requests! + 1);
 });
 
 test.serial('a free key through the balancer: exactly 60 answers in the minute, then 429, from both nodes (sync_rate -1)', async (t) => {

@@ -13,8 +13,8 @@ const NODE_A = '11111111-1111-4111-8111-111111111111';
 const NODE_B = '22222222-2222-4222-8222-222222222222';
 
 function snapshot(version: number): CompiledSnapshot {
-  const hash = version.toString(16).padStart(64, '0');
-  return { version, hash, json: JSON.stringify({ snapshot_version: 1, config_version: version, config_hash: hash }) };
+  const hash = version.toString(16).padStart(32, '0');
+  return { version, hash, json: JSON.stringify({ snapshot_version: 2, config_version: version, config_hash: hash }) };
 }
 
 interface Answer {
@@ -153,6 +153,77 @@ test('settled: a node that has not polled for 35 s is not waited for', async (t)
       t.deepEqual(logs.filter((line) => line.startsWith('warn:')), []);
     },
     { elapsed: () => elapsed },
+  );
+});
+
+test("a node's row has Kong's fields: the version it reported, updated_at, labels", async (t) => {
+  // kong/db/schema/entities/clustering_data_planes.lua; kong/clustering/control_plane.lua:251-262
+  // upserts version (the DP's node_version), labels (none without cluster_dp_labels) and, as
+  // auto_timestamp_s, updated_at on every update
+  let now = Date.UTC(2030, 0, 1, 12);
+  await withListener(
+    async (listener, socket) => {
+      await poll(socket, { node_id: NODE_A, hostname: 'dp-1', hash: listener.snapshot.hash, node_version: '3.9.3', wait: '0' });
+      now += 5000;
+      await poll(socket, { node_id: NODE_A, hostname: 'dp-1', hash: listener.snapshot.hash, node_version: '3.9.3', wait: '0' });
+      const [row] = listener.dataPlanes();
+      t.like(row, { id: NODE_A, hostname: 'dp-1', version: '3.9.3', labels: null, last_seen: now / 1000, updated_at: now / 1000, sync_status: 'normal' });
+      t.deepEqual(Object.keys(row!).sort(), ['config_hash', 'hostname', 'id', 'ip', 'labels', 'last_seen', 'sync_status', 'updated_at', 'version']);
+      t.is((await poll(socket, { node_id: NODE_B, node_version: '3.9.3; drop' })).status, 400);
+    },
+    { now: () => now },
+  );
+});
+
+/** A held poll whose connection is cut, as when its node is killed (kill -9) while it waits. */
+async function pollThenDie(listener: ClusterListener, socketPath: string, nodeId: string): Promise<void> {
+  const query = new URLSearchParams({ node_id: nodeId, hash: listener.snapshot.hash, wait: '30' }).toString();
+  const req = httpRequest({ socketPath, path: `/v1/snapshot?${query}` });
+  req.on('error', () => {});
+  req.end();
+  await pollUntil('the poll to be held', () => Promise.resolve(listener.dataPlanes().some((node) => node.id === nodeId)));
+  req.destroy();
+}
+
+test('settled: a node whose held poll closed is not waited for once it has not polled again within the grace', async (t) => {
+  let elapsed = 0;
+  await withListener(
+    async (listener, socket, logs) => {
+      await pollThenDie(listener, socket, NODE_A);
+      const held = poll(socket, { node_id: NODE_B, hash: listener.snapshot.hash, wait: '30' });
+      await pollUntil('both nodes', () => Promise.resolve(listener.dataPlanes().length === 2));
+      elapsed += 1000; // A polled a second ago: live by NODE_LIVE_MS, but its connection is gone
+      listener.publish(snapshot(2));
+      t.is((await held).status, 200, 'B takes version 2: between two polls, it is waited for');
+      let settled = false;
+      const started = Date.now();
+      const done = listener.settled(5000).then(() => (settled = true));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      t.false(settled, 'B has not reported version 2 yet');
+      await poll(socket, { node_id: NODE_B, hash: snapshot(2).hash, wait: '0' });
+      await done;
+      t.true(Date.now() - started < 4000, 'not the 5 s bound: A is not waited for');
+      t.deepEqual(logs.filter((line) => line.startsWith('warn:')), []);
+      t.is(listener.dataPlanes().length, 2, 'A is still listed, as Kong keeps its row');
+    },
+    { elapsed: () => elapsed },
+  );
+});
+
+test('settled: a node whose poll closed a moment ago is waited for (a reload polls again at once)', async (t) => {
+  await withListener(
+    async (listener, socket, logs) => {
+      await pollThenDie(listener, socket, NODE_A);
+      listener.publish(snapshot(2));
+      await listener.settled(400);
+      t.deepEqual(logs.filter((line) => line.startsWith('warn:')).length, 1, 'waited for A');
+      logs.length = 0;
+      listener.publish(snapshot(3));
+      await poll(socket, { node_id: NODE_A, hash: snapshot(3).hash, wait: '0' });
+      await listener.settled(400);
+      t.deepEqual(logs, [], 'it polled again: live');
+    },
+    { elapsed: () => 0 },
   );
 });
 

@@ -54,7 +54,7 @@ test("kong.yml's snapshot validates against snapshot.schema.json and round-trips
   // The hash is the payload's: the parsed document serialises back to the same entities.
   const { certificates, snis, services, routes, consumers, keyauth_credentials, acls, plugins } = snapshot;
   const payload = JSON.stringify({ certificates, snis, services, routes, consumers, keyauth_credentials, acls, plugins });
-  t.is(createHash('sha256').update(payload).digest('hex'), snapshot.config_hash);
+  t.is(createHash('md5').update(payload).digest('hex'), snapshot.config_hash);
   t.is(JSON.stringify(snapshot), text, 'parse and serialise give the same document');
 
   // The node runs it: what it saved (<prefix>/snapshot.json) is the same document.

@@ -28,8 +28,55 @@ test('the status API: /status/ready once a configuration runs, /status with its 
     t.is((await httpGet(`${node.statusUrl!}/status/ready`)).status, 200);
     const status = await httpGet(`${node.statusUrl!}/status`);
     t.is(status.json.configuration_hash, snapshot.config_hash);
+    // 32 hex digits, as Kong's (spec/02-integration/08-status_api/01-core_routes_spec.lua:91)
+    t.regex(status.json.configuration_hash, /^[0-9a-f]{32}$/);
     t.is(status.headers.server, 'kong/3.9.3');
     t.is((await httpGet(`${node.statusUrl!}/metrics`)).status, 404, 'no plugin serves it here');
+  } finally {
+    await node.dispose();
+  }
+});
+
+test('POST /status/ready with status=draining drains the node: every worker answers 503 draining', async (t) => {
+  // kong/status/ready.lua:126-133 (3.9.3, `kong drain`): a flag in the kong shared dict, so
+  // node-wide; :108-113: GET answers 503 draining from then on. Anything else is a bare 400.
+  const node = await startTestNode({
+    statusListen: `127.0.0.1:${await freePort()}`,
+    workerProcesses: 2,
+    snapshot: { services: [{ name: 's', url: 'http://127.0.0.1:1' }] },
+  });
+  try {
+    const ready = `${node.statusUrl!}/status/ready`;
+    t.is((await httpGet(ready)).status, 200);
+    for (const [type, body] of [
+      ['application/json', '{"status":"ready"}'],
+      ['application/x-www-form-urlencoded', 'state=draining'],
+      [undefined, undefined],
+    ] as const) {
+      const refused = await httpGet(ready, { method: 'POST', headers: type ? { 'Content-Type': type } : {}, body });
+      t.is(refused.status, 400, `${type ?? 'no body'}: ${body ?? ''}`);
+    }
+    t.is((await httpGet(ready, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{' })).json?.message, 'Cannot parse JSON body');
+    t.is((await httpGet(ready, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'status=draining' })).status, 415);
+    t.is((await httpGet(ready)).status, 200, 'still ready');
+
+    const drained = await httpGet(ready, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"status":"draining"}' });
+    t.is(drained.status, 204);
+    t.is(drained.body, '');
+    // each request on a new connection: both workers answer, and both say draining
+    for (let i = 0; i < 8; i++) t.deepEqual((await httpGet(ready)).json, { message: 'draining' });
+    t.is((await httpGet(ready)).status, 503);
+    t.is((await httpGet(node.url('/nothing-routed'))).status, 404, 'a draining node still proxies');
+    t.is((await httpGet(`${node.statusUrl!}/status`)).status, 200);
+
+    // a form body says it too (kong drain sends JSON; lapis reads either)
+    const form = await httpGet(`${ready}/`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'status=draining' });
+    t.is(form.status, 204);
+
+    // kong reload runs Kong.init again, whose reset_kong_shm (kong/init.lua:239-258) does not
+    // keep the flag: a reloaded node is ready again
+    await node.reload();
+    await pollUntil('the reloaded node to say ready', async () => (await httpGet(ready)).status === 200);
   } finally {
     await node.dispose();
   }

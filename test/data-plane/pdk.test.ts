@@ -33,7 +33,7 @@ test.before(async () => {
     res.end(JSON.stringify({ url: req.url, headers: req.headers }));
   });
   snapshot.services[0]!.port = upstream.port;
-  node = await startTestNode({ plugins: ['dp-probe'], snapshot: { ...snapshot, config_hash: 'a'.repeat(64) } });
+  node = await startTestNode({ plugins: ['dp-probe'], snapshot: { ...snapshot, config_hash: 'a'.repeat(32) } });
 });
 
 test.after.always(async () => {

@@ -96,14 +96,14 @@ test.serial('the next snapshot replaces it everywhere', async (t) => {
 });
 
 for (const [what, mangle, expected] of [
-  ['an unknown snapshot_version', (s: Snapshot) => ({ ...s, snapshot_version: 2 }), /snapshot_version 2 is not one this data plane knows/],
+  ['an unknown snapshot_version', (s: Snapshot) => ({ ...s, snapshot_version: 3 }), /snapshot_version 3 is not one this data plane knows/],
   ['a field of the wrong type', (s: Snapshot) => ({ ...s, routes: [{ ...s.routes[0]!, strip_path: 'yes' }] }), /^route [0-9a-f-]+ \(routes\[1\]\): field "strip_path" must be a boolean$/],
   ['a plugin the node did not load', (s: Snapshot) => ({ ...s, plugins: [{ ...s.plugins[0]!, name: 'no-such-plugin' }] }), /no-such-plugin plugin is in use but not enabled/],
   ['a route regex PCRE refuses', (s: Snapshot) => ({ ...s, routes: [{ ...s.routes[0]!, paths: ['~/(unclosed'] }] }), /invalid regex path/],
-  ['invalid JSON', () => '{"snapshot_version":1,', /invalid JSON/],
+  ['invalid JSON', () => '{"snapshot_version":2,', /invalid JSON/],
 ] as const) {
   test.serial(`${what}: the previous snapshot stays, and the next poll reports it`, async (t) => {
-    const hash = Math.random().toString(16).slice(2).padEnd(64, '0').slice(0, 64);
+    const hash = Math.random().toString(16).slice(2).padEnd(32, '0').slice(0, 32);
     const doc = mangle({ ...b, config_hash: hash, config_version: 3 });
     cp!.publish(typeof doc === 'string' ? doc : JSON.stringify(doc), hash);
     await pollUntil('a poll reporting the failure', async () => cp!.polls.some((p) => p.failedHash !== null && p.error !== null && expected.test(p.error)), { timeoutMs: 5000 });
@@ -129,4 +129,27 @@ test.serial('a restarted node serves snapshot.json before the control plane answ
   await pollUntil('the node taking a once the control plane is back', async () => cp!.polls.some((p) => p.hash === a.config_hash), { timeoutMs: 15_000 });
   t.is(cp.polls[0]!.hash, b.config_hash, 'the first poll reports the hash of snapshot.json');
   t.deepEqual([...(await sample('/v/a', 10)).statuses], [200]);
+});
+
+test.serial('a snapshot.json of snapshot_version 1 (SHA-256 hashes) is not served: the node waits for the control plane', async (t) => {
+  // version 1 hashed configurations with SHA-256 (64 hex digits); Kong's hashes are MD5 (32),
+  // which version 2 reports. A node upgraded over an old snapshot.json starts empty and polls.
+  const prefix = join(dir, 'upgraded');
+  const old = { ...version('old', 1), snapshot_version: 1, config_hash: 'ab'.repeat(32) } as unknown as Snapshot;
+  const socket = join(dir, 'cp-upgraded.sock');
+  const control = await startFakeControlPlane(socket);
+  const upgraded = await startTestNode({ prefix, snapshot: old, plugins: ['dp-probe'], clusterControlPlane: `unix:${socket}` });
+  try {
+    const ignored = /ignoring .*snapshot\.json: snapshot: snapshot_version 1 is not one this data plane knows \(it runs version 2\)/;
+    await pollUntil('the log line', async () => upgraded.logsMatching(ignored).length > 0);
+    t.is((await httpGet(upgraded.url('/v/old'))).status, 404, 'the old snapshot is not served');
+    await pollUntil('a poll with no hash', async () => control.polls.some((p) => p.hash === ''));
+    const fresh = version('new', 2);
+    control.publish(JSON.stringify(fresh), fresh.config_hash);
+    await pollUntil('the node running what the control plane sent', async () => (await httpGet(upgraded.url('/v/new'))).status === 200);
+    t.regex(readFileSync(join(prefix, 'snapshot.json'), 'utf8'), /^\{"snapshot_version":2,/);
+  } finally {
+    await upgraded.dispose();
+    await control.close();
+  }
 });

@@ -110,9 +110,12 @@ test('an Admin API write answers once the data plane runs it (Kong: when it is s
   await admin('/services/seen', { method: 'PUT', json: { url: 'http://127.0.0.1:9' } });
   const created = await admin('/services/seen/routes', { method: 'POST', json: { name: 'seen', paths: ['/seen-at-once'] } });
   t.is(created.status, 201);
-  const nodes = (await admin('/clustering/data-planes')).body.data as Array<{ config_hash: string; sync_status: string }>;
+  const nodes = (await admin('/clustering/data-planes')).body.data as Array<{ config_hash: string; sync_status: string; version: string; labels: null }>;
   t.is(nodes.length, 1);
   t.is(nodes[0]!.sync_status, 'normal');
+  // Kong's hashes are MD5 in hex (kong/db/schema/entities/clustering_data_planes.lua: len_eq 32)
+  t.regex(nodes[0]!.config_hash, /^[0-9a-f]{32}$/);
+  t.like(nodes[0], { version: '3.9.3', labels: null }, 'the version the node reported');
   // The route exists on the node already: 502 from the unreachable service, not Kong's 404.
   t.is((await request(`${gateway.proxyUrl}/seen-at-once`)).status, 502);
 });

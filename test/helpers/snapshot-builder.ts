@@ -55,10 +55,10 @@ function resolve(ref: Ref | undefined, byName: Map<string, string>, what: string
   return { id };
 }
 
-/** SHA-256 of the entity payload as serialised in the document (the schema's config_hash). */
+/** MD5 of the entity payload as serialised in the document (the schema's config_hash). */
 function configHash(entities: Omit<Snapshot, 'snapshot_version' | 'config_version' | 'config_hash'>): string {
   const payload = JSON.stringify(Object.fromEntries(SNAPSHOT_TYPES.map((type) => [type, entities[type]])));
-  return createHash('sha256').update(payload).digest('hex');
+  return createHash('md5').update(payload).digest('hex');
 }
 
 export function buildSnapshot(input: SnapshotInput, configVersion = 1): Snapshot {
@@ -149,5 +149,5 @@ export function buildSnapshot(input: SnapshotInput, configVersion = 1): Snapshot
   const snis: SnapshotSni[] = (input.snis ?? []).map((s) => ({ id: randomUUID(), ...s }));
 
   const entities = { certificates, snis, services, routes, consumers, keyauth_credentials, acls, plugins };
-  return { snapshot_version: 1, config_version: configVersion, config_hash: configHash(entities), ...entities };
+  return { snapshot_version: 2, config_version: configVersion, config_hash: configHash(entities), ...entities };
 }

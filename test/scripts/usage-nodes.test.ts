@@ -202,6 +202,28 @@ test('many consumers: plans come from two listings, not two calls per consumer',
   ]);
 });
 
+test('the same node given twice is refused, naming both: a billing export must not count it twice', async (t) => {
+  const port = new URL(a.statusUrl).port;
+  for (const [first, second] of [
+    [a.statusUrl, `${a.statusUrl}/`],
+    [`${a.statusUrl}/metrics`, a.statusUrl],
+  ]) {
+    const result = await runCliInProcess(['usage', '--status-url', first!, '--status-url', b.statusUrl, '--status-url', second!], { KONG_ADMIN_URL: admin.url });
+    t.is(result.code, 2);
+    t.is(result.stderr, `error: --status-url ${first} and ${second} are the same Status API: its node would be counted twice (see usage --help)\n`);
+    t.is(result.stdout, '');
+  }
+  // two addresses of one node: each node's kong_node_info names it (kong/plugins/prometheus/exporter.lua)
+  const alias = `http://localhost:${port}`;
+  const result = await runCliInProcess(['usage', '--status-url', a.statusUrl, '--status-url', alias], { KONG_ADMIN_URL: admin.url });
+  t.is(result.code, 2);
+  t.is(
+    result.stderr,
+    `error: --status-url ${a.statusUrl}/metrics and ${alias}/metrics are the same Kong node (node_id ${a.nodeId}): its requests would be counted twice (see usage --help)\n`,
+  );
+  t.is(result.stdout, '');
+});
+
 test('a node that is down is one line and exit 1', async (t) => {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

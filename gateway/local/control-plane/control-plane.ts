@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdminApp } from './api/admin-app.ts';
 import { serverStatusOf, type NodeStatusApi } from './api/metrics-route.ts';
+import { ServerCounters } from './api/server-counters.ts';
 import { EntityService } from './db/entity-service.ts';
 import { EntityStore, type Draft } from './db/entity-store.ts';
 import { readDeclarativeConfig, type DeclarativeConfig } from './declarative/load-config.ts';
@@ -164,6 +165,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   });
 
   const nodeId = options.nodeId ?? randomUUID();
+  // without a node of its own, /status counts what the Admin API's server serves
+  const counters = new ServerCounters();
   const admin = createAdminApp({
     service,
     registry,
@@ -176,9 +179,10 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     dataPlanes: () => cluster.dataPlanes(),
     proxyListeners: options.proxyListeners,
     nodeStatus: options.nodeStatus,
-    serverStatus: options.nodeStatus ? serverStatusOf(options.nodeStatus) : undefined,
+    serverStatus: options.nodeStatus ? serverStatusOf(options.nodeStatus) : () => Promise.resolve(counters.status()),
   });
   const adminServer = createServer(admin.callback());
+  counters.watch(adminServer);
   // Kong's Admin API server block sets no keepalive_timeout (kong/templates/nginx_kong.lua:411-453
   // at 3.9.3): nginx's default, 75 s, and no Keep-Alive header (admin-app.ts). A client's pool
   // then closes an idle connection long before the server does: with Node's 5 s and its

@@ -8,11 +8,13 @@ import {
   PrometheusApi,
   prometheusUsage,
   rounded,
+  SameNodeError,
   scrapeNodes,
   SERIES,
   usageWindows,
   type CountsByConsumer,
 } from '../../../packages/usage/index.ts';
+import { UsageError } from '../common/errors.ts';
 import { usageRow, type UsageRow } from './report.ts';
 import type { UsageSource } from './sources.ts';
 
@@ -56,7 +58,10 @@ function configurationNotes(sawRequests: boolean, sawConsumers: boolean, usernam
 async function measure(request: UsageRequest): Promise<{ measured: Measured[]; heading: string; note: string; notes: string[] }> {
   const { source, username } = request;
   if (source.kind === 'nodes') {
-    const totals = await scrapeNodes(source.statusUrls, username);
+    const totals = await scrapeNodes(source.statusUrls, username).catch((error: unknown) => {
+      // the billing export refuses rather than guess which address was meant
+      throw error instanceof SameNodeError ? new UsageError(`--status-url ${error.message}`) : error;
+    });
     const nodes = source.statusUrls.map((url) => displayUrl(metricsUrl(url)));
     return {
       measured: [{ from: null, to: new Date(), counts: totals.counts }],

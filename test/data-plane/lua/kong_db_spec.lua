@@ -9,9 +9,9 @@ local CONSUMER_ID = "44444444-4444-4444-8444-444444444444"
 
 local function doc(now)
   return {
-    snapshot_version = 1,
+    snapshot_version = 2,
     config_version = 1,
-    config_hash = string.rep("cd", 32),
+    config_hash = string.rep("cd", 16),
     certificates = {},
     snis = {},
     services = {},

@@ -8,9 +8,9 @@ local ROUTE_ID = "22222222-2222-4222-8222-222222222222"
 
 local function doc()
   return {
-    snapshot_version = 1,
+    snapshot_version = 2,
     config_version = 3,
-    config_hash = string.rep("ab", 32),
+    config_hash = string.rep("ab", 16),
     certificates = {},
     snis = {},
     services = { {
@@ -57,10 +57,10 @@ describe("kong.clustering.snapshot", function()
 
   it("refuses a snapshot_version it does not know", function()
     local d = doc()
-    d.snapshot_version = 2
+    d.snapshot_version = 3
     local s, err = decode(d)
     assert.is_nil(s)
-    assert.equal("snapshot: snapshot_version 2 is not one this data plane knows (it runs version 1)", err)
+    assert.equal("snapshot: snapshot_version 3 is not one this data plane knows (it runs version 2)", err)
   end)
 
   it("names the entity and the field", function()
@@ -123,7 +123,7 @@ describe("kong.clustering.snapshot", function()
   it("refuses a bad hash and invalid JSON", function()
     local d = doc()
     d.config_hash = "ABC"
-    assert.equal("snapshot: config_hash must be a string matching ^[0-9a-f]{64}$", select(2, decode(d)))
+    assert.equal("snapshot: config_hash must be a string matching ^[0-9a-f]{32}$", select(2, decode(d)))
     assert.matches("^snapshot: invalid JSON", select(2, snapshot.decode("{")))
   end)
 end)

@@ -75,14 +75,13 @@ function controlPlaneMetrics(options: MetricsRouteOptions): string {
     {
       name: 'kong_data_plane_config_hash',
       help: 'Config hash numeric value of the data plane',
-      // exporter.lua config_hash_to_number: the hash as a number; Kong's hashes are MD5 (32
-      // hex digits), ours SHA-256: its first 32 digits, as /status reports it
-      series: planes.map((p) => ({ name: 'kong_data_plane_config_hash', labels: who(p), value: Number(`0x${p.config_hash.slice(0, 32) || '0'}`) })),
+      // exporter.lua config_hash_to_number: the hash (32 hex digits) as a number
+      series: planes.map((p) => ({ name: 'kong_data_plane_config_hash', labels: who(p), value: Number(`0x${p.config_hash || '0'}`) })),
     },
     {
       name: 'kong_data_plane_version_compatible',
       help: 'Version compatible status of the data plane, 0 is incompatible',
-      series: planes.map((p) => ({ name: 'kong_data_plane_version_compatible', labels: { ...who(p), kong_version: KONG_VERSION }, value: 1 })),
+      series: planes.map((p) => ({ name: 'kong_data_plane_version_compatible', labels: { ...who(p), kong_version: p.version ?? '' }, value: 1 })),
     },
     {
       name: 'kong_datastore_reachable',

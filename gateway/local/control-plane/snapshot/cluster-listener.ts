@@ -17,8 +17,14 @@ export interface DataPlaneNode {
   hostname: string;
   ip: string;
   config_hash: string;
+  /** The node's Kong version, as it reported it (Kong's DP sends node_version); null if it did not. */
+  version: string | null;
+  /** Kong's DP sends them with cluster_dp_labels, which our nodes do not have: null, as Kong's rows without. */
+  labels: Record<string, string> | null;
   /** Unix seconds. */
   last_seen: number;
+  /** Unix seconds: the row's last update, every poll (Kong upserts the row on each ping). */
+  updated_at: number;
   /** kong/constants.lua CLUSTERING_SYNC_STATUS: "normal" when it runs the current configuration. */
   sync_status: 'normal' | 'unknown';
 }
@@ -27,10 +33,19 @@ export type ClusterLog = (level: 'info' | 'warn' | 'err', message: string) => vo
 
 /** A node that has not polled for this long is not waited for (a poll is renewed every ≤ 30 s). */
 const NODE_LIVE_MS = 35_000;
+/**
+ * A node whose held poll's connection closed before an answer (a node killed, stopped, or
+ * reloading) and that has not polled again within this long is not waited for either: a
+ * reloading node's new worker 0 polls again at once. A node between two polls (its last one
+ * answered) is waited for as long as it is live.
+ */
+const POLL_LOST_GRACE_MS = 250;
 const MAX_WAIT_S = 30;
 const MAX_ERROR_LENGTH = 500;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const HASH = /^[0-9a-f]{64}$/;
+const HASH = /^[0-9a-f]{32}$/;
+// typedefs.semantic_version's patterns (kong/db/schema/typedefs.lua:633-645), kept short and printable
+const VERSION = /^\d+[.\d]*(-?[\w.+-]*)?$/;
 
 interface PendingPoll {
   response: ServerResponse;
@@ -44,6 +59,8 @@ interface NodeState extends DataPlaneNode {
   seenAtMs: number;
   /** The last configuration it could not load, reported once in the log. */
   failedHash: string;
+  /** When its held poll's connection closed unanswered, by the liveness clock; unset once it polls again. */
+  lostAtMs?: number;
 }
 
 /** `unix:/path/cluster.sock` or `host:port` (Kong's cluster_listen format, without options). */
@@ -122,7 +139,7 @@ export class ClusterListener {
 
   /** The nodes seen, as Kong's `GET /clustering/data-planes` lists them. */
   dataPlanes(): DataPlaneNode[] {
-    return [...this.nodes.values()].map(({ seenAtMs: _, failedHash: __, ...node }) => ({
+    return [...this.nodes.values()].map(({ seenAtMs: _, failedHash: __, lostAtMs: ___, ...node }) => ({
       ...node,
       sync_status: node.config_hash === this.current.hash ? 'normal' : 'unknown',
     }));
@@ -144,9 +161,11 @@ export class ClusterListener {
 
   /** The live nodes that run neither the current configuration nor reported failing it, by id. */
   private behind() {
-    const cutoff = this.elapsed() - NODE_LIVE_MS;
+    const now = this.elapsed();
+    const lost = (node: NodeState) => node.lostAtMs !== undefined && now - node.lostAtMs >= POLL_LOST_GRACE_MS;
+    const live = (node: NodeState) => node.seenAtMs >= now - NODE_LIVE_MS && !lost(node);
     return [...this.nodes.entries()].filter(
-      ([, node]) => node.seenAtMs >= cutoff && node.config_hash !== this.current.hash && node.failedHash !== this.current.hash,
+      ([, node]) => live(node) && node.config_hash !== this.current.hash && node.failedHash !== this.current.hash,
     );
   }
 
@@ -167,12 +186,16 @@ export class ClusterListener {
     const hash = query.get('hash') ?? '';
     const failedHash = query.get('failed_hash') ?? '';
     const wait = Number(query.get('wait') ?? MAX_WAIT_S);
+    const version = query.get('node_version');
     if (!UUID.test(id)) return answer(response, 400, { message: 'node_id: expected a UUID' });
-    if (hash !== '' && !HASH.test(hash)) return answer(response, 400, { message: 'hash: expected a SHA-256 in hex' });
-    if (failedHash !== '' && !HASH.test(failedHash)) return answer(response, 400, { message: 'failed_hash: expected a SHA-256 in hex' });
+    if (hash !== '' && !HASH.test(hash)) return answer(response, 400, { message: 'hash: expected an MD5 in hex' });
+    if (failedHash !== '' && !HASH.test(failedHash)) return answer(response, 400, { message: 'failed_hash: expected an MD5 in hex' });
     if (!Number.isFinite(wait) || wait < 0) return answer(response, 400, { message: 'wait: expected seconds, 0 or more' });
+    if (version !== null && !(version.length <= 64 && VERSION.test(version))) {
+      return answer(response, 400, { message: 'node_version: expected a version, X.Y.Z' });
+    }
 
-    this.record(id, query.get('hostname') ?? '', request.socket.remoteAddress ?? 'unix', hash, failedHash, query.get('error'));
+    const node = this.record(id, query.get('hostname') ?? '', request.socket.remoteAddress ?? 'unix', hash, version, failedHash, query.get('error'));
     const poll: PendingPoll = { response, hash, failedHash, timer: undefined as unknown as NodeJS.Timeout };
     if (this.wants(hash, failedHash)) return this.send(poll);
     poll.timer = setTimeout(() => {
@@ -183,6 +206,11 @@ export class ClusterListener {
     response.on('close', () => {
       clearTimeout(poll.timer);
       this.pending.delete(poll);
+      // unanswered, and the node has not polled since: it is gone, or about to poll again
+      if (!response.writableFinished && this.nodes.get(id) === node) {
+        node.lostAtMs = this.elapsed();
+        setTimeout(() => this.checkConvergence(), POLL_LOST_GRACE_MS + 10).unref();
+      }
     });
   }
 
@@ -194,14 +222,26 @@ export class ClusterListener {
     poll.response.end(body);
   }
 
-  private record(id: string, hostname: string, ip: string, hash: string, failedHash: string, error: string | null): void {
+  private record(
+    id: string,
+    hostname: string,
+    ip: string,
+    hash: string,
+    version: string | null,
+    failedHash: string,
+    error: string | null,
+  ): NodeState {
     const previous = this.nodes.get(id);
+    const seconds = Math.floor(this.now() / 1000);
     const node: NodeState = {
       id,
       hostname: hostname.slice(0, 255),
       ip,
       config_hash: hash,
-      last_seen: Math.floor(this.now() / 1000),
+      version,
+      labels: null,
+      last_seen: seconds,
+      updated_at: seconds,
       sync_status: 'unknown',
       seenAtMs: this.elapsed(),
       failedHash: previous?.failedHash ?? '',
@@ -214,6 +254,7 @@ export class ClusterListener {
     node.failedHash = failedHash || node.failedHash;
     this.nodes.set(id, node);
     this.checkConvergence();
+    return node;
   }
 }
 

@@ -8,7 +8,7 @@ import { KONG, type FieldSchema } from '../schema/typedefs.ts';
 // fields the data plane receives) over its fields' schemas. `npm run generate:snapshot-schema`
 // writes it; a test fails when the committed file differs.
 
-export const SNAPSHOT_VERSION = 1;
+export const SNAPSHOT_VERSION = 2;
 
 /** gateway/local/snapshot.schema.json: the contract between the planes, which the data plane reads. */
 export const SNAPSHOT_SCHEMA_FILE = fileURLToPath(new URL('../../snapshot.schema.json', import.meta.url));
@@ -100,10 +100,10 @@ function snapshotSchema(): Json {
       },
       config_hash: {
         description:
-          `SHA-256 (hex) of the entity payload: ${types.join(', ')}, as serialised in this document. ` +
-          'Data planes report the hash they run; equal hashes mean equal configurations.',
+          `MD5 (hex, as Kong's configuration hashes) of the entity payload: ${types.join(', ')}, as serialised in this document. ` +
+          'Data planes report the hash they run; equal hashes mean equal configurations. (Version 1 had SHA-256 here.)',
         type: 'string',
-        pattern: '^[0-9a-f]{64}$',
+        pattern: '^[0-9a-f]{32}$',
       },
       ...Object.fromEntries(types.map((name) => [name, { type: 'array', items: { $ref: `#/$defs/${singular(name)}` } }])),
     },

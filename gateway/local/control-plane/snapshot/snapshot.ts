@@ -62,11 +62,13 @@ function entitiesOf(view: StoreView): SnapshotEntities {
 
 /**
  * The store's state as the snapshot data planes run. The hash covers the entities only, so the
- * same configuration always hashes the same, whatever its version.
+ * same configuration always hashes the same, whatever its version. It is MD5 in hex, as Kong's
+ * configuration hashes are (kong/clustering/config_helper.lua:140,170): what /status and
+ * /clustering/data-planes report has their format, though not their input.
  */
 export function compileSnapshot(view: StoreView): CompiledSnapshot {
   const entities = JSON.stringify(entitiesOf(view));
-  const hash = createHash('sha256').update(entities).digest('hex');
+  const hash = createHash('md5').update(entities).digest('hex');
   // The entity payload is serialised once: the document is its fields spliced after the header.
   const header = JSON.stringify({ snapshot_version: SNAPSHOT_VERSION, config_version: view.version, config_hash: hash });
   return { version: view.version, hash, json: `${header.slice(0, -1)},${entities.slice(1)}` };

@@ -54,5 +54,7 @@ return {
   SNAPSHOT_GENERATION_KEY = "snapshot:generation",
   -- kong shared dict keys
   NODE_ID_KEY = "kong:node_id",
+  -- false once the node drains (kong/status/ready.lua)
+  KONG_STATUS_READY_KEY = "kong:status:ready",
   TEST_CLOCK_KEY = "kong:test_clock_ms",
 }

@@ -358,6 +358,9 @@ function Kong.init()
   clustering.configure(prefix, loaded_plugins)
 
   ngx.shared.kong:set(constants.NODE_ID_KEY, config.node_id)
+  -- the shared dicts outlive a reload; Kong's reset_kong_shm (kong/init.lua:239-258) does not
+  -- keep the drain flag, so a reloaded node is ready again
+  ngx.shared.kong:delete(constants.KONG_STATUS_READY_KEY)
 
   -- a restarted node serves its last snapshot before the control plane answers
   local json = clustering.read_file()

@@ -1,14 +1,12 @@
 -- Worker 0's long poll of the control plane's cluster listener (README "The snapshot and its
--- delivery"): GET /v1/snapshot?node_id&hostname&hash&wait[&failed_hash&error] over a cosocket,
--- HTTP/1.1 with a Content-Length body; 200 brings a snapshot, 304 nothing new. A snapshot
--- that cannot be run keeps the previous one and is reported on the next poll. While the
--- control plane cannot be reached the poll is retried with a growing delay.
+-- delivery"): GET /v1/snapshot?node_id&hostname&node_version&hash&wait[&failed_hash&error]
+-- over a cosocket, HTTP/1.1 with a Content-Length body; 200 brings a snapshot, 304 nothing new.
+-- A snapshot that cannot be run keeps the previous one and is reported on the next poll. While
+-- the control plane cannot be reached the poll is retried with a growing delay.
 local clustering = require "kong.clustering"
 local dns = require "kong.runloop.dns"
 local hostname_type = require("kong.tools.ip").hostname_type
 local real_now = require("kong.tools.clock").real_now
-local sha256 = require "resty.sha256"
-local to_hex = require("resty.string").to_hex
 
 local ngx = ngx
 local log = ngx.log
@@ -17,6 +15,7 @@ local WARN = ngx.WARN
 local NOTICE = ngx.NOTICE
 local sleep = ngx.sleep
 local escape_uri = ngx.escape_uri
+local md5 = ngx.md5
 local tcp = ngx.socket.tcp
 local tonumber = tonumber
 local lower = string.lower
@@ -55,9 +54,7 @@ local function body_hash(body)
   if hashed then
     return hashed
   end
-  local h = sha256:new()
-  h:update(body)
-  return to_hex(h:final())
+  return md5(body)
 end
 
 -- The control plane holds a poll up to `wait` seconds: the status line is awaited in short
@@ -177,6 +174,7 @@ local function poll_path(conf, state)
   local parts = {
     "/v1/snapshot?node_id=", escape_uri(conf.node_id),
     "&hostname=", escape_uri(kong.node.get_hostname()),
+    "&node_version=", escape_uri(kong.version),
     "&hash=", escape_uri(clustering.current_hash()),
     "&wait=", WAIT_SECONDS,
   }
