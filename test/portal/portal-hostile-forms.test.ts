@@ -89,3 +89,11 @@ test('a method the portal does not serve (PROPFIND, PURGE) is 405 with Allow, no
     t.regex(response.headers.get('allow') ?? '', /\bPOST\b/, method);
   }
 });
+
+test('a form over 16 KiB is refused 413 in the portal\'s words, not the library\'s', async (t) => {
+  const b = await signUpPage(portal);
+  const page = await b.post('/portal/signup', { email: 'ada@b.co', name: 'x'.repeat(17 * 1024), password: PASSWORD });
+  t.is(page.status, 413);
+  t.regex(page.text, /The form is larger than 16 KiB, more than any of the portal&#39;s forms holds/);
+  t.notRegex(page.text, /request entity too large/);
+});
