@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
+import { BASE } from '../paths.ts';
 import { newToken } from '../tokens.ts';
 import { CSRF_COOKIE, readSignedCookie, setCsrfCookie } from './cookies.ts';
 
@@ -23,6 +24,19 @@ function same(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
+/** Hosts a browser treats as secure over plain HTTP, keeping Secure cookies there: loopback. */
+const isLoopback = (hostname: string) =>
+  /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[?::1\]?)$/i.test(hostname.replace(/\.$/, ''));
+
+/**
+ * Why a POST without its CSRF cookie came without it. The cookies are Secure, and a browser drops
+ * them over plain HTTP but on loopback: there every form would be refused as expired, forever.
+ */
+function missingCookieReason(ctx: Context): string | undefined {
+  if (ctx.protocol !== 'http' || ctx.hostname === '' || isLoopback(ctx.hostname)) return undefined;
+  return `The portal needs HTTPS (or localhost): over plain HTTP your browser drops its cookies, so no form can be sent. Open https://${ctx.hostname}${BASE}/ instead.`;
+}
+
 /**
  * Signed double-submit: the token lives in a signed, HttpOnly, SameSite=Strict cookie and in a
  * hidden field of every form; a POST whose field does not match its cookie is refused (403)
@@ -35,7 +49,8 @@ export function csrfProtection(refuse: (ctx: Context, reason: string) => void): 
       const field = (ctx.request.body as Record<string, unknown> | undefined)?._csrf;
       if (ctx.get('Sec-Fetch-Site') === 'cross-site') return refuse(ctx, 'This form was sent from another site.');
       if (!cookie || typeof field !== 'string' || !same(cookie, field)) {
-        return refuse(ctx, 'This form has expired or did not come from this portal. Reload the page and try again.');
+        const reason = cookie ? undefined : missingCookieReason(ctx);
+        return refuse(ctx, reason ?? 'This form has expired or did not come from this portal. Reload the page and try again.');
       }
     }
     if (cookie) ctx.state.csrf = cookie;
