@@ -555,3 +555,23 @@ test('an email of 125 emoji signs up and signs in: both forms read the field ali
   await b.get('/portal/signin');
   t.is((await b.post('/portal/signin', { email, password: PASSWORD })).status, 303);
 });
+
+test("a signed-in form must carry its session's token: another browser's CSRF cookie and token do not post for the session", async (t) => {
+  const alice = browser(open);
+  await signUp(alice, 'csrf-bound@example.com');
+  await alice.get('/portal/');
+  const other = browser(open);
+  await other.get('/portal/signin');
+  const planted = browser(open);
+  planted.cookies.set('portal_session', alice.cookies.get('portal_session')!);
+  planted.cookies.set('portal_session.sig', alice.cookies.get('portal_session.sig')!);
+  planted.cookies.set('portal_csrf', other.cookies.get('portal_csrf')!);
+  planted.cookies.set('portal_csrf.sig', other.cookies.get('portal_csrf.sig')!);
+  const forged = await planted.post('/portal/keys', { _csrf: other.csrf, name: 'planted', expires: 'never' });
+  t.is(forged.status, 403);
+  t.regex(forged.text, /Form refused/);
+  // the token of alice's pages is not her CSRF cookie's: a token from before sign-in opens nothing either
+  t.not(alice.csrf, alice.cookies.get('portal_csrf'));
+  t.is((await alice.post('/portal/keys', { name: 'mine', expires: 'never' })).status, 201);
+  t.notRegex((await alice.get('/portal/')).text, /planted/);
+});

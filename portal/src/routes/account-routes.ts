@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { EMAIL_FIELD_UNITS, EmailTaken, isAccountEmail, NAME_FIELD_UNITS, NAME_MAX, normalizeEmail } from '../accounts.ts';
 import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
-import { renewCsrf } from '../http/csrf.ts';
+import { renewCsrf, sessionCsrf } from '../http/csrf.ts';
 import { formField } from '../http/form.ts';
 import { pageContext, sendPage } from '../http/state.ts';
 import { invitationOnlyPage, signInPage, signUpPage, type SignUpForm } from '../pages/account-pages.ts';
@@ -31,6 +31,9 @@ async function startSession(ctx: Context, services: PortalServices, accountId: s
   const session = await services.sessions.create(accountId, services.clock());
   setSessionCookie(ctx, session.id, session.expiresAt - services.clock());
   renewCsrf(ctx);
+  // the page answered now (a new key's) carries the new session's token
+  ctx.state.sessionId = session.id;
+  ctx.state.csrf = sessionCsrf(session.id);
 }
 
 /** Sign-up (open, or with an invitation), sign-in with failures slowed, sign-out. */
