@@ -28,17 +28,32 @@ export const toAccount = (row: AccountRow): Account => ({
   createdAt: Number(row.created_at),
 });
 
-export const EMAIL_MAX = 254;
+const EMAIL_MAX = 254;
+/** How much of an email field is read, in UTF-16 code units (the pages' maxlength too): a character may be two. */
+export const EMAIL_FIELD_UNITS = EMAIL_MAX * 2;
+/** A name's length, in code points. */
+export const NAME_MAX = 100;
+export const NAME_FIELD_UNITS = NAME_MAX * 2;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** A letter that shows a dot (i, j, į…) with U+0307 COMBINING DOT ABOVE: it looks like the letter alone ("İnfo" lower-cased). */
+const DOUBLE_DOT = /\p{Soft_Dotted}\u0307/u;
 
 /**
- * An address an account may take (a sign-up form's, an invitation's): one @ and a dot after it, no
- * spaces, no control or invisible format character, at most EMAIL_MAX characters.
+ * The form an email is stored, looked up and counted in: trimmed, NFKC (a composed and a decomposed
+ * "ë" are one letter, a fullwidth "ｉ" is "i", as IDNA maps a domain), and lower-cased (NFKC again
+ * after it, as lower-casing can undo it). So two addresses that look the same are one address.
  */
-export const isAccountEmail = (email: string): boolean => EMAIL.test(email) && !hasControlOrFormat(email) && codePoints(email) <= EMAIL_MAX;
+export const normalizeEmail = (email: string) => email.trim().normalize('NFKC').toLowerCase().normalize('NFKC');
 
-/** Emails compare case-insensitively: stored trimmed and lower-cased. */
-export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+/**
+ * An address an account may take (a sign-up form's, an invitation's), once normalised: one @ and a
+ * dot after it, no spaces, no control or invisible format character, no dot above a letter that has
+ * one already, at most EMAIL_MAX characters.
+ */
+export function isAccountEmail(email: string): boolean {
+  const normalized = normalizeEmail(email);
+  return EMAIL.test(normalized) && !hasControlOrFormat(normalized) && !DOUBLE_DOT.test(normalized) && codePoints(normalized) <= EMAIL_MAX;
+}
 
 export class EmailTaken extends Error {}
 

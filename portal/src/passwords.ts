@@ -8,6 +8,8 @@ import { codePoints } from './text.ts';
  */
 export const PASSWORD_MIN = 15;
 export const PASSWORD_MAX = 128;
+/** How much of a password field is read, in UTF-16 code units (the pages' maxlength too): NFKC may make several one. */
+export const PASSWORD_FIELD_UNITS = PASSWORD_MAX * 4;
 
 /** scrypt's cost parameters: they travel with each hash, so a stored hash is checked at its own. */
 export interface ScryptCost {

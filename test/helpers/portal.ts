@@ -33,8 +33,10 @@ export async function startTestPortal(options: {
   hashSlots?: HashSlotLimits;
   /** New password hashes' cost: default TEST_SCRYPT_COST; SCRYPT_COST for what production's costs. */
   passwordCost?: ScryptCost;
+  /** A store made before (kept by dispose); default a new one of its own, removed by dispose. */
+  dataDir?: string;
 }): Promise<TestPortal> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'portal-'));
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'portal-'));
   const config: PortalConfig = {
     host: '127.0.0.1',
     port: options.port ?? 0,
@@ -61,7 +63,7 @@ export async function startTestPortal(options: {
     audit,
     async dispose() {
       await portal.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -89,3 +89,29 @@ test('a method the portal does not serve (PROPFIND, PURGE) is 405 with Allow, no
     t.regex(response.headers.get('allow') ?? '', /\bPOST\b/, method);
   }
 });
+
+test('a form over 16 KiB is refused 413 in the portal\'s words, not the library\'s', async (t) => {
+  const b = await signUpPage(portal);
+  const page = await b.post('/portal/signup', { email: 'ada@b.co', name: 'x'.repeat(17 * 1024), password: PASSWORD });
+  t.is(page.status, 413);
+  t.regex(page.text, /The form is larger than 16 KiB, more than any of the portal&#39;s forms holds/);
+  t.notRegex(page.text, /request entity too large/);
+});
+
+test('a form refused for want of its cookies over plain HTTP away from loopback says the portal needs HTTPS', async (t) => {
+  // the gateway's X-Forwarded-Proto and -Host: a browser on http://portal.example dropped the Secure cookies
+  const post = (proto: string, host: string) =>
+    fetch(`${portal.url}/portal/signin`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': proto, 'x-forwarded-host': host, 'x-forwarded-for': '198.51.100.200' },
+      body: '_csrf=abc&email=a%40b.co&password=x',
+    }).then(async (response) => ({ status: response.status, text: await response.text() }));
+  const plain = await post('http', 'portal.example');
+  t.is(plain.status, 403);
+  t.regex(plain.text, /The portal needs HTTPS \(or localhost\).*Open https:\/\/portal\.example\/portal\/ instead/);
+  for (const [proto, host] of [['https', 'portal.example'], ['http', 'localhost'], ['http', '127.0.0.1'], ['http', '[::1]']]) {
+    const page = await post(proto!, host!);
+    t.is(page.status, 403, `${proto}://${host}`);
+    t.regex(page.text, /This form has expired or did not come from this portal/, `${proto}://${host}`);
+  }
+});

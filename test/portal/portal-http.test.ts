@@ -200,7 +200,9 @@ test.serial('in invite mode sign-up needs an invitation, and its link works once
   const late = await invite('late@example.com');
   await inviteClock.advance(8 * 24 * 3600 * 1000);
   t.is((await browser(invited).get(late.link.slice('https://api.animal.store'.length))).status, 403, 'an expired link');
-  for (const address of ['not-an-email', 'eve\u200b@example.com', 'eve\u001b@example.com']) {
+  // normalised as sign-up and sign-in normalise: one address however it was typed
+  t.is((await invite('RENE\u0301@Example.com')).email, 'ren\u00e9@example.com');
+  for (const address of ['not-an-email', 'eve\u200b@example.com', 'eve\u001b@example.com', '\u0130nfo@example.com']) {
     const bad = await runCliInProcess(['invite', address], env);
     t.is(bad.code, 2, address);
     t.regex(bad.stderr, /It must be an email address/);
@@ -523,4 +525,53 @@ test("the revocation notice comes from the session, once: a crafted link cannot 
   t.notRegex((await elsewhere.get('/portal/')).text, /revoked \(named/, "another session's notice");
   t.regex((await b.get('/portal/')).text, /1 key\(s\) revoked \(named ci\): calls with them now get 401/);
   t.notRegex((await b.get('/portal/')).text, /revoked \(named/, 'shown once');
+});
+
+test('emails are one address however they are typed: NFKC and lower case at sign-up, sign-in and in the counters', async (t) => {
+  const b = browser(open);
+  t.is((await signUp(b, 'zo\u00eb@example.org')).status, 201, 'ë composed');
+  const again = browser(open);
+  t.is((await signUp(again, 'zoe\u0308@example.org')).status, 409, 'ë decomposed is the same address');
+  t.is((await signUp(again, '\uff5a\uff4f\u00eb@example.org')).status, 409, 'fullwidth letters too');
+  t.is((await open.db('accounts').where('email', 'like', 'zo%@example.org')).length, 1);
+  // İ lower-cases to i and U+0307, which looks like the i of info@: refused as a lookalike
+  const dotted = await signUp(again, '\u0130nfo@example.org');
+  t.is(dotted.status, 400);
+  t.regex(dotted.text, /Enter an email address such as you@example.com/);
+  t.is((await signUp(again, 'i\u0307nfo@example.org')).status, 400);
+
+  const signIn = browser(open);
+  await signIn.get('/portal/signin');
+  t.is((await signIn.post('/portal/signin', { email: 'ZOE\u0308@EXAMPLE.ORG', password: 'wrong wrong wrong wrong' })).status, 401);
+  const counter = await open.db('signin_failures').where({ scope: 'account', subject: 'zo\u00eb@example.org' }).first();
+  t.is(counter?.failures, 1, 'counted under the normalised address');
+  t.is((await signIn.post('/portal/signin', { email: 'ZO\u00cb@example.org', password: PASSWORD })).status, 303);
+});
+
+test('an email of 125 emoji signs up and signs in: both forms read the field alike', async (t) => {
+  const email = `${'\u{1F415}'.repeat(125)}@example.com`; // 137 code points, 262 UTF-16 code units
+  t.is((await signUp(browser(open), email)).status, 201);
+  const b = browser(open);
+  await b.get('/portal/signin');
+  t.is((await b.post('/portal/signin', { email, password: PASSWORD })).status, 303);
+});
+
+test("a signed-in form must carry its session's token: another browser's CSRF cookie and token do not post for the session", async (t) => {
+  const alice = browser(open);
+  await signUp(alice, 'csrf-bound@example.com');
+  await alice.get('/portal/');
+  const other = browser(open);
+  await other.get('/portal/signin');
+  const planted = browser(open);
+  planted.cookies.set('portal_session', alice.cookies.get('portal_session')!);
+  planted.cookies.set('portal_session.sig', alice.cookies.get('portal_session.sig')!);
+  planted.cookies.set('portal_csrf', other.cookies.get('portal_csrf')!);
+  planted.cookies.set('portal_csrf.sig', other.cookies.get('portal_csrf.sig')!);
+  const forged = await planted.post('/portal/keys', { _csrf: other.csrf, name: 'planted', expires: 'never' });
+  t.is(forged.status, 403);
+  t.regex(forged.text, /Form refused/);
+  // the token of alice's pages is not her CSRF cookie's: a token from before sign-in opens nothing either
+  t.not(alice.csrf, alice.cookies.get('portal_csrf'));
+  t.is((await alice.post('/portal/keys', { name: 'mine', expires: 'never' })).status, 201);
+  t.notRegex((await alice.get('/portal/')).text, /planted/);
 });

@@ -1,5 +1,6 @@
 // test/loader/worker-groups.js: in a whole run, these files' tests run here, in one worker.
 import '../portal/portal-config.test.ts';
+import '../portal/portal-emails.test.ts';
 import '../portal/portal-hostile-forms.test.ts';
 import '../portal/portal-gateway.test.ts';
 import '../portal/portal-hash-slots.test.ts';

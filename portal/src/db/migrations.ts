@@ -73,6 +73,45 @@ const all: Record<string, Knex.Migration> = {
       await db.schema.alterTable('sessions', (table) => table.dropColumn('notice'));
     },
   },
+  // Emails were compared trimmed and lower-cased only, so "zoë" typed composed and decomposed made
+  // two accounts. They are normalised now (accounts.ts, normalizeEmail; its rule copied here, so that
+  // this migration does what it did when it was written). Two accounts whose addresses become one
+  // are not merged: both rows stay as they are, and the start says which, for an admin to settle.
+  '004_normalized_emails': {
+    async up(db) {
+      const normalize = (email: string) => email.trim().normalize('NFKC').toLowerCase().normalize('NFKC');
+      const accounts = await db('accounts').select<{ id: string; email: string }[]>('id', 'email');
+      const byEmail = new Map<string, { id: string; email: string }[]>();
+      for (const row of accounts) byEmail.set(normalize(row.email), [...(byEmail.get(normalize(row.email)) ?? []), row]);
+      for (const [email, rows] of byEmail) {
+        if (rows.length > 1) {
+          console.warn(
+            `[portal] migration 004: accounts ${rows.map((row) => row.id).join(', ')} have emails that are one address once normalised; ` +
+              'left as they are (those not stored normalised cannot sign in): delete or change all but one',
+          );
+        } else if (rows[0]!.email !== email) {
+          await db('accounts').where({ id: rows[0]!.id }).update({ email });
+        }
+      }
+      for (const row of await db('invites').select<{ token_hash: string; email: string }[]>('token_hash', 'email')) {
+        if (normalize(row.email) !== row.email) await db('invites').where({ token_hash: row.token_hash }).update({ email: normalize(row.email) });
+      }
+      // a counter whose address is counted under its normalised form already is dropped: it is forgotten within the hour anyway
+      const counters = await db('signin_failures').where({ scope: 'account' }).select<{ subject: string }[]>('subject');
+      const subjects = new Set(counters.map((row) => row.subject));
+      for (const { subject } of counters) {
+        const normalized = normalize(subject);
+        if (normalized === subject) continue;
+        const counter = db('signin_failures').where({ scope: 'account', subject });
+        if (subjects.has(normalized)) await counter.delete();
+        else await counter.update({ subject: normalized });
+        subjects.add(normalized);
+      }
+    },
+    async down() {
+      // the addresses as they were typed are not kept: normalised ones work as before
+    },
+  },
 };
 
 export const migrations = inCodeMigrations(all);

@@ -5,6 +5,8 @@ import type Router from '@koa/router';
 /** The portal's static files, read once at start: every asset is the portal's own (no CDN). */
 const ASSETS: Record<string, { type: string; body: Buffer }> = {
   'portal.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../assets/portal.css', import.meta.url)) },
+  // declared by every page (pages/layout.ts): without it a browser asks the gateway's /favicon.ico, a 404
+  'favicon.svg': { type: 'image/svg+xml', body: readFileSync(new URL('../assets/favicon.svg', import.meta.url)) },
   'copy.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../assets/copy.js', import.meta.url)) },
   'reference.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../assets/reference.js', import.meta.url)) },
   'usage-chart.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../assets/usage-chart.js', import.meta.url)) },

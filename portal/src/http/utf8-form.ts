@@ -42,7 +42,11 @@ export function utf8Forms(limit: string): Middleware {
     }
     const encoding = ctx.get('Content-Encoding').trim().toLowerCase();
     if (encoding !== '' && encoding !== 'identity') throw refused(415, 'Forms must be sent without a Content-Encoding.');
-    const raw = await readBodyOnce(ctx, limit);
+    const raw = await readBodyOnce(ctx, limit).catch((error: unknown) => {
+      // raw-body's own words ("request entity too large") are not the portal's
+      if ((error as { status?: unknown }).status === 413) throw refused(413, `The form is larger than ${limit.replace(/kb$/i, ' KiB')}, more than any of the portal's forms holds. Go back and shorten what you typed.`);
+      throw error;
+    });
     for (const part of formParts(raw)) {
       if (!isUtf8(part)) throw refused(400, 'The form is not valid UTF-8 text. Reload the page and type it again.');
       if (part.includes(0)) throw refused(400, 'The form holds a NUL character (U+0000), which no field accepts.');

@@ -1,5 +1,6 @@
 import { html } from '../html.ts';
-import { PASSWORD_MAX, PASSWORD_MIN } from '../passwords.ts';
+import { EMAIL_FIELD_UNITS, NAME_FIELD_UNITS } from '../accounts.ts';
+import { PASSWORD_FIELD_UNITS, PASSWORD_MAX, PASSWORD_MIN } from '../passwords.ts';
 import { BASE } from '../paths.ts';
 import { csrfField, layout, notice, type PageContext } from './layout.ts';
 
@@ -10,6 +11,16 @@ export interface SignUpForm {
   invite?: string;
   error?: string;
 }
+
+/**
+ * The email is a text field (inputmode email: the same keyboard): type="email" lets a browser submit
+ * only ASCII before the @, so an address such as rené@example.com, which the portal takes, could
+ * never be typed in. maxlength and minlength count UTF-16 code units, the portal code points (after
+ * NFKC for a password): the pages' limits are what the server reads (…_FIELD_UNITS), never fewer, and
+ * no minlength, so the browser never refuses what the portal takes; the portal's message says the rule.
+ */
+const emailInput = (autocomplete: string, value: string | undefined, readonly: boolean) =>
+  html`<input id="email" name="email" type="text" inputmode="email" autocomplete="${autocomplete}" autocapitalize="none" spellcheck="false" required maxlength="${EMAIL_FIELD_UNITS}" value="${value ?? ''}"${readonly ? html` readonly` : ''}>`;
 
 const passwordHint = `At least ${PASSWORD_MIN} characters, up to ${PASSWORD_MAX}; spaces and any characters welcome. A passphrase of a few words is easy to remember.`;
 
@@ -23,11 +34,11 @@ ${notice(form.error)}
   ${csrfField(page)}
   ${form.invite ? html`<input type="hidden" name="invite" value="${form.invite}">` : ''}
   <label for="email">Email</label>
-  <input id="email" name="email" type="email" autocomplete="email" required maxlength="254" value="${form.email ?? ''}"${form.invite ? html` readonly` : ''}>
+  ${emailInput('email', form.email, Boolean(form.invite))}
   <label for="name">Your name or your team's</label>
-  <input id="name" name="name" type="text" autocomplete="name" required maxlength="100" value="${form.name ?? ''}">
+  <input id="name" name="name" type="text" autocomplete="name" required maxlength="${NAME_FIELD_UNITS}" value="${form.name ?? ''}">
   <label for="password">Password</label>
-  <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" maxlength="${PASSWORD_MAX}" aria-describedby="password-hint">
+  <input id="password" name="password" type="password" autocomplete="new-password" required maxlength="${PASSWORD_FIELD_UNITS}" aria-describedby="password-hint">
   <p id="password-hint" class="hint">${passwordHint}</p>
   <button type="submit">Create account and key</button>
 </form>
@@ -52,9 +63,9 @@ export function signInPage(page: PageContext, form: { email?: string; error?: st
 <form method="post" action="${BASE}/signin" class="stacked">
   ${csrfField(page)}
   <label for="email">Email</label>
-  <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${form.email ?? ''}">
+  ${emailInput('username', form.email, false)}
   <label for="password">Password</label>
-  <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="${PASSWORD_MAX}">
+  <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="${PASSWORD_FIELD_UNITS}">
   <button type="submit">Sign in</button>
 </form>
 <p>No account yet? <a href="${BASE}/signup">Sign up</a>.</p>`,

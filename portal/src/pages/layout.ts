@@ -23,6 +23,7 @@ export function layout(title: string, page: PageContext, body: SafeHtml): SafeHt
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Animal Store developer portal</title>
+<link rel="icon" href="${BASE}/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${BASE}/assets/portal.css">
 <script src="${BASE}/assets/copy.js" defer></script>
 </head>

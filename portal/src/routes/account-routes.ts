@@ -1,21 +1,18 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { EMAIL_MAX, EmailTaken, isAccountEmail, normalizeEmail } from '../accounts.ts';
+import { EMAIL_FIELD_UNITS, EmailTaken, isAccountEmail, NAME_FIELD_UNITS, NAME_MAX, normalizeEmail } from '../accounts.ts';
 import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
-import { renewCsrf } from '../http/csrf.ts';
+import { renewCsrf, sessionCsrf } from '../http/csrf.ts';
 import { formField } from '../http/form.ts';
 import { pageContext, sendPage } from '../http/state.ts';
 import { invitationOnlyPage, signInPage, signUpPage, type SignUpForm } from '../pages/account-pages.ts';
 import { keyShownPage } from '../pages/key-pages.ts';
 import { HashSlotsFull } from '../hash-slots.ts';
-import { passwordProblem, PASSWORD_MAX } from '../passwords.ts';
+import { passwordProblem, PASSWORD_FIELD_UNITS } from '../passwords.ts';
 import type { SafeHtml } from '../html.ts';
 import { BASE } from '../paths.ts';
 import { codePoints, hasControl } from '../text.ts';
 import type { PortalServices } from './services.ts';
-
-/** In code points, as every length the portal checks; a form field is read up to twice as many code units. */
-const NAME_MAX = 100;
 
 const tooMany = (waitMs: number) => `Too many failed attempts. Try again in ${Math.ceil(waitMs / 1000)} seconds.`;
 /** When every password hash slot is taken (hash-slots.ts): the client retries after a second. */
@@ -34,6 +31,9 @@ async function startSession(ctx: Context, services: PortalServices, accountId: s
   const session = await services.sessions.create(accountId, services.clock());
   setSessionCookie(ctx, session.id, session.expiresAt - services.clock());
   renewCsrf(ctx);
+  // the page answered now (a new key's) carries the new session's token
+  ctx.state.sessionId = session.id;
+  ctx.state.csrf = sessionCsrf(session.id);
 }
 
 /** Sign-up (open, or with an invitation), sign-in with failures slowed, sign-out. */
@@ -62,11 +62,11 @@ export function accountRoutes(router: Router, services: PortalServices): void {
     const { email: invited, refused } = await invitation(ctx, token);
     if (refused) return;
     const form: SignUpForm = {
-      email: invited ?? formField(ctx, 'email', EMAIL_MAX * 2).trim(),
-      name: formField(ctx, 'name', NAME_MAX * 2).trim(),
+      email: invited ?? formField(ctx, 'email', EMAIL_FIELD_UNITS).trim(),
+      name: formField(ctx, 'name', NAME_FIELD_UNITS).trim(),
       invite: token || undefined,
     };
-    const password = formField(ctx, 'password', PASSWORD_MAX * 4);
+    const password = formField(ctx, 'password', PASSWORD_FIELD_UNITS);
     const again = (status: number, error: string) => sendPage(ctx, status, signUpPage(pageContext(ctx), { ...form, error }));
     // An address blocked for failed sign-ins cannot probe emails here either (below).
     const waitMs = await throttle.ip.waitMs(ctx.ip);
@@ -79,7 +79,7 @@ export function accountRoutes(router: Router, services: PortalServices): void {
     if (form.name === '' || codePoints(form.name!) > NAME_MAX || hasControl(form.name!)) {
       return again(400, `Enter a name of 1 to ${NAME_MAX} characters, without control characters.`);
     }
-    const problem = passwordProblem(password, form.email!);
+    const problem = passwordProblem(password, normalizeEmail(form.email!));
     if (problem) return again(400, problem);
 
     let passwordHash;
@@ -131,8 +131,9 @@ export function accountRoutes(router: Router, services: PortalServices): void {
   });
 
   router.post('/signin', async (ctx) => {
-    const email = normalizeEmail(formField(ctx, 'email', 254));
-    const password = formField(ctx, 'password', PASSWORD_MAX * 4);
+    // read as sign-up reads it: a long address cut shorter here would never find its account
+    const email = normalizeEmail(formField(ctx, 'email', EMAIL_FIELD_UNITS));
+    const password = formField(ctx, 'password', PASSWORD_FIELD_UNITS);
     const waitMs = Math.max(await throttle.account.waitMs(email), await throttle.ip.waitMs(ctx.ip));
     if (waitMs > 0) {
       audit({ account: '-', action: 'sign-in-throttled', ip: ctx.ip });
