@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdminApp } from './api/admin-app.ts';
+import { answerClientErrors } from './api/client-error.ts';
 import { serverStatusOf, type NodeStatusApi } from './api/metrics-route.ts';
 import { ServerCounters } from './api/server-counters.ts';
 import { EntityService } from './db/entity-service.ts';
@@ -181,8 +182,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     nodeStatus: options.nodeStatus,
     serverStatus: options.nodeStatus ? serverStatusOf(options.nodeStatus) : () => Promise.resolve(counters.status()),
   });
-  const adminServer = createServer(admin.callback());
+  const adminServer = createServer(admin.app.callback());
   counters.watch(adminServer);
+  answerClientErrors(adminServer, admin.servesPath);
   // Kong's Admin API server block sets no keepalive_timeout (kong/templates/nginx_kong.lua:411-453
   // at 3.9.3): nginx's default, 75 s, and no Keep-Alive header (admin-app.ts). A client's pool
   // then closes an idle connection long before the server does: with Node's 5 s and its
