@@ -452,3 +452,16 @@ test("a key-auth credential's id that exists is a unique violation on its key: t
     fields: { key: 'pk-second-key' },
   });
 });
+
+test('POST /schemas/{entity}/validate without a body validates no fields: Kong\'s self.params is always a table (kong/api/routes/kong.lua:198-214; 02-kong_routes_spec.lua:454-462)', async (t) => {
+  const empty = (path: string, headers: Record<string, string> = {}) => f.admin(path, { method: 'POST', headers });
+  const bodiless: Array<Record<string, string>> = [{}, { 'Content-Length': '0' }, { 'Content-Type': 'multipart/form-data; boundary=x', 'Content-Length': '0' }];
+  for (const headers of bodiless) {
+    const services = await empty('/schemas/services/validate', headers);
+    t.is(services.status, 400, JSON.stringify(headers));
+    t.deepEqual(services.body, { code: 2, name: 'schema violation', message: 'schema violation (host: required field missing)', fields: { host: 'required field missing' } });
+    const plugins = await empty('/schemas/plugins/validate', headers);
+    t.is(plugins.status, 400);
+    t.deepEqual(plugins.body.fields, { name: 'required field missing' });
+  }
+});
