@@ -54,6 +54,8 @@ export interface ControlPlaneOptions {
   role: 'traditional' | 'control_plane';
   /** What the data plane's LuaJIT reports (GET / lua_version). */
   luaVersion: string;
+  /** GET /'s configuration.log_level: KONG_LOG_LEVEL (Kong's default, notice, when not given). */
+  logLevel?: string;
   /** GET /'s configuration.proxy_listeners: the embedded node's, once it runs. */
   proxyListeners?: () => Array<Record<string, unknown>>;
   nodeId?: string;
@@ -174,6 +176,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     nodeId,
     role: options.role,
     luaVersion: options.luaVersion,
+    logLevel: options.logLevel ?? 'notice',
     now,
     log: (message) => log('err', message),
     settled: () => cluster.settled(options.writeSettleMs ?? WRITE_SETTLE_MS),

@@ -33,6 +33,7 @@ export interface AdminAppOptions {
   role: NodeInfo['role'];
   /** The data plane's LuaJIT version, as Kong reports it. */
   luaVersion: string;
+  logLevel: string;
   now: () => number;
   log: (message: string) => void;
   serverStatus?: NodeInfo['serverStatus'];
@@ -139,6 +140,7 @@ export function createAdminApp(options: AdminAppOptions): AdminApp {
     nodeId,
     role: options.role,
     luaVersion: options.luaVersion,
+    logLevel: options.logLevel,
     serverStatus: options.serverStatus,
     proxyListeners: options.proxyListeners,
   });
