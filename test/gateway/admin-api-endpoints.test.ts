@@ -421,3 +421,47 @@ test('POST /schemas/{entity}/validate drops a db_entity_name field before valida
   const plugin = await f.admin('/schemas/plugins/validate', { method: 'POST', json: { db_entity_name: 'x', name: 'correlation-id' } });
   t.deepEqual(plugin.body.fields, { db_entity_name: 'unknown field' });
 });
+
+test('a POST with an id that exists is a primary key violation, 400 (postgres/init.lua:229-267 toerror, errors.lua:265-274, endpoints.lua:28)', async (t) => {
+  const first = await f.admin('/services', { method: 'POST', json: { name: 'pk-first', url: 'http://example.test' } });
+  const id = first.body.id as string;
+  const again = await f.admin('/services', { method: 'POST', json: { id, name: 'pk-second', url: 'http://example.test' } });
+  t.is(again.status, 400);
+  t.deepEqual(again.body, { code: 3, name: 'primary key violation', message: `primary key violation on key '{id="${id}"}'`, fields: { id } });
+  // validated first: a body the schema refuses is that schema violation
+  const invalid = await f.admin('/services', { method: 'POST', json: { id, name: 'pk-second' } });
+  t.is(invalid.status, 400);
+  t.is(invalid.body.code, 2);
+  const route = await f.admin('/services/pk-first/routes', { method: 'POST', json: { paths: ['/pk'] } });
+  const plugin = await f.admin(`/routes/${route.body.id}/plugins`, { method: 'POST', json: { name: 'correlation-id' } });
+  const samePlugin = await f.admin(`/routes/${route.body.id}/plugins`, { method: 'POST', json: { id: plugin.body.id, name: 'request-termination' } });
+  t.is(samePlugin.status, 400);
+  t.is(samePlugin.body.code, 3);
+  t.is((await f.admin(`/services/${id}`)).body.name, 'pk-first');
+});
+
+test("a key-auth credential's id that exists is a unique violation on its key: the field toerror finds in PostgreSQL's 'duplicate key value' (postgres/init.lua:248-256)", async (t) => {
+  await f.admin('/consumers', { method: 'POST', json: { username: 'pk-keys' } });
+  const first = await f.admin('/consumers/pk-keys/key-auth', { method: 'POST', json: { key: 'pk-first-key' } });
+  const again = await f.admin('/consumers/pk-keys/key-auth', { method: 'POST', json: { id: first.body.id, key: 'pk-second-key' } });
+  t.is(again.status, 409);
+  t.deepEqual(again.body, {
+    code: 5,
+    name: 'unique constraint violation',
+    message: `UNIQUE violation detected on '{key="pk-second-key"}'`,
+    fields: { key: 'pk-second-key' },
+  });
+});
+
+test('POST /schemas/{entity}/validate without a body validates no fields: Kong\'s self.params is always a table (kong/api/routes/kong.lua:198-214; 02-kong_routes_spec.lua:454-462)', async (t) => {
+  const empty = (path: string, headers: Record<string, string> = {}) => f.admin(path, { method: 'POST', headers });
+  const bodiless: Array<Record<string, string>> = [{}, { 'Content-Length': '0' }, { 'Content-Type': 'multipart/form-data; boundary=x', 'Content-Length': '0' }];
+  for (const headers of bodiless) {
+    const services = await empty('/schemas/services/validate', headers);
+    t.is(services.status, 400, JSON.stringify(headers));
+    t.deepEqual(services.body, { code: 2, name: 'schema violation', message: 'schema violation (host: required field missing)', fields: { host: 'required field missing' } });
+    const plugins = await empty('/schemas/plugins/validate', headers);
+    t.is(plugins.status, 400);
+    t.deepEqual(plugins.body.fields, { name: 'required field missing' });
+  }
+});

@@ -143,6 +143,30 @@ test('a next link carries the first tags argument escaped and size; a nested one
   t.is(nested.body.next, `/services/pager/routes?offset=${encodeURIComponent(nested.body.offset)}`);
 });
 
+test('a nested list ignores tags, whose syntax is still checked (14-tags_spec.lua:121-130 #6779; postgres/init.lua:466-474 page_for_<foreign>)', async (t) => {
+  const created = await f.admin('/consumers/tagged-1/plugins', {
+    method: 'POST',
+    json: { name: 'correlation-id', tags: ['corp_ a', 'consumer_ 1'] },
+  });
+  t.is(created.status, 201);
+  const plugins = await f.admin('/consumers/tagged-1/plugins?tags=consumer_%202');
+  t.is(plugins.status, 200);
+  t.is(plugins.body.data.length, 1);
+  t.deepEqual(plugins.body.data[0].tags, ['corp_ a', 'consumer_ 1']);
+  await f.admin('/services', { method: 'POST', json: { name: 'tag-blind', url: 'http://example.test' } });
+  await f.admin('/services/tag-blind/routes', { method: 'POST', json: { paths: ['/untagged'] } });
+  t.is((await f.admin('/services/tag-blind/routes?tags=a')).body.data.length, 1);
+  for (const [query, message] of [
+    ['', 'invalid option (tags: cannot be null)'],
+    ['a,b/c', 'invalid option (tags: invalid filter syntax)'],
+    ['a,b,c,d,e,f', 'invalid option (tags: cannot query more than 5 tags)'],
+  ] as const) {
+    const refused = await f.admin(`/services/tag-blind/routes?tags=${query}`);
+    t.is(refused.status, 400, query);
+    t.is(refused.body.message, message, query);
+  }
+});
+
 test('/tags/{tag}: the next link names the tag as the URL wrote it (kong/api/routes/tags.lua:18-19)', async (t) => {
   const page = await f.admin('/tags/corp_%20a?size=1');
   t.is(page.body.next, `/tags/corp_%20a?offset=${encodeURIComponent(page.body.offset)}`);

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import test from 'ava';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
-import { rawRequest as sendRaw } from '../helpers/raw-http.ts';
+import { RawConnection, rawRequest as sendRaw } from '../helpers/raw-http.ts';
 
 // How the Admin API takes a request before any route runs, as Kong 3.9.3's does
 // (kong/api/api_helpers.lua cors_filter, before_filter, options_method), transcribing Kong's
@@ -316,4 +316,48 @@ test('a kept-alive answer says keep-alive without a Keep-Alive header, as nginx 
     t.is(closed.headers.connection, 'close', request);
     await closed.closedAfter;
   }
+});
+
+test('a method Node\'s parser does not know is 405 Method not allowed on a known path, 404 on an unknown one, as lapis answers any method nginx takes (02-kong_routes_spec.lua:103-117)', async (t) => {
+  for (const [line, status, body] of [
+    ['GEEEET / HTTP/1.1', 405, { message: 'Method not allowed' }],
+    ['FOO /services?size=1 HTTP/1.1', 405, { message: 'Method not allowed' }],
+    ['FOO /services/some-service/routes HTTP/1.1', 405, { message: 'Method not allowed' }],
+    ['GEEEET /non-existing HTTP/1.1', 404, { message: 'Not found' }],
+  ] as const) {
+    const response = await sendRaw(url(''), `${line}\r\nHost: kong\r\nOrigin: http://example.test\r\n\r\n`);
+    t.is(response.status, status, line);
+    t.deepEqual(JSON.parse(response.body), body, line);
+    t.is(response.headers['content-type'], 'application/json; charset=utf-8', line);
+    t.is(response.headers.server, 'kong/3.9.3', line);
+    t.is(response.headers['access-control-allow-origin'], 'http://example.test', line);
+    t.is(response.headers.allow, undefined, line);
+  }
+});
+
+test('a pipelined request with an unknown method is answered after the one before it (02-kong_routes_spec.lua:103-117)', async (t) => {
+  const connection = await RawConnection.open(url(''));
+  await connection.write('GET /status HTTP/1.1\r\nHost: kong\r\n\r\nGEEEET / HTTP/1.1\r\nHost: kong\r\n\r\n');
+  t.is((await connection.next()).status, 200);
+  const refused = await connection.next();
+  t.is(refused.status, 405);
+  t.deepEqual(JSON.parse(refused.body), { message: 'Method not allowed' });
+  await connection.waitClosed();
+});
+
+test('a request nginx cannot parse is its own 400 page, never an empty answer (ngx_http_parse.c; no error_page in the Admin API server, nginx_kong.lua:411-453)', async (t) => {
+  for (const request of [
+    'geeeet / HTTP/1.1\r\nHost: kong\r\n\r\n',
+    'GET / HTTP/1.1\r\nHost: kong\r\nX-Bad: a\u0001b\r\n\r\n',
+    'POST /services HTTP/1.1\r\nHost: kong\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+  ]) {
+    const response = await sendRaw(url(''), request);
+    t.is(response.status, 400, request);
+    t.regex(response.body, /<title>400 Bad Request<\/title>[\s\S]*<center>openresty<\/center>/, request);
+    t.is(response.headers['content-type'], 'text/html', request);
+    t.is(response.headers.connection, 'close', request);
+  }
+  const large = await sendRaw(url(''), `GET / HTTP/1.1\r\nHost: kong\r\nX-Large: ${'a'.repeat(20_000)}\r\n\r\n`);
+  t.is(large.status, 400);
+  t.regex(large.body, /<title>400 Request Header Or Cookie Too Large<\/title>/);
 });

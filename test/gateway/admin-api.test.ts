@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { kongAdminProblems } from '../helpers/kong-admin-contract.ts';
 import { startTestGateway, writeConfig } from '../helpers/gateway.ts';
+import { readGatewaySettings } from '../../gateway/local/settings.ts';
 
 // The Admin API subset, checked against Kong's official OpenAPI (OSS 3.9) and Kong's own
 // behaviour (kong/api/endpoints.lua, kong/db/errors.lua): 201 on create, 204 on delete,
@@ -32,6 +33,24 @@ test('GET / and GET /status describe the node', async (t) => {
   t.is(root.body.configuration.database, 'postgres');
   t.false('configuration_hash' in status.body);
   t.deepEqual(kongAdminProblems('GET', '/status', 200, status.body), []);
+});
+
+test.serial("GET /: enabled_in_cluster names each plugin as paging the plugins by id first meets it; configuration.log_level is the node's (kong.lua:83-96, 129)", async (t) => {
+  await f.admin('/services', { method: 'POST', json: { name: 'plugin-order', url: 'http://example.test' } });
+  for (const [id, name] of [
+    ['00000000-0000-4000-8000-00000000000a', 'response-transformer'],
+    ['00000000-0000-4000-8000-00000000000b', 'correlation-id'],
+    ['00000000-0000-4000-8000-00000000000c', 'request-termination'],
+  ] as const) {
+    const created = await f.admin('/services/plugin-order/plugins', { method: 'POST', json: { id, name } });
+    t.is(created.status, 201, JSON.stringify(created.body));
+  }
+  const plugins = (await f.admin('/plugins?size=1000')).body.data as Array<{ name: string }>;
+  const root = await f.admin('/');
+  t.deepEqual(root.body.plugins.enabled_in_cluster, [...new Set(plugins.map((plugin) => plugin.name))]);
+  t.deepEqual(root.body.plugins.enabled_in_cluster.slice(0, 3), ['response-transformer', 'correlation-id', 'request-termination']);
+  t.is(root.body.configuration.log_level, 'notice');
+  t.is((await f.admin('/services/plugin-order', { method: 'DELETE' })).status, 204);
 });
 
 test('GET /endpoints lists every path the Admin API serves, keys named as Kong names them, in Kong\'s order (kong.lua:150-184; 02-kong_routes_spec.lua:169-192)', async (t) => {
@@ -291,6 +310,24 @@ test('the Admin API refuses a non-loopback address unless forced', async (t) => 
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const error = await t.throwsAsync(() => startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir, adminHost: '0.0.0.0' }));
   t.regex(error.message, /refusing to bind the Admin API to 0.0.0.0/);
+});
+
+test("KONG_NODE_ID is GET /'s node_id and the node's, and KONG_LOG_LEVEL its configuration.log_level; not a UUID refuses to start (02-kong_routes_spec.lua:703-730, conf_loader/parse.lua:867-869)", async (t) => {
+  t.throws(() => readGatewaySettings({ KONG_NODE_ID: 'not-a-uuid' }), { message: 'KONG_NODE_ID must be a valid UUID, got "not-a-uuid"' });
+  const nodeId = '8a2a1c3e-5b7d-4f0e-9c1a-2b3c4d5e6f70';
+  const settings = readGatewaySettings({ KONG_NODE_ID: nodeId.toUpperCase(), KONG_LOG_LEVEL: 'info' });
+  t.is(settings.nodeId, nodeId.toUpperCase());
+  const dir = mkdtempSync(join(tmpdir(), 'node-id-'));
+  const gateway = await startTestGateway({ configFile: writeConfig(dir, '_format_version: "3.0"\n'), dir, nodeId, node: { logLevel: settings.node!.logLevel } });
+  t.teardown(async () => {
+    await gateway.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const root = (await (await fetch(`${gateway.adminUrl}/`)).json()) as { node_id: string; configuration: { log_level: string } };
+  t.is(root.node_id, nodeId);
+  t.is(root.configuration.log_level, 'info');
+  const metrics = await (await fetch(`${gateway.adminUrl}/metrics`)).text();
+  t.regex(metrics, new RegExp(`node_id="${nodeId}"`));
 });
 
 test('a UUID in the URL is looked up by id only, never by username or name (kong/api/endpoints.lua)', async (t) => {

@@ -7,6 +7,7 @@ import { request, type JsonResponse } from '../helpers/backend.ts';
 import { startTestNode } from '../helpers/data-plane.ts';
 import { startTestGateway, writeConfig, type TestGateway } from '../helpers/gateway.ts';
 import { makeCertificate } from '../helpers/tls-certificates.ts';
+import { readGatewaySettings } from '../../gateway/local/settings.ts';
 
 // docs/known-differences.md: each row asserted here as the difference it is, so
 // a row that stops being true fails its test and must leave the table.
@@ -29,6 +30,18 @@ test('store: SQLite, while GET / reports database "postgres" (decK refuses "off"
   const root = await admin('/');
   t.is(root.body.configuration.database, 'postgres');
   t.true(existsSync(join(gateway.dir, 'gateway.sqlite')), 'the entities live in a SQLite file');
+});
+
+test('GET /: configuration is a subset of Kong\'s; /status has no shared dicts', async (t) => {
+  const root = await admin('/');
+  t.deepEqual(Object.keys(root.body.configuration).sort(), ['database', 'log_level', 'plugins', 'proxy_listeners', 'role', 'router_flavor']);
+  t.deepEqual((await admin('/status')).body.memory.lua_shared_dicts, {});
+});
+
+test('KONG_PLUGINS without bundled refuses to start (Kong loads the list)', (t) => {
+  for (const value of ['off', 'key-auth,acl']) {
+    t.throws(() => readGatewaySettings({ KONG_PLUGINS: value }), { message: `KONG_PLUGINS must include "bundled" (the local gateway always loads them), got ${JSON.stringify(value)}` }, value);
+  }
 });
 
 test('TLS: the TLS fields of services are refused', async (t) => {

@@ -102,6 +102,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       },
       cluster: options.clusterListen,
       role: 'control_plane',
+      logLevel: options.node?.logLevel,
     });
     stack.push(() => started.close());
     const { controlPlane, nginx, plugins } = started;

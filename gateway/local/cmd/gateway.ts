@@ -39,6 +39,11 @@ export interface GatewayOptions {
   /** Bind the Admin API to a non-loopback address (Kong's Admin API has no authentication). */
   allowRemoteAdmin?: boolean;
   node?: NodeOptions;
+  /**
+   * KONG_NODE_ID: GET /'s node_id and the embedded node's (a cluster's nodes keep their own);
+   * a new random one at each start when not given.
+   */
+  nodeId?: string;
   /** How long an Admin API write waits for the data plane to run it (default 1 s). */
   writeSettleMs?: number;
   /** Environment for decK's ${{ env "DECK_*" }} substitution. */
@@ -144,6 +149,8 @@ export async function startControlPlaneFor(
     nodeStatus?: NodeStatusApi;
     /** The embedded node's proxy listeners (traditional mode), for GET /. */
     proxyListeners?: () => Array<Record<string, unknown>>;
+    /** The nodes' KONG_LOG_LEVEL, for GET /. */
+    logLevel?: string;
   },
 ): Promise<StartedControlPlane> {
   const now = options.now ?? Date.now;
@@ -171,6 +178,8 @@ export async function startControlPlaneFor(
       luaVersion,
       nodeStatus: options.nodeStatus,
       proxyListeners: options.proxyListeners,
+      logLevel: options.logLevel,
+      nodeId: options.nodeId,
       writeSettleMs: options.writeSettleMs,
       now,
       every: options.every,
@@ -214,6 +223,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     role: 'traditional',
     nodeStatus: statusSocketClient(prefixPaths(nodePrefix).statusSocket),
     proxyListeners,
+    logLevel: options.node?.logLevel,
   });
   const { controlPlane, nginx, plugins } = started;
 
@@ -221,6 +231,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   try {
     node = await startDataPlaneNode({
       ...options.node,
+      ...(options.nodeId !== undefined ? { nodeId: options.nodeId } : {}),
       prefix: nodePrefix,
       nginx,
       plugins,

@@ -112,6 +112,7 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
     dataFile,
     prefix: resolve(env.KONG_PREFIX ?? join(dataFile === ':memory:' ? env.DATA_DIR ?? './data' : dirname(dataFile), 'gateway')),
     ...(env.KONG_PLUGINS !== undefined ? { plugins: customPluginList(env.KONG_PLUGINS) } : {}),
+    ...(env.KONG_NODE_ID !== undefined ? { nodeId: parseNodeId(env.KONG_NODE_ID) } : {}),
     adminHost: admin.host,
     adminPort: admin.port,
     allowRemoteAdmin: env.KONG_ADMIN_ALLOW_REMOTE === 'true',
@@ -140,6 +141,12 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
       ...(env.KONG_LUA_SSL_VERIFY_DEPTH !== undefined ? { luaSslVerifyDepth: parseDepth(env.KONG_LUA_SSL_VERIFY_DEPTH) } : {}),
     },
   };
+}
+
+/** kong/conf_loader/parse.lua:867-869: node_id must be a valid UUID. */
+function parseNodeId(value: string): string {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) throw new SettingError(`KONG_NODE_ID must be a valid UUID, got ${JSON.stringify(value)}`);
+  return value;
 }
 
 function parseDepth(value: string): number {

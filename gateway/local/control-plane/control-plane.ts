@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdminApp } from './api/admin-app.ts';
+import { answerClientErrors } from './api/client-error.ts';
 import { serverStatusOf, type NodeStatusApi } from './api/metrics-route.ts';
 import { ServerCounters } from './api/server-counters.ts';
 import { EntityService } from './db/entity-service.ts';
@@ -53,6 +54,8 @@ export interface ControlPlaneOptions {
   role: 'traditional' | 'control_plane';
   /** What the data plane's LuaJIT reports (GET / lua_version). */
   luaVersion: string;
+  /** GET /'s configuration.log_level: KONG_LOG_LEVEL (Kong's default, notice, when not given). */
+  logLevel?: string;
   /** GET /'s configuration.proxy_listeners: the embedded node's, once it runs. */
   proxyListeners?: () => Array<Record<string, unknown>>;
   nodeId?: string;
@@ -173,6 +176,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     nodeId,
     role: options.role,
     luaVersion: options.luaVersion,
+    logLevel: options.logLevel ?? 'notice',
     now,
     log: (message) => log('err', message),
     settled: () => cluster.settled(options.writeSettleMs ?? WRITE_SETTLE_MS),
@@ -181,8 +185,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     nodeStatus: options.nodeStatus,
     serverStatus: options.nodeStatus ? serverStatusOf(options.nodeStatus) : () => Promise.resolve(counters.status()),
   });
-  const adminServer = createServer(admin.callback());
+  const adminServer = createServer(admin.app.callback());
   counters.watch(adminServer);
+  answerClientErrors(adminServer, admin.servesPath);
   // Kong's Admin API server block sets no keepalive_timeout (kong/templates/nginx_kong.lua:411-453
   // at 3.9.3): nginx's default, 75 s, and no Keep-Alive header (admin-app.ts). A client's pool
   // then closes an idle connection long before the server does: with Node's 5 s and its

@@ -16,7 +16,7 @@ import { mountMetricsRoute, type NodeStatusApi } from './metrics-route.ts';
 import { mountNodeRoutes, type NodeInfo } from './node-routes.ts';
 import { mountPluginRoutes } from './plugins.ts';
 import { MULTIPART_AS_FIELDS, nestedMultipartNames } from './multipart.ts';
-import { corsFilter, emptyJsonBody, kongBodyTypes, loneSurrogateJson, mediaTypeFilter, methodNotAllowed, optionsMethod, traceRefused } from './request-filters.ts';
+import { corsFilter, emptyJsonBody, kongBodyTypes, loneSurrogateJson, mediaTypeFilter, methodNotAllowed, optionsMethod, routesOf, traceRefused } from './request-filters.ts';
 import { mountSchemaRoutes } from './schemas.ts';
 import { mountSniRoutes } from './snis.ts';
 import { mountTagRoutes } from './tags.ts';
@@ -33,6 +33,7 @@ export interface AdminAppOptions {
   role: NodeInfo['role'];
   /** The data plane's LuaJIT version, as Kong reports it. */
   luaVersion: string;
+  logLevel: string;
   now: () => number;
   log: (message: string) => void;
   serverStatus?: NodeInfo['serverStatus'];
@@ -56,8 +57,14 @@ const notFound = { message: 'Not found' };
 const httpStatus = (error: unknown): number | undefined =>
   typeof error === 'object' && error !== null && 'status' in error && typeof error.status === 'number' ? error.status : undefined;
 
+export interface AdminApp {
+  app: Koa;
+  /** Whether a route takes `path` with some method (a method it does not take is then 405, not 404). */
+  servesPath: (path: string) => boolean;
+}
+
 /** Kong's Admin API (kong/api/*) as decK and the provisioning CLI use it, answering as Kong 3.9 does. */
-export function createAdminApp(options: AdminAppOptions): Koa {
+export function createAdminApp(options: AdminAppOptions): AdminApp {
   const { service, registry, nodeId } = options;
   const app = new Koa();
   const router = new Router();
@@ -133,6 +140,7 @@ export function createAdminApp(options: AdminAppOptions): Koa {
     nodeId,
     role: options.role,
     luaVersion: options.luaVersion,
+    logLevel: options.logLevel,
     serverStatus: options.serverStatus,
     proxyListeners: options.proxyListeners,
   });
@@ -157,5 +165,5 @@ export function createAdminApp(options: AdminAppOptions): Koa {
   app.use(optionsMethod(router));
   app.use(methodNotAllowed(router));
   app.use(router.routes());
-  return app;
+  return { app, servesPath: (path) => routesOf(router, path).length > 0 };
 }

@@ -108,7 +108,9 @@ export const encodeOffset = (values: unknown[]): string => Buffer.from(JSON.stri
 /**
  * Where a page's `next` link goes: a top-level list's path carries the tags and size it was given
  * (kong/api/endpoints.lua:317-339), a nested one's only the offset, under the parent's key as the
- * URL wrote it (:366-374).
+ * URL wrote it (:366-374). A nested list (`page_for_<foreign>`) is not filtered by its tags either,
+ * though their syntax is checked (kong/db/strategies/postgres/init.lua:466-474;
+ * 14-tags_spec.lua:121-130).
  */
 interface NextLink {
   path: string;
@@ -125,7 +127,8 @@ export function paginate<T extends { id: string; tags: string[] | null }>(
   const { size, after: afterKey } = pageArguments(query);
   const after = afterKey && String(afterKey[0]);
   const tags = firstArgument(querystring, 'tags');
-  const matches = parseTags(tags);
+  const parsed = parseTags(tags);
+  const matches = next.filters ? parsed : undefined;
   const sorted = items.filter((item) => !matches || matches(item.tags)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const start = after === undefined ? 0 : sorted.findIndex((item) => item.id > after);
   const slice = start === -1 ? [] : sorted.slice(start, start + size);

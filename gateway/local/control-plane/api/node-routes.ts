@@ -23,6 +23,8 @@ export interface NodeInfo {
   luaVersion: string;
   /** The data plane's nginx counters; zeros when no node answers. */
   serverStatus?: () => Promise<ServerStatus | undefined>;
+  /** Kong's configuration.log_level: KONG_LOG_LEVEL, the data plane's. */
+  logLevel: string;
   /** Kong's configuration.proxy_listeners: the node's proxy listeners, as kong/conf_loader parses them. */
   proxyListeners?: () => Array<Record<string, unknown>>;
 }
@@ -75,7 +77,8 @@ export function mountNodeRoutes(router: Router, service: EntityService, registry
       timers: { running: 0, pending: 0 },
       plugins: {
         available_on_server: available,
-        enabled_in_cluster: [...new Set(service.list('plugins').map((p) => p.name))].sort(),
+        // kong.lua:83-96: the names in the order kong.db.plugins:each() pages them, by id
+        enabled_in_cluster: [...new Set(service.list('plugins').sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((p) => p.name))],
       },
       pids: { master: process.pid, workers: [process.pid] },
       // DB mode, as Kong with PostgreSQL answers: decK syncs a database-backed Kong and refuses
@@ -86,6 +89,8 @@ export function mountNodeRoutes(router: Router, service: EntityService, registry
         router_flavor: 'traditional_compatible',
         plugins: ['bundled', ...registry.custom],
         proxy_listeners: node.proxyListeners?.() ?? [],
+        // kong.lua:129: always set, the level errors are logged at
+        log_level: node.logLevel,
       },
     };
   });

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { Layer } from '@koa/router';
 import type Koa from 'koa';
 import type { Middleware } from 'koa';
 import { loneSurrogatePath } from '../schema/lone-surrogates.ts';
@@ -24,7 +25,7 @@ const YAML_TYPES = ['application/yaml', 'text/yaml'];
 const ACCEPTS_YAML = new Set(['/config']);
 
 /** nginx's own page for a status it answers without a body (server_tokens off: signed openresty). */
-const nginxPage = (status: string) =>
+export const nginxPage = (status: string) =>
   `<html>\r\n<head><title>${status}</title></head>\r\n<body>\r\n<center><h1>${status}</h1></center>\r\n<hr><center>openresty</center>\r\n</body>\r\n</html>\r\n`;
 
 /** What Kong's nginx sends for `kong.response.exit(415)` with no body. */
@@ -56,15 +57,20 @@ export const traceRefused: Middleware = async (ctx, next) => {
  */
 export function methodNotAllowed(router: Router): Middleware {
   return async (ctx, next) => {
-    const matching = router.stack.filter((layer) => layer.methods.length > 0 && layer.match(ctx.path));
-    const fewest = Math.min(...matching.map((layer) => layer.paramNames.length));
-    const chosen = matching.filter((layer) => layer.paramNames.length === fewest);
+    const chosen = routesOf(router, ctx.path);
     if (chosen.length > 0 && !chosen.some((layer) => layer.methods.includes(ctx.method))) {
       ctx.status = 405;
       return;
     }
     await next();
   };
+}
+
+/** The routes lapis would pick for `path` (methodNotAllowed), whatever the method; none: a 404. */
+export function routesOf(router: Router, path: string): Layer[] {
+  const matching = router.stack.filter((layer) => layer.methods.length > 0 && layer.match(path));
+  const fewest = Math.min(...matching.map((layer) => layer.paramNames.length));
+  return matching.filter((layer) => layer.paramNames.length === fewest);
 }
 
 function acceptedBody(ctx: Koa.Context): boolean {

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type Koa from 'koa';
 import type { EntityService } from '../db/entity-service.ts';
 import type { TProperties } from '@sinclair/typebox';
 import type { EntityDefinition } from '../schema/entity.ts';
@@ -55,6 +56,12 @@ export function pluginSchema(registry: PluginRegistry, name: string): Record<str
   };
 }
 
+/**
+ * What the validate endpoints check: Kong validates lapis' `self.params` (kong/api/routes/kong.lua:198-214),
+ * a table even when no body came (none, an empty one, a multipart body it could not parse).
+ */
+const paramsOf = (ctx: Koa.Context): unknown => ctx.request.body ?? {};
+
 export function mountSchemaRoutes(router: Router, registry: PluginRegistry, service: EntityService): void {
   const noEntity = (name: string) => ({ message: `No entity named '${name}'` });
   router.get('/schemas/plugins/:name', (ctx) => {
@@ -64,7 +71,7 @@ export function mountSchemaRoutes(router: Router, registry: PluginRegistry, serv
     ctx.body = schema ?? { message: `No plugin named '${name}'` };
   });
   router.post('/schemas/plugins/validate', (ctx) => {
-    service.validate('plugins', ctx.request.body);
+    service.validate('plugins', paramsOf(ctx));
     ctx.body = { message: 'schema validation successful' };
   });
   router.get('/schemas/:name', (ctx) => {
@@ -76,7 +83,7 @@ export function mountSchemaRoutes(router: Router, registry: PluginRegistry, serv
   router.post('/schemas/:db_entity_name/validate', (ctx) => {
     const name = ctx.params.db_entity_name ?? '';
     // kong/api/routes/kong.lua:211: the URL's parameter is dropped from the params before validating
-    const body: unknown = ctx.request.body;
+    const body = paramsOf(ctx);
     const input = isPlainObject(body) ? Object.fromEntries(Object.entries(body).filter(([field]) => field !== 'db_entity_name')) : body;
     // A type the gateway does not run: the 400 its write gets, so `deck gateway validate` names it.
     if (NOT_RUN_SCHEMAS.has(name)) throw notRunError(name);

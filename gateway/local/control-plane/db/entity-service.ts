@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityDefinition, Subschemas } from '../schema/entity.ts';
 import { ENTITY_NAMES, definitionOf, foreignFields, type AnyEntity, type EntityName, type EntityTypes } from '../schema/entities/index.ts';
 import { updateErrors, validateEntityInput, type Input } from '../schema/entity-validation.ts';
-import { ForeignKeyViolation, ForeignKeysUnresolved, InvalidPrimaryKey, InvalidUnique, NotFound, SchemaViolation, UniqueViolation, refuseInvalid } from '../schema/errors.ts';
+import { ForeignKeyViolation, ForeignKeysUnresolved, InvalidPrimaryKey, InvalidUnique, KongError, NotFound, PrimaryKeyViolation, SchemaViolation, UniqueViolation, refuseInvalid } from '../schema/errors.ts';
 import { isUuid, kongField } from '../schema/typedefs.ts';
 import { isPlainObject, validateField, type FieldErrors } from '../schema/validate.ts';
 import { checkNameList, replaceNameList, snisOf } from './certificate-snis.ts';
@@ -150,7 +150,6 @@ export class EntityService {
   insert<N extends EntityName>(name: N, input: Input, options: WriteOptions = {}): Promise<EntityTypes[N]> {
     return this.transaction((draft) => {
       const given = this.scoped(draft, name, input, options.parent, 'insert');
-      if (isUuid(given.id) && draft.get(name, given.id)) throw new UniqueViolation({ id: given.id });
       return this.write(draft, name, given, undefined, { ...options, mode: 'insert' });
     });
   }
@@ -305,6 +304,7 @@ export class EntityService {
       if (ttl === undefined && options.mode === 'update') record.expires_at = kept;
       else record.expires_at = ttl ? (options.keepExpiry && typeof kept === 'number' ? kept : (since + ttl) * 1000) : null;
     }
+    if (options.mode === 'insert' && draft.get(name, String(record.id))) throw insertedIdTaken(name, definition, record);
     this.checkForeign(draft, definition, record);
     this.checkUnique(draft, name, definition, record);
     const entity = record as unknown as EntityTypes[N];
@@ -390,6 +390,21 @@ export class EntityService {
       }
     }
   }
+}
+
+/**
+ * Kong inserts with a plain INSERT (postgres/init.lua:1150-1160): a taken id fails in PostgreSQL
+ * with `duplicate key value violates unique constraint "<table>_pkey"`, which toerror
+ * (postgres/init.lua:229-267) reads as a violation of the first unique field whose name the
+ * message holds (a key-auth credential's `key`, from "duplicate key"), else of the primary key.
+ * The unique index is checked as the row goes in, before the foreign keys.
+ */
+function insertedIdTaken(name: EntityName, definition: EntityDefinition, record: Input): KongError {
+  const message = `duplicate key value violates unique constraint "${name}_pkey"`;
+  for (const [field, schema] of Object.entries(definition.schema.properties)) {
+    if (kongField(schema).attributes.unique && message.includes(field)) return new UniqueViolation({ [field]: record[field] ?? null });
+  }
+  return new PrimaryKeyViolation({ id: record.id });
 }
 
 /**

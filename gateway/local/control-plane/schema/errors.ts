@@ -150,6 +150,13 @@ export class UniqueViolation extends KongError {
   }
 }
 
+/** code 3, 400: an insert of an id that exists (kong/db/errors.lua:265-274; endpoints.lua:28 maps it to 400). */
+export class PrimaryKeyViolation extends KongError {
+  constructor(key: Record<string, unknown>) {
+    super({ code: 3, name: 'primary key violation', message: `primary key violation on key '${pretty(key)}'`, fields: key }, 400);
+  }
+}
+
 /** code 4, 400: a foreign key names no entity, or an entity is still referenced (on_delete restrict). */
 export class ForeignKeyViolation extends KongError {
   static referencedBy(referencing: string, referenced: string): ForeignKeyViolation {
