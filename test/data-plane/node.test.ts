@@ -122,6 +122,20 @@ test('reload (SIGHUP) keeps serving the snapshot', async (t) => {
   }
 });
 
+test('KONG_LOG_LEVEL warn: the node starts and reloads, nginx logging no notice', async (t) => {
+  const upstream = await startUpstream(echoRequest);
+  const node = await startTestNode({ logLevel: 'warn', snapshot: { services: [{ name: 'echo', url: upstream.url }], routes: [{ service: 'echo', paths: ['/r'] }] } });
+  try {
+    t.is((await httpGet(node.url('/r'))).status, 200);
+    await node.reload();
+    t.is((await httpGet(node.url('/r'))).status, 200);
+    t.deepEqual(node.logsMatching(/\[notice\]/), []);
+  } finally {
+    await node.dispose();
+    await upstream.close();
+  }
+});
+
 test('a plugin that is not installed stops the node from starting, as Kong', async (t) => {
   await t.throwsAsync(startDataPlaneNode({ plugins: ['no-such-plugin'], workerProcesses: 1 }), {
     message: /^the data-plane node did not start: no-such-plugin plugin is enabled but not installed/,

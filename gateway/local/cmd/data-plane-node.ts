@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -75,6 +75,27 @@ function answers(host: string, port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
+}
+
+/**
+ * The processes nginx's master has forked: its workers. Read from /proc rather than from nginx's
+ * "start worker process" line, which it logs at notice level only (KONG_LOG_LEVEL=warn hides it).
+ */
+function workerPids(masterPid: number): Set<number> {
+  const workers = new Set<number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ")"
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === masterPid) workers.add(Number(entry));
+  }
+  return workers;
 }
 
 function urlOf(host: string, port: number, scheme = 'http'): string {
@@ -221,7 +242,7 @@ async function startIn(
     const host = connectHost(proxy.host);
     // nginx binds every listener before it starts workers, and retries a busy one for 2.5 s: the
     // node is up when the proxy answers and the workers have started.
-    const started = () => logs.slice(firstLine).some((line) => line.includes('start worker process'));
+    const started = () => spawned.child.pid !== undefined && workerPids(spawned.child.pid).size > 0;
     while (!exitedEarly && !(started() && (await answers(host, port)))) {
       if (Date.now() > deadline) {
         spawned.child.kill('SIGKILL');
@@ -277,10 +298,11 @@ function makeNode(
     },
     async reload() {
       const before = logs.length;
+      const oldWorkers = workerPids(spawned.child.pid!);
       spawned.child.kill('SIGHUP');
       const deadline = Date.now() + 10_000;
-      // nginx logs "start worker process" for each new worker once the new configuration is in place.
-      while (!logs.slice(before).some((line) => /start worker process/.test(line))) {
+      // nginx forks new workers once the new configuration is in place.
+      while (![...workerPids(spawned.child.pid!)].some((pid) => !oldWorkers.has(pid))) {
         const failed = logs.slice(before).find((line) => /\[emerg\]/.test(line));
         if (failed) throw new Error(`reload failed: ${failed}`);
         if (Date.now() > deadline) throw new Error('reload: no new worker within 10 s');
