@@ -178,6 +178,19 @@ test.serial("a ttl counts from created_at: a given one, or the one a PUT stamps 
   t.deepEqual([backdated.body.created_at, backdated.body.ttl], [now - 5, 5]);
 });
 
+test('a ttl that is no integer between 0 and 100000000 is an invalid option, checked before the entity (kong/db/dao/init.lua:196-201, errors.lua:443-476)', async (t) => {
+  const message = 'must be an integer between 0 and 100000000';
+  for (const ttl of [1.5, -1, 100000001, '10', true]) {
+    const refused = await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-bad-ttl', ttl } });
+    t.deepEqual([refused.status, refused.body], [400, { code: 11, name: 'invalid options', message: `invalid option (ttl: ${message})`, options: { ttl: message } }], JSON.stringify(ttl));
+  }
+  // the option first: a bad key too is not what Kong reports
+  const both = await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 5, ttl: -1 } });
+  t.is(both.body.name, 'invalid options');
+  // a form's "10" is a number (arguments.ts infers it, as Kong's arguments.lua does)
+  t.is((await f.admin('/consumers/alice/key-auth', { method: 'POST', body: new URLSearchParams({ key: 'k-form-ttl', ttl: '10' }) })).status, 201);
+});
+
 test.serial('a PATCH without a ttl keeps the expiry; with one it counts from now (postgres/init.lua:443-445, :351-377)', async (t) => {
   t.is((await f.admin('/consumers/alice/key-auth', { method: 'POST', json: { key: 'k-patched', ttl: 100 } })).status, 201);
   await f.gateway.clock.advance(10_000);

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityDefinition, Subschemas } from '../schema/entity.ts';
 import { ENTITY_NAMES, definitionOf, foreignFields, type AnyEntity, type EntityName, type EntityTypes } from '../schema/entities/index.ts';
 import { updateErrors, validateEntityInput, type Input } from '../schema/entity-validation.ts';
-import { ForeignKeyViolation, ForeignKeysUnresolved, InvalidPrimaryKey, InvalidUnique, KongError, NotFound, PrimaryKeyViolation, SchemaViolation, UniqueViolation, refuseInvalid } from '../schema/errors.ts';
+import { ForeignKeyViolation, ForeignKeysUnresolved, InvalidOption, InvalidPrimaryKey, InvalidUnique, KongError, NotFound, PrimaryKeyViolation, UniqueViolation, refuseInvalid } from '../schema/errors.ts';
 import { isUuid, kongField } from '../schema/typedefs.ts';
 import { isPlainObject, validateField, type FieldErrors } from '../schema/validate.ts';
 import { checkNameList, replaceNameList, snisOf } from './certificate-snis.ts';
@@ -325,8 +325,9 @@ export class EntityService {
   private withoutOptions(name: EntityName, input: Input, ttlOption?: number): { input: Input; ttl: number | undefined } {
     if (!definitionOf(name).ttl || input.ttl === undefined) return { input, ttl: ttlOption };
     const { ttl, ...rest } = input;
+    // an option, checked before the entity (kong/db/dao/init.lua:196-201 validate_options_value, :444-451)
     if (ttl !== null && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0 || ttl > 100000000)) {
-      throw new SchemaViolation({ ttl: typeof ttl === 'number' && Number.isInteger(ttl) ? 'value should be between 0 and 100000000' : 'expected an integer' });
+      throw new InvalidOption('ttl', 'must be an integer between 0 and 100000000');
     }
     return { input: rest, ttl: typeof ttl === 'number' ? ttl : undefined };
   }
