@@ -61,6 +61,25 @@ test.serial('a ban earned on node 1 is answered on node 2 and through the balanc
   t.true(cluster.logs.some((line) => /\[node-1\].*API key banned for 900 s .* consumer ban-mallory/.test(line)));
 });
 
+test.serial('a banned key revoked through the Admin API: 401 invalid_api_key on both nodes, not the ban', async (t) => {
+  await freshMinute(cluster);
+  const { key, credentialId } = await cluster.provision('ban-revoked', await redisPlan(cluster, { minute: 1 }));
+  t.is((await cluster.call(1, '/v1/pets', { key })).status, 200);
+  const banKey = await banKeyOf(key);
+  await earnBan(cluster, 1, key, banKey);
+  // node 1 holds the ban in its dict (its strike made it), node 2 too once it has read it in Redis
+  for (const node of [1, 2] as const) t.is((await cluster.call(node, '/v1/pets', { key })).body.code, 'api_key_banned', `node ${node}`);
+
+  t.is((await cluster.admin(`/consumers/ban-revoked/key-auth/${credentialId}`, { method: 'DELETE' })).status, 204);
+  for (const node of [1, 2] as const) {
+    const res = await cluster.call(node, '/v1/pets', { key });
+    t.is(res.status, 401, `node ${node}`);
+    t.is(res.body.code, 'invalid_api_key', `node ${node}`);
+    t.is(res.headers['retry-after'], undefined, `node ${node}`);
+  }
+  t.is(await cluster.redisCommand('EXISTS', banKey), 1, 'the ban runs its course in Redis: it answers only while the key lives');
+});
+
 test.serial('a revoke through the Admin API: both nodes answer 401 as soon as the Admin API has answered', async (t) => {
   await freshMinute(cluster);
   const { key, credentialId } = await cluster.provision('revoke-trudy');

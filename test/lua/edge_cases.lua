@@ -42,6 +42,41 @@ local function has_log(r, text)
   return false
 end
 
+local function with_credentials(credentials, fn)
+  stub.credentials = credentials
+  local ok, err = pcall(fn)
+  stub.credentials, stub.lookup_error = {}, nil
+  if not ok then error(err, 0) end
+end
+
+local function migration(overrides)
+  local c = {}
+  for k, v in pairs(conf) do c[k] = v end
+  c.accept_plaintext_keys = true
+  for k, v in pairs(overrides or {}) do c[k] = v end
+  return c
+end
+
+-- A live credential for `token`: its digest as key-auth's key, as the CLI stores one.
+local function credential_of(token, fields)
+  local digest = api_key.digest(token)
+  local credential = { id = "cred-1", key = digest, tags = { "key-hash:sha256" } }
+  for k, v in pairs(fields or {}) do credential[k] = v end
+  return { [digest] = credential }
+end
+
+--- 429s of `token` (with a credential) until it is banned.
+local function ban(token)
+  for _ = 1, conf.ban_threshold + 1 do
+    local r = stub.request({ Authorization = "Bearer " .. token })
+    stub.run(handler, "access", conf)
+    r.status, r.source, r.credential = 429, "exit", { id = "cred-1" }
+    r.consumer = { id = "cons-1", username = "mallory" }
+    r.response_headers["ratelimit-limit"] = "5"
+    stub.run(handler, "header_filter", conf)
+  end
+end
+
 cases["a bearer token's SHA-256 becomes key-auth's key and Authorization is dropped"] = function()
   local r = stub.request({ Authorization = "Bearer " .. KEY.token, apikey = "smuggled" })
   stub.run(handler, "access", conf)
@@ -216,32 +251,108 @@ end
 
 cases["more than ban_threshold 429s within the window ban the key, until the ban expires"] = function()
   stub.set_time(1893499200)
-  for i = 1, conf.ban_threshold + 1 do
-    local r = stub.request({ Authorization = "Bearer greedy" })
-    stub.run(handler, "access", conf)
-    eq(r.exited, nil, "no ban before the threshold (" .. i .. ")")
-    r.status, r.source, r.credential = 429, "exit", { id = "cred-1" }
-    r.consumer = { id = "cons-1", username = "mallory" }
-    r.response_headers["ratelimit-limit"] = "5"
-    stub.run(handler, "header_filter", conf)
-    eq(#r.logs, i > conf.ban_threshold and 1 or 0, "log lines after 429 number " .. i)
-    if i > conf.ban_threshold then
-      eq(r.logs[1], "API key banned for 900 s after repeated 429s: consumer mallory (id cons-1), credential cred-1", "ban log line")
-      eq(r.logs[1]:find("greedy", 1, true), nil, "the key is never logged")
+  with_credentials(credential_of("greedy"), function()
+    local lookups = stub.lookups
+    for i = 1, conf.ban_threshold + 1 do
+      local r = stub.request({ Authorization = "Bearer greedy" })
+      stub.run(handler, "access", conf)
+      eq(r.exited, nil, "no ban before the threshold (" .. i .. ")")
+      r.status, r.source, r.credential = 429, "exit", { id = "cred-1" }
+      r.consumer = { id = "cons-1", username = "mallory" }
+      r.response_headers["ratelimit-limit"] = "5"
+      stub.run(handler, "header_filter", conf)
+      eq(#r.logs, i > conf.ban_threshold and 1 or 0, "log lines after 429 number " .. i)
+      if i > conf.ban_threshold then
+        eq(r.logs[1], "API key banned for 900 s after repeated 429s: consumer mallory (id cons-1), credential cred-1", "ban log line")
+        eq(r.logs[1]:find("greedy", 1, true), nil, "the key is never logged")
+      end
     end
-  end
-  local banned = stub.request({ Authorization = "Bearer greedy" })
-  stub.run(handler, "access", conf)
-  eq(banned.exited and banned.exited.status, 429, "banned")
-  eq(banned.response_headers["retry-after"], "900", "retry-after")
-  stub.run(handler, "header_filter", conf)
-  stub.run(handler, "body_filter", conf)
-  eq(decode(banned.body).code, "api_key_banned", "code")
-  eq(banned.response_headers["x-ratelimit-limit"], "5", "limit while banned")
-  stub.advance(900)
-  local later = stub.request({ Authorization = "Bearer greedy" })
-  stub.run(handler, "access", conf)
-  eq(later.exited, nil, "ban expired")
+    eq(stub.lookups, lookups, "no credential look-up for a key that is not banned")
+    local banned = stub.request({ Authorization = "Bearer greedy" })
+    stub.run(handler, "access", conf)
+    eq(banned.exited and banned.exited.status, 429, "banned")
+    eq(banned.response_headers["retry-after"], "900", "retry-after")
+    eq(stub.lookups, lookups + 1, "a banned key's credential looked up once")
+    stub.run(handler, "header_filter", conf)
+    stub.run(handler, "body_filter", conf)
+    eq(decode(banned.body).code, "api_key_banned", "code")
+    eq(banned.response_headers["x-ratelimit-limit"], "5", "limit while banned")
+    stub.advance(900)
+    local later = stub.request({ Authorization = "Bearer greedy" })
+    stub.run(handler, "access", conf)
+    eq(later.exited, nil, "ban expired")
+  end)
+end
+
+cases["a banned key revoked, deleted or expired since answers key-auth's 401 invalid_api_key, not the ban"] = function()
+  stub.set_time(1893550000)
+  local token = "greedy-and-gone"
+  local digest = api_key.digest(token)
+  with_credentials(credential_of(token), function()
+    ban(token)
+    for what, credentials in pairs({
+      ["revoked or deleted"] = {},
+      ["expired (key-auth's loader: ttl 0 is no credential)"] = credential_of(token, { ttl = 0 }),
+    }) do
+      stub.credentials = credentials
+      local r = stub.request({ Authorization = "Bearer " .. token })
+      stub.run(handler, "access", conf)
+      eq(r.exited, nil, what .. ": no ban answered")
+      eq(r.upstream_headers.apikey, digest, what .. ": key-auth gets the digest, and refuses it")
+      r.status, r.source = 401, "exit"
+      stub.run(handler, "header_filter", conf)
+      stub.run(handler, "body_filter", conf)
+      eq(decode(r.body).code, "invalid_api_key", what .. ": code")
+      eq(r.response_headers["retry-after"], nil, what .. ": no Retry-After")
+      eq(r.response_headers["x-ratelimit-limit"], nil, what .. ": not the banned consumer's limit")
+      eq(#r.logs, 0, what .. ": nothing logged")
+    end
+    -- the ban is kept: the key banned again as long as it runs, should its credential come back
+    stub.credentials = credential_of(token)
+    local r = stub.request({ Authorization = "Bearer " .. token })
+    stub.run(handler, "access", conf)
+    eq(r.exited and r.exited.status, 429, "a live credential again: banned")
+  end)
+end
+
+cases["accept_plaintext_keys: a banned plaintext credential stays banned, and goes when it does"] = function()
+  stub.set_time(1893560000)
+  local token = "plaintext-and-greedy" -- each ban case a token of its own: its ban outlives it
+  local on = migration()
+  with_credentials({ [token] = { id = "c2", key = token, tags = { "petstore-consumer" } } }, function()
+    for _ = 1, conf.ban_threshold + 1 do
+      local r = stub.request({ Authorization = "Bearer " .. token })
+      stub.run(handler, "access", on)
+      eq(r.upstream_headers.apikey, token, "the token for key-auth")
+      r.status, r.source, r.credential = 429, "exit", { id = "c2" }
+      stub.run(handler, "header_filter", on)
+    end
+    local banned = stub.request({ Authorization = "Bearer " .. token })
+    stub.run(handler, "access", on)
+    eq(banned.exited and banned.exited.status, 429, "banned under the digest, found by the token")
+
+    stub.credentials = {}
+    local gone = stub.request({ Authorization = "Bearer " .. token })
+    stub.run(handler, "access", on)
+    eq(gone.exited, nil, "revoked: no ban answered")
+    eq(gone.upstream_headers.apikey, api_key.digest(token), "the digest for key-auth, which matches nothing")
+  end)
+end
+
+cases["a look-up error while a key is banned is a 500 whose log line quotes no key"] = function()
+  stub.set_time(1893570000)
+  local token = "greedy-and-unlucky"
+  with_credentials(credential_of(token), function()
+    ban(token)
+    stub.lookup_error = "could not reach the database for key " .. token
+    local r = stub.request({ Authorization = "Bearer " .. token })
+    stub.run(handler, "access", conf)
+    eq(r.exited and r.exited.status, 500, "status")
+    eq(r.upstream_headers.apikey, nil, "no key")
+    eq(#r.logs, 1, "one log line")
+    eq(r.logs[1]:find(token, 1, true), nil, "the token is not logged")
+    eq(r.logs[1]:find(api_key.digest(token), 1, true), nil, "nor its digest")
+  end)
 end
 
 cases["429s without a credential (anonymous traffic) never ban"] = function()
@@ -255,21 +366,6 @@ cases["429s without a credential (anonymous traffic) never ban"] = function()
   local r = stub.request({ Authorization = "Bearer unknown" })
   stub.run(handler, "access", conf)
   eq(r.exited, nil, "not banned")
-end
-
-local function with_credentials(credentials, fn)
-  stub.credentials = credentials
-  local ok, err = pcall(fn)
-  stub.credentials, stub.lookup_error = {}, nil
-  if not ok then error(err, 0) end
-end
-
-local function migration(overrides)
-  local c = {}
-  for k, v in pairs(conf) do c[k] = v end
-  c.accept_plaintext_keys = true
-  for k, v in pairs(overrides or {}) do c[k] = v end
-  return c
 end
 
 cases["accept_plaintext_keys: a hashed credential gets the digest, a plaintext one the token"] = function()
@@ -348,20 +444,22 @@ cases["bans and strikes are stored under the key's digest, never the key"] = fun
   stub.set_time(1893700000)
   local key = vectors.vectors[2] -- a key of its own: the ban outlives this case
   eq(key.class, "checksummed", "class")
-  local dict = ngx.shared.animal_store_edge
-  for _ = 1, conf.ban_threshold + 1 do
-    local r = stub.request({ Authorization = "Bearer " .. key.token })
+  with_credentials(credential_of(key.token), function()
+    local dict = ngx.shared.animal_store_edge
+    for _ = 1, conf.ban_threshold + 1 do
+      local r = stub.request({ Authorization = "Bearer " .. key.token })
+      stub.run(handler, "access", conf)
+      r.status, r.source, r.credential = 429, "exit", { id = "cred-9" }
+      stub.run(handler, "header_filter", conf)
+    end
+    eq(dict:get("ban:" .. key.digest) ~= nil, true, "banned under the digest")
+    for name in pairs(dict.data) do
+      eq(name:find(key.token, 1, true), nil, "dict key " .. name)
+    end
+    local banned = stub.request({ Authorization = "Bearer " .. key.token })
     stub.run(handler, "access", conf)
-    r.status, r.source, r.credential = 429, "exit", { id = "cred-9" }
-    stub.run(handler, "header_filter", conf)
-  end
-  eq(dict:get("ban:" .. key.digest) ~= nil, true, "banned under the digest")
-  for name in pairs(dict.data) do
-    eq(name:find(key.token, 1, true), nil, "dict key " .. name)
-  end
-  local banned = stub.request({ Authorization = "Bearer " .. key.token })
-  stub.run(handler, "access", conf)
-  eq(banned.exited and banned.exited.status, 429, "the key is banned")
+    eq(banned.exited and banned.exited.status, 429, "the key is banned")
+  end)
   stub.advance(conf.ban_duration) -- the ban is over for the cases after this one
 end
 

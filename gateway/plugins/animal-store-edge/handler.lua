@@ -2,7 +2,8 @@
 --   access        https_only: plain HTTP refused 426 (or a GET redirected to https, for web
 --                 pages: https_redirect_status_code), before the key is read;
 --                 Authorization: Bearer <key> -> its SHA-256 in the key-auth header (nothing for
---                 a malformed ask_ key, refused before any hash or look-up); a banned key's 429.
+--                 a malformed ask_ key, refused before any hash or look-up); a banned key's 429,
+--                 while the key still has a credential.
 --   header_filter Strict-Transport-Security over TLS (https_only); X-RateLimit-* from rate-limiting's RateLimit-*; strikes (429s) towards a ban;
 --                 Error-shaped gateway errors.
 --   body_filter   the Error body for responses Kong itself produced.
@@ -137,6 +138,20 @@ local function loggable(err, token, digest)
   return err
 end
 
+--- The key key-auth gets for a token: its digest, or with accept_plaintext_keys migration_key's.
+local function key_for(conf, token, digest)
+  if conf.accept_plaintext_keys then
+    return migration_key(token, digest)
+  end
+  return digest
+end
+
+local function lookup_failed(conf, err, token, digest)
+  kong.service.request.clear_header(conf.key_header)
+  kong.log.err("could not look up a key-auth credential: ", loggable(err, token, digest))
+  return kong.response.exit(500, { message = "An unexpected error occurred" })
+end
+
 function Edge:init_worker()
   metrics.init()
 end
@@ -195,22 +210,24 @@ local function access(conf)
   state.key_id = digest
 
   local ban = bans.check(conf, digest)
-  if ban then
+  local key, credential
+  key, err = key_for(conf, token, digest)
+  -- A ban holds while the key does: a key revoked, deleted with its consumer or expired since
+  -- goes on to key-auth's 401 as an unknown one. Only a banned key pays this look-up, key-auth's
+  -- own right after (then a cache hit). The ban is kept: with policy redis, this node's copy of it
+  -- is what spares the key's later requests a round trip.
+  if key and ban then
+    credential, err = find_credential(key)
+  end
+  if err then
+    return lookup_failed(conf, err, token, digest)
+  end
+  if credential then
     kong.service.request.clear_header(conf.key_header)
     state.banned = ban
     -- the ban remembers whose key it is: key-auth, which would say, runs after this check
     metrics.banned_request(ban.username)
     return kong.response.exit(429, nil, { ["Retry-After"] = int(ceil(ban.until_s - ngx.now())) })
-  end
-
-  local key = digest
-  if conf.accept_plaintext_keys then
-    key, err = migration_key(token, digest)
-    if not key then
-      kong.service.request.clear_header(conf.key_header)
-      kong.log.err("could not look up a key-auth credential (accept_plaintext_keys): ", loggable(err, token, digest))
-      return kong.response.exit(500, { message = "An unexpected error occurred" })
-    end
   end
 
   kong.service.request.set_header(conf.key_header, key)

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { contractProblems } from '../../helpers/openapi-contract.ts';
-import { digestApiKey } from '../../../packages/provisioning/index.ts';
-import { startStack } from '../../helpers/stack.ts';
+import { digestApiKey, generateApiKey, storedCredential } from '../../../packages/provisioning/index.ts';
+import { startStack, type TestStack } from '../../helpers/stack.ts';
 
 // Temporary ban (animal-store-edge; kong.yml: more than 20 responses of 429 within 60 s ban the
 // key for 900 s). The manual clock replaces the waits.
@@ -47,6 +47,45 @@ test('a key that keeps hitting 429 is banned with its own code, and the ban expi
   await stack.clock.advance(300_000);
   const after = await stack.call('/v1/pets', { key });
   t.is(after.status, 200);
+});
+
+/** One 200, then 21 refusals of 429: the next request of `key` is banned. */
+async function earnBan(stack: TestStack, key: string): Promise<void> {
+  await stack.call('/v1/pets', { key });
+  for (let i = 0; i < 21; i++) await stack.call('/v1/pets', { key });
+}
+
+test('a banned key that is revoked, deleted with its consumer or expired answers 401 invalid_api_key at once', async (t) => {
+  const stack = await startStack();
+  t.teardown(() => stack.dispose());
+  await stack.clock.set(NOON + 5_000);
+  const revoked = await stack.provision('ban-revoked', { minute: 1, day: 1000 });
+  const deleted = await stack.provision('ban-deleted', { minute: 1, day: 1000 });
+  const live = await stack.provision('ban-live', { minute: 1, day: 1000 });
+  await stack.provision('ban-expiring', { minute: 1, day: 1000 });
+  const expiring = generateApiKey();
+  const credential = await stack.admin('/consumers/ban-expiring/key-auth', { method: 'POST', json: { ...storedCredential(expiring, []), ttl: 120 } });
+  t.is(credential.status, 201);
+  for (const key of [revoked, deleted, live, expiring]) {
+    await earnBan(stack, key);
+    t.is((await stack.call('/v1/pets', { key })).body.code, 'api_key_banned');
+  }
+
+  const [revokedCredential] = (await stack.admin('/consumers/ban-revoked/key-auth')).body.data;
+  t.is((await stack.admin(`/consumers/ban-revoked/key-auth/${revokedCredential.id}`, { method: 'DELETE' })).status, 204);
+  t.is((await stack.admin('/consumers/ban-deleted', { method: 'DELETE' })).status, 204);
+  await stack.clock.advance(121_000); // the expiring key's ttl has run out; the bans have not
+  for (const [what, key] of [['revoked', revoked], ['deleted', deleted], ['expired', expiring]] as const) {
+    const res = await stack.call('/v1/pets', { key });
+    t.is(res.status, 401, what);
+    t.is(res.body.code, 'invalid_api_key', what);
+    t.is(res.headers.get('retry-after'), null, what);
+    t.not(res.headers.get('x-ratelimit-limit'), '1', `${what}: not the plan of the consumer it was`);
+  }
+  const stillBanned = await stack.call('/v1/pets', { key: live });
+  t.is(stillBanned.status, 429);
+  t.is(stillBanned.body.code, 'api_key_banned');
+  t.is(stillBanned.headers.get('retry-after'), '779');
 });
 
 test('429s spread over more than the window do not ban', async (t) => {
