@@ -35,7 +35,7 @@ test('rotate-key whose second grace PATCH fails puts the live key back as it was
 });
 
 test('rotate-key whose grace PATCH is applied but unanswered undoes it', async (t) => {
-  const { admin, consumer, provisioning, keys } = await start(t);
+  const { admin, consumer, provisioning } = await start(t);
   admin.addCredential(consumer.id, digestApiKey('ask_live'), { id: 'a-live', tags: [...LIVE_TAGS, 'expires-at:1893459600'], ttl: 3600 });
   admin.advance(100.5);
   admin.dropAnswerNext('PATCH', /\/key-auth\/a-live$/);

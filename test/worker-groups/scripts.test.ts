@@ -5,6 +5,7 @@ import '../scripts/ci-totals.test.ts';
 import '../scripts/deck-env.test.ts';
 import '../scripts/hashed-keys-kong-shape.test.ts';
 import '../scripts/kong-admin-types.test.ts';
+import '../scripts/plan-plugin-kong-shape.test.ts';
 import '../scripts/provisioning-errors.test.ts';
 import '../scripts/provisioning-faults.test.ts';
 import '../scripts/rotate-key-kong-shape.test.ts';
