@@ -80,3 +80,65 @@ test('rotate-key of keys all rotated out (a rotation cut short) hands on an expi
   admin.addCredential(other.id, digestApiKey('ask_kept'), { id: 'b', tags: [...LIVE_TAGS, `expires-at:${at}`, 'replaced'], ttl: 86400 });
   t.is((await provisioning.rotateKey('faults-2', { graceSeconds: 100000 })).expiresAt, at);
 });
+
+test('create whose answers are lost after Kong applied each write leaves nothing behind', async (t) => {
+  for (const [method, path] of [
+    ['POST', /^\/consumers$/],
+    ['POST', /\/key-auth$/],
+    ['POST', /\/plugins$/],
+    ['PATCH', /^\/consumers\/[^/]+$/],
+  ] as const) {
+    const { admin, provisioning } = await start(t);
+    admin.dropAnswerNext(method, path);
+    const error = await t.throwsAsync(provisioning.create({ username: 'cut-short', plan: 'pro' }), { instanceOf: ProvisioningError });
+    t.is(error?.code, 'admin-api-unreachable', `${method} ${path}`);
+    t.is((await fetch(`${admin.url}/consumers/cut-short`)).status, 404, `${method} ${path}: rolled back`);
+    await provisioning.create({ username: 'cut-short', plan: 'pro' });
+  }
+});
+
+test('a create killed before its last step leaves a consumer on no plan, which show and create name unfinished', async (t) => {
+  const { admin, provisioning } = await start(t);
+  // what a create killed after its consumer, key and plan plugin, before tagging the plan, leaves
+  admin.addConsumer('killed', ['petstore-consumer']);
+  t.like(await provisioning.show('killed'), { plan: null });
+  for await (const consumer of provisioning.list({ plan: 'pro' })) t.not(consumer.username, 'killed');
+  await t.throwsAsync(provisioning.create({ username: 'killed', plan: 'pro' }), {
+    instanceOf: ProvisioningError,
+    message: 'consumer killed already exists, unfinished (a create was cut short; its key was never shown): delete it, then create it again',
+  });
+  await provisioning.delete('killed');
+  t.like(await provisioning.create({ username: 'killed', plan: 'pro' }), { plan: 'pro' });
+});
+
+test('set-plan whose plugin PATCH is applied but unanswered puts the plan back; its tag never moved', async (t) => {
+  const { admin, consumer, provisioning } = await start(t);
+  admin.addPlugin(consumer.id, { tags: ['petstore-consumer', 'plan:pro'], config: { minute: 300, day: 10000 } });
+  admin.dropAnswerNext('PATCH', /^\/plugins\//);
+  await t.throwsAsync(provisioning.setPlan('faults', 'business'), { instanceOf: ProvisioningError });
+  t.like(await provisioning.show('faults'), { plan: 'pro', limits: { minute: 300, day: 10000 } });
+  t.like(admin.plugins(consumer.id)[0], { tags: ['petstore-consumer', 'plan:pro'] });
+
+  admin.dropAnswerNext('PATCH', /^\/consumers\//);
+  await t.throwsAsync(provisioning.setPlan('faults', 'business'), { instanceOf: ProvisioningError });
+  t.like(await provisioning.show('faults'), { plan: 'pro', limits: { minute: 300, day: 10000 } });
+});
+
+test('set-plan whose new plan plugin is created but unanswered removes it', async (t) => {
+  const { admin, consumer, provisioning } = await start(t);
+  admin.dropAnswerNext('POST', /\/plugins$/);
+  await t.throwsAsync(provisioning.setPlan('faults', 'business'), { instanceOf: ProvisioningError });
+  t.deepEqual(admin.plugins(consumer.id), []);
+  t.like(await provisioning.show('faults'), { plan: 'pro' });
+});
+
+test('a username Kong reads as an id, or a dot segment, is refused before any write', async (t) => {
+  const { admin, provisioning } = await start(t);
+  for (const username of ['0b9a3c1e-1111-4222-8333-444455556666', '0B9A3C1E-1111-4222-8333-444455556666', '.', '..']) {
+    const error = await t.throwsAsync(provisioning.create({ username, plan: 'free' }), { instanceOf: ProvisioningError });
+    t.is(error?.code, 'consumer-options', username);
+  }
+  const error = await t.throwsAsync(provisioning.show('..'), { instanceOf: ProvisioningError });
+  t.is(error?.code, 'consumer-options');
+  t.deepEqual(admin.requests.filter((r) => r.method !== 'GET'), []);
+});
