@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { Provisioning, ProvisioningError, loadCatalogue, type ProvisioningErrorCode } from '../../packages/provisioning/index.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { startKongShapedAdmin } from './kong-shaped-admin.ts';
 
 // The library's failures as a web server would meet them (packages/provisioning/README.md): a
@@ -148,4 +149,25 @@ test('an answer without the id the library relies on is admin-api-unexpected, no
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'not-a-page' }));
   });
   await rejects(t, listing.list().next(), 'admin-api-unexpected', 'listing consumers: Kong answered something other than a page');
+});
+
+test('an Admin API that never answers fails the call after the timeout, naming it: 30 s unless told', async (t) => {
+  const server = createServer(() => {});
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const provisioning = Provisioning.connect({ url, timeoutMs: 300 }, loadCatalogue());
+  const started = Date.now();
+  await rejects(t, provisioning.show('anyone'), 'admin-api-unreachable', `the Kong Admin API at ${url} did not answer GET /consumers/anyone within 0.3 s`);
+  t.true(Date.now() - started < 5000);
+
+  const cli = await runCliInProcess(['show', 'anyone'], { KONG_ADMIN_URL: url, KONG_ADMIN_TIMEOUT: '1' });
+  t.is(cli.code, 1);
+  t.is(cli.stderr, `error: the Kong Admin API at ${url} did not answer GET /consumers/anyone within 1 s\n`);
+  const bad = await runCliInProcess(['show', 'anyone', '--admin-timeout', '0'], { KONG_ADMIN_URL: url });
+  t.is(bad.code, 2);
+  t.is(bad.stderr, 'error: --admin-timeout must be a whole number of seconds from 1 to 3600, got "0" (see show --help)\n');
 });

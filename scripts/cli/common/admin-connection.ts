@@ -9,13 +9,17 @@ const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8001';
 export interface ConnectionOptions {
   adminUrl?: string;
   adminHeader?: string;
+  adminTimeout?: string;
   json?: boolean;
 }
+
+const DEFAULT_ADMIN_TIMEOUT_SECONDS = 30;
 
 export const withConnectionOptions = (command: Command) =>
   command
     .option('--admin-url <url>', `Kong Admin API (env KONG_ADMIN_URL, default ${DEFAULT_ADMIN_URL})`)
     .option('--admin-header <header>', 'extra header for every Admin API call, "Name: value" (env KONG_ADMIN_HEADER), e.g. an admin token')
+    .option('--admin-timeout <seconds>', `how long one Admin API call may take (env KONG_ADMIN_TIMEOUT, default ${DEFAULT_ADMIN_TIMEOUT_SECONDS})`)
     .option('--json', 'machine-readable output');
 
 function adminUrl(options: ConnectionOptions, env: NodeJS.ProcessEnv): string {
@@ -47,7 +51,16 @@ function adminHeaders(options: ConnectionOptions, env: NodeJS.ProcessEnv): Recor
   return { [name]: value };
 }
 
+function adminTimeoutMs(options: ConnectionOptions, env: NodeJS.ProcessEnv): number {
+  const [value, source] =
+    options.adminTimeout !== undefined ? [options.adminTimeout, '--admin-timeout'] : [env.KONG_ADMIN_TIMEOUT, 'KONG_ADMIN_TIMEOUT'];
+  if (value === undefined || value === '') return DEFAULT_ADMIN_TIMEOUT_SECONDS * 1000;
+  const seconds = Number(value);
+  if (!/^\d+$/.test(value) || seconds < 1 || seconds > 3600) throw new UsageError(`${source} must be a whole number of seconds from 1 to 3600, got ${JSON.stringify(value)}`);
+  return seconds * 1000;
+}
+
 /** The Admin API the options and the environment name; a malformed one is a UsageError. */
 export function adminApi(options: ConnectionOptions, env: NodeJS.ProcessEnv): AdminApi {
-  return AdminApi.connect({ url: adminUrl(options, env), headers: adminHeaders(options, env) });
+  return AdminApi.connect({ url: adminUrl(options, env), headers: adminHeaders(options, env), timeoutMs: adminTimeoutMs(options, env) });
 }
