@@ -1,6 +1,7 @@
 // test/loader/worker-groups.js: in a whole run, these files' tests run here, in one worker.
 import '../scripts/api-keys.test.ts';
 import '../scripts/build-lock.test.ts';
+import '../scripts/consumers-cli-usage-errors.test.ts';
 import '../scripts/ci-totals.test.ts';
 import '../scripts/deck-env.test.ts';
 import '../scripts/hashed-keys-kong-shape.test.ts';

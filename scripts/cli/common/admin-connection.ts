@@ -33,6 +33,13 @@ function adminUrl(options: ConnectionOptions, env: NodeJS.ProcessEnv): string {
   return value;
 }
 
+/**
+ * Headers fetch (undici) sets itself, or refuses, or that would break the call: the body's length,
+ * framing and type, and the connection's. Given anyway they failed every call as
+ * "cannot reach the Kong Admin API … UND_ERR_…". Host stays allowed: a proxy may route by it.
+ */
+const CLIENT_HEADERS = new Set(['content-length', 'content-type', 'transfer-encoding', 'expect', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-connection']);
+
 function adminHeaders(options: ConnectionOptions, env: NodeJS.ProcessEnv): Record<string, string> | undefined {
   const [header, source] =
     options.adminHeader !== undefined ? [options.adminHeader, '--admin-header'] : [env.KONG_ADMIN_HEADER, 'KONG_ADMIN_HEADER'];
@@ -40,6 +47,9 @@ function adminHeaders(options: ConnectionOptions, env: NodeJS.ProcessEnv): Recor
   const colon = header.indexOf(':');
   const name = header.slice(0, colon).trim();
   if (colon < 1 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new UsageError(`${source} must look like "Name: value"`);
+  if (CLIENT_HEADERS.has(name.toLowerCase())) {
+    throw new UsageError(`${source} cannot set ${name}: the client sets it for each call (the body's framing and type, the connection)`);
+  }
   const value = header.slice(colon + 1).trim();
   // What fetch can send (RFC 9110 field-value: tab, visible ASCII, space, bytes 0x80-0xFF); its own
   // errors quote the value, which is often a token
