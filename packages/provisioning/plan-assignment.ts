@@ -32,6 +32,17 @@ export async function setPlan(
       onRollback(() => admin.updatePlugin(existing.id, { config: existing.config, tags: existing.tags }, 'restoring the plan limits'));
       await admin.updatePlugin(existing.id, { config, tags }, 'updating the plan limits');
     } else {
+      // Kong allows one rate-limiting plugin per consumer, route and service: one made by hand
+      // on the consumer alone takes the plan's place, and Kong would answer a bare 409
+      const occupant = (await admin.consumerPlugins(consumer.id)).find(
+        (plugin) => plugin.name === 'rate-limiting' && plugin.route === null && plugin.service === null,
+      );
+      if (occupant) {
+        throw new ProvisioningError(
+          'consumer-not-managed',
+          `consumer ${username} has a rate-limiting plugin the CLI did not make (${occupant.id}, without the tag ${CONSUMER_TAG}) where its plan goes: remove it, or tag it ${CONSUMER_TAG} to make it the plan`,
+        );
+      }
       const id = randomUUID();
       onRollback(unlessGone(() => admin.deletePlugin(id, 'removing the new plan plugin')));
       await admin.createConsumerPlugin(consumer.id, { id, name: 'rate-limiting', config, tags }, 'applying the plan limits');

@@ -58,3 +58,15 @@ test("usage's plans and the plan-limits exporter read our plan plugin only", asy
   }
   t.like(await readPlanLimits(api), [{ consumer: 'shared', minute: 60, day: 1000 }]);
 });
+
+test("set-plan of a consumer with a consumer-wide rate-limiting plugin made by hand names it instead of Kong's 409", async (t) => {
+  const { admin, consumer, provisioning } = await start(t, false);
+  const byHand = admin.addPlugin(consumer.id, { tags: [], config: { minute: 5, day: 50 } });
+  const writes = () => admin.requests.filter((r) => r.method !== 'GET').length;
+  const before = writes();
+
+  await t.throwsAsync(provisioning.setPlan('shared', 'pro'), {
+    message: `consumer shared has a rate-limiting plugin the CLI did not make (${byHand.id}, without the tag petstore-consumer) where its plan goes: remove it, or tag it petstore-consumer to make it the plan`,
+  });
+  t.is(writes(), before);
+});
