@@ -38,7 +38,11 @@ export function createKongAdminClient({ url, headers, timeoutMs = DEFAULT_ADMIN_
       // without it a silent Admin API holds the caller for undici's 300 s headers timeout
       const signal = AbortSignal.timeout(timeoutMs);
       try {
-        response = await (isRead ? fetchOnceMore(() => fetch(request.clone(), { signal })) : fetch(request, { signal }));
+        const answered = await (isRead ? fetchOnceMore(() => fetch(request.clone(), { signal })) : fetch(request, { signal }));
+        // the body read here, under the same timeout (Admin API answers are small)
+        const body = await answered.arrayBuffer();
+        const { status, statusText, headers: answerHeaders } = answered;
+        response = new Response(body.byteLength === 0 ? null : body, { status, statusText, headers: answerHeaders });
       } catch (error) {
         if (signal.aborted) {
           const path = new URL(request.url).pathname;
