@@ -164,6 +164,21 @@ test('an Admin API that never answers fails the call after the timeout, naming i
   await rejects(t, provisioning.show('anyone'), 'admin-api-unreachable', `the Kong Admin API at ${url} did not answer GET /consumers/anyone within 0.3 s`);
   t.true(Date.now() - started < 5000);
 
+  // headers, then a body that never ends: the same
+  const stalled = createServer((_, res) => void res.writeHead(200, { 'content-type': 'application/json' }).write('{"id":'));
+  await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    stalled.closeAllConnections();
+    return new Promise<void>((resolve) => stalled.close(() => resolve()));
+  });
+  const stalledUrl = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`;
+  await rejects(
+    t,
+    Provisioning.connect({ url: stalledUrl, timeoutMs: 300 }, loadCatalogue()).show('anyone'),
+    'admin-api-unreachable',
+    `the Kong Admin API at ${stalledUrl} did not answer GET /consumers/anyone within 0.3 s`,
+  );
+
   const cli = await runCliInProcess(['show', 'anyone'], { KONG_ADMIN_URL: url, KONG_ADMIN_TIMEOUT: '1' });
   t.is(cli.code, 1);
   t.is(cli.stderr, `error: the Kong Admin API at ${url} did not answer GET /consumers/anyone within 1 s\n`);
