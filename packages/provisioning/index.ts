@@ -22,7 +22,7 @@ export { MAX_KEY_TTL_SECONDS, keySpec, type KeyExpiry, type KeyOptions, type Key
 export { DEFAULT_KEY_NAME, KEY_NAME_PATTERN, SCOPES, isScope, type Scope } from './key-tags.ts';
 export type { AddedKey, ExpiringKey, HashKeysResult, RotateKeyOptions, RotatedKey } from './keys.ts';
 export type { PlanAssignment } from './plan-assignment.ts';
-export { limitsOf, planPluginOf } from './plan-plugin.ts';
+export { isPlanPlugin, limitsOf, planPluginOf } from './plan-plugin.ts';
 export { PLAN_NAMES, loadCatalogue, type Catalogue, type Limits, type PlanName } from './plans.ts';
 export { Provisioning } from './provisioning.ts';
 export { CONSUMER_GROUP, CONSUMER_TAG, KONG_YML_SELECT_TAG, isOurs, planOf, type ManagedConsumer } from './tags.ts';

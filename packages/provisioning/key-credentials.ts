@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { AdminApi, NewCredential } from './admin-api/admin-api.ts';
 import type { KeyAuthCredential } from './admin-api/entities.ts';
 import { digestApiKey, generateApiKey, isHashedCredential, keyFingerprint, storedCredential } from './api-keys.ts';
 import { joinGroup } from './consumer-group.ts';
 import { ProvisioningError } from './errors.ts';
 import { KEY_NAME_PATTERN, SCOPES, isReplaced, isScope, keyNameOf, keyTags, scopesOf, taggedExpiry, type Scope } from './key-tags.ts';
+import { unlessGone, type Undo } from './rollback.ts';
 import { CONSUMER_TAG } from './tags.ts';
 
 /** Kong's longest ttl (kong/constants.lua DAO_MAX_TTL, 3.9.3): about 3 years 2 months. */
@@ -101,7 +103,7 @@ export function expiryInstant(expiry: KeyExpiry, nowMs: number): number | undefi
  * created_at, whole seconds of its clock (kong/db/strategies/postgres/init.lua:351-377,
  * get_ttl_value; created_at is an auto_timestamp_s). At least 1: a ttl of 0 would mean "never".
  */
-const ttlUntil = (instant: number, nowMs: number) => Math.max(1, instant - Math.floor(nowMs / 1000));
+export const ttlUntil = (instant: number, nowMs: number) => Math.max(1, instant - Math.floor(nowMs / 1000));
 
 /** What a new credential holds besides its key: its tags and expiry instant, all checked. */
 export interface KeySpec {
@@ -130,13 +132,17 @@ export interface NewKey {
   expiresAt: number | null;
 }
 
-/** A new key for the consumer: Kong receives its digest, the caller gets the key to hand out once. */
+/**
+ * A new key for the consumer: Kong receives its digest, the caller gets the key to hand out once.
+ * With `onRollback`, its removal is registered before it is sent (rollback.ts, unlessGone).
+ */
 export async function issueKey(
   admin: AdminApi,
   consumerId: string,
   spec: KeySpec,
   now: () => number,
   what: string,
+  onRollback?: (undo: Undo) => void,
 ): Promise<{ newKey: NewKey; credential: KeyAuthCredential }> {
   // the group first: should the key fail, membership alone lets no one in
   await joinGroup(admin, consumerId);
@@ -145,8 +151,10 @@ export async function issueKey(
   // lifetime (`--expires-in 2h`) fixes its instant here, so that Kong's ttl is that lifetime
   const nowMs = now();
   const instant = spec.expiresInSeconds !== undefined ? Math.floor(nowMs / 1000) + spec.expiresInSeconds : spec.expiresAt;
-  const stored: NewCredential = storedCredential(key, [CONSUMER_TAG, ...keyTags(spec.name, spec.scopes, instant)]);
+  const id = randomUUID();
+  const stored: NewCredential = { id, ...storedCredential(key, [CONSUMER_TAG, ...keyTags(spec.name, spec.scopes, instant)]) };
   if (instant !== undefined) stored.ttl = ttlUntil(instant, nowMs);
+  onRollback?.(unlessGone(() => admin.deleteKey(consumerId, id, 'removing the new key')));
   const credential = await admin.addKey(consumerId, stored, what);
   const expiresAt = instant ?? null;
   return { newKey: { key, fingerprint: keyFingerprint(stored.key), name: spec.name, scopes: spec.scopes, expiresAt }, credential };

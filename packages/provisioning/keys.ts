@@ -12,6 +12,7 @@ import {
   issueKey,
   keySpec,
   summarizeKey,
+  ttlUntil,
   type KeyExpiry,
   type KeyOptions,
   type KeySpec,
@@ -21,7 +22,7 @@ import {
 import { checkAlone, inTurn } from './key-change-turns.ts';
 import { DEFAULT_KEY_NAME, REPLACED_TAG, isReplaced, keyNameOf, scopesOf, taggedExpiry, withoutExpiresAt } from './key-tags.ts';
 import { limitsFor } from './plans.ts';
-import { withRollback } from './rollback.ts';
+import { withRollback, type Undo } from './rollback.ts';
 
 const DEFAULT_GRACE_SECONDS = 24 * 3600;
 
@@ -79,8 +80,7 @@ export async function addKey(context: ProvisioningContext, username: string, opt
       throw new ProvisioningError('key-exists', `consumer ${username} already has a key named ${spec.name} (rotating it replaces it)`);
     }
     return withRollback(async (onRollback) => {
-      const { newKey, credential } = await issueKey(context.admin, consumer.id, spec, context.now, `creating the key ${spec.name}`);
-      onRollback(() => context.admin.deleteKey(consumer.id, credential.id, 'removing the new key'));
+      const { newKey, credential } = await issueKey(context.admin, consumer.id, spec, context.now, `creating the key ${spec.name}`, onRollback);
       await checkAlone(context, consumer.id, spec.name, before, credential);
       return { username, consumerId: consumer.id, ...newKey };
     });
@@ -142,8 +142,11 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
     const before = await admin.keys(consumer.id);
     const { name, keys: old } = keysNamed(username, before, options.name);
     // the key being replaced: a key rotated out before is not (Kong's created_at has whole seconds only)
-    const newest = newestFirst(old.filter((credential) => !isReplaced(credential)))[0] ?? newestFirst(old)[0];
-    const inherited = expiresAt ?? (newest ? successorExpiry(newest, context.now()) : undefined);
+    const live = newestFirst(old.filter((credential) => !isReplaced(credential)))[0];
+    const newest = live ?? newestFirst(old)[0];
+    // A replaced key's ttl is its grace period, not a lifetime to hand on: with every key of the
+    // name replaced (a rotation cut short) only an `expires-at:` tag it kept is inherited.
+    const inherited = expiresAt ?? (live ? successorExpiry(live, context.now()) : newest && taggedExpiry(newest));
     const spec: KeySpec = {
       name: checkedName(name ?? DEFAULT_KEY_NAME),
       scopes: scopes ?? (newest ? scopesOf(newest) : []),
@@ -155,11 +158,13 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
           : {}),
     };
     return withRollback(async (onRollback) => {
-      const { newKey, credential: created } = await issueKey(admin, consumer.id, spec, context.now, 'creating the new key');
-      onRollback(() => admin.deleteKey(consumer.id, created.id, 'removing the new key'));
+      const { newKey, credential: created } = await issueKey(admin, consumer.id, spec, context.now, 'creating the new key', onRollback);
       await checkAlone(context, consumer.id, spec.name, before, created);
+      // Each old key's undo is registered before its write: a write that failed, or whose answer
+      // was lost after Kong applied it, must not leave the live key replaced and expiring.
       for (const credential of old) {
         if (graceSeconds === 0) {
+          onRollback(() => restoreDeletedKey(context, consumer.id, credential));
           await admin.deleteKey(consumer.id, credential.id, 'revoking an old key');
           continue;
         }
@@ -172,7 +177,10 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
         const marked = isReplaced(credential) ? kept : [...kept, REPLACED_TAG];
         // (no tag holds a ',': Kong's validate_tag refuses it)
         const tags = marked.join(',') === credential.tags.join(',') ? {} : { tags: marked };
-        if ('ttl' in ttl || 'tags' in tags) await admin.updateKey(consumer.id, credential.id, { ...ttl, ...tags }, 'setting the grace period of an old key');
+        if ('ttl' in ttl || 'tags' in tags) {
+          onRollback(restoreKey(context, consumer.id, credential, 'ttl' in ttl));
+          await admin.updateKey(consumer.id, credential.id, { ...ttl, ...tags }, 'setting the grace period of an old key');
+        }
       }
       return {
         username,
@@ -185,6 +193,32 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
       };
     });
   });
+}
+
+/**
+ * The undo of an old key's grace period: its tags as read and, when the grace changed its ttl,
+ * its expiry. Kong's ttl on a PATCH counts from the PATCH (postgres/init.lua:351-377 at 3.9.3,
+ * get_ttl_value; 0: never expires), so the instant is given again as the seconds left until it:
+ * its `expires-at:` tag's when it has one (restored with the tags), else the time left read with
+ * it (up to a second early: Kong rounds it down).
+ */
+function restoreKey({ admin, now }: ProvisioningContext, consumerId: string, credential: KeyAuthCredential, ttlChanged: boolean): Undo {
+  const instant = credential.ttl === null ? null : (taggedExpiry(credential) ?? Math.floor(now() / 1000) + credential.ttl);
+  return () => {
+    const ttl = !ttlChanged ? {} : { ttl: instant === null ? 0 : ttlUntil(instant, now()) };
+    return admin.updateKey(consumerId, credential.id, { ...ttl, tags: credential.tags }, 'restoring an old key');
+  };
+}
+
+/**
+ * The undo of revoking an old key (a rotation without grace): the same credential again, id,
+ * stored key, tags and time left, unless the DELETE never arrived and it is still there.
+ */
+async function restoreDeletedKey({ admin, now }: ProvisioningContext, consumerId: string, credential: KeyAuthCredential): Promise<void> {
+  if ((await admin.keys(consumerId, 'checking an old key')).some((candidate) => candidate.id === credential.id)) return;
+  const instant = credential.ttl === null ? null : (taggedExpiry(credential) ?? Math.floor(now() / 1000) + credential.ttl);
+  const ttl = instant === null ? {} : { ttl: ttlUntil(instant, now()) };
+  await admin.addKey(consumerId, { id: credential.id, key: credential.key, tags: credential.tags, ...ttl }, 'restoring an old key');
 }
 
 /**

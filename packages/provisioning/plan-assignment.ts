@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { listConsumers, requireConsumer } from './consumers.ts';
 import type { ProvisioningContext } from './context.ts';
 import { ProvisioningError } from './errors.ts';
 import { limitsOf, planPluginOf } from './plan-plugin.ts';
 import { limitsFor, type Limits, type PlanName } from './plans.ts';
-import { withRollback } from './rollback.ts';
+import { unlessGone, withRollback } from './rollback.ts';
 import { CONSUMER_TAG, planTag, type ManagedConsumer } from './tags.ts';
 
 export interface PlanAssignment {
@@ -25,18 +26,29 @@ export async function setPlan(
   const assignment = await withRollback(async (onRollback) => {
     const existing = await planPluginOf(admin, consumer.id);
     const tags = [CONSUMER_TAG, planTag(plan)];
+    // each undo is registered before its write: a write applied whose answer was lost is undone too
+    const config = await context.planConfig(limits);
     if (existing) {
-      await admin.updatePlugin(existing.id, { config: await context.planConfig(limits), tags }, 'updating the plan limits');
       onRollback(() => admin.updatePlugin(existing.id, { config: existing.config, tags: existing.tags }, 'restoring the plan limits'));
+      await admin.updatePlugin(existing.id, { config, tags }, 'updating the plan limits');
     } else {
-      const created = await admin.createConsumerPlugin(
-        consumer.id,
-        { name: 'rate-limiting', config: await context.planConfig(limits), tags },
-        'applying the plan limits',
+      // Kong allows one rate-limiting plugin per consumer, route and service: one made by hand
+      // on the consumer alone takes the plan's place, and Kong would answer a bare 409
+      const occupant = (await admin.consumerPlugins(consumer.id)).find(
+        (plugin) => plugin.name === 'rate-limiting' && plugin.route === null && plugin.service === null,
       );
-      onRollback(() => admin.deletePlugin(created.id, 'removing the new plan plugin'));
+      if (occupant) {
+        throw new ProvisioningError(
+          'consumer-not-managed',
+          `consumer ${username} has a rate-limiting plugin the CLI did not make (${occupant.id}, without the tag ${CONSUMER_TAG}) where its plan goes: remove it, or tag it ${CONSUMER_TAG} to make it the plan`,
+        );
+      }
+      const id = randomUUID();
+      onRollback(unlessGone(() => admin.deletePlugin(id, 'removing the new plan plugin')));
+      await admin.createConsumerPlugin(consumer.id, { id, name: 'rate-limiting', config, tags }, 'applying the plan limits');
     }
     const otherTags = consumer.tags.filter((tag) => !tag.startsWith('plan:') && tag !== CONSUMER_TAG);
+    onRollback(() => admin.setConsumerTags(consumer.id, consumer.tags, "restoring the consumer's tags"));
     await admin.setConsumerTags(consumer.id, [...tags, ...otherTags], 'tagging the consumer with its plan');
     return { username, plan, limits };
   });

@@ -1,6 +1,6 @@
 import { ProvisioningError } from './errors.ts';
 
-type Undo = () => Promise<unknown>;
+export type Undo = () => Promise<unknown>;
 
 /**
  * Runs `steps` all-or-nothing from the caller's view: each step that changes the gateway
@@ -29,3 +29,19 @@ export async function withRollback<T>(steps: (onRollback: (undo: Undo) => void) 
     throw error;
   }
 }
+
+/**
+ * The undo of a write registered before it is sent, so that a write whose answer was lost (the
+ * connection closed after Kong applied it) is undone too: a 404 means there is nothing to undo
+ * (the write never arrived; Kong answers 404 for a nested entity that is not there,
+ * kong/api/endpoints.lua:675-730 at 3.9.3).
+ */
+export const unlessGone =
+  (undo: Undo): Undo =>
+  async () => {
+    try {
+      await undo();
+    } catch (error) {
+      if (!(error instanceof ProvisioningError && error.status === 404)) throw error;
+    }
+  };

@@ -1,4 +1,4 @@
-import { CONSUMER_TAG, isOurs, planOf, planPluginOf, type AdminApi, type Plugin } from '../provisioning/index.ts';
+import { CONSUMER_TAG, isOurs, isPlanPlugin, planOf, planPluginOf, type AdminApi, type Plugin } from '../provisioning/index.ts';
 
 /** What usage prints beside a consumer's counts. */
 export interface PlanInfo {
@@ -43,7 +43,7 @@ export async function plansOf(admin: AdminApi, usernames: string[]): Promise<Map
   if (usernames.length > ONE_BY_ONE) {
     const pluginsByConsumer = new Map<string, Plugin>();
     for await (const plugin of admin.listPlugins({ tags: CONSUMER_TAG, size: PAGE_SIZE }, 'listing the plan plugins')) {
-      if (plugin.name === 'rate-limiting' && plugin.consumer) pluginsByConsumer.set(plugin.consumer.id, plugin);
+      if (isPlanPlugin(plugin)) pluginsByConsumer.set(plugin.consumer.id, plugin);
     }
     for await (const consumer of admin.listConsumers({ tags: CONSUMER_TAG, size: PAGE_SIZE })) {
       if (!consumer.username) continue;

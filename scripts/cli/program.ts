@@ -28,6 +28,25 @@ function pointHelp(command: Command, path: string[], io: CliIo): void {
   for (const sub of command.commands) pointHelp(sub, [...path, sub.name()], io);
 }
 
+/** Options documented as repeatable: each occurrence adds a value. */
+const REPEATABLE = new Set(['--scope', '--status-url']);
+
+/**
+ * Every other option that takes a value, given twice (`--plan free --plan pro`), is a usage error:
+ * Commander would silently keep the last.
+ */
+function refuseRepeats(command: Command): void {
+  for (const option of command.options) {
+    if (!(option.required || option.optional) || REPEATABLE.has(option.long ?? '')) continue;
+    let seen = false;
+    command.on(`option:${option.name()}`, () => {
+      if (seen) command.error(`error: option '${option.flags}' given more than once: give it once`, { exitCode: EXIT.usage, code: 'commander.repeatedOption' });
+      seen = true;
+    });
+  }
+  for (const sub of command.commands) refuseRepeats(sub);
+}
+
 /** The command tree (scripts/cli/commands/); every action writes through `io` and throws to report a failure. */
 function program(io: CliIo, onAction: (path: string[]) => void): Command {
   const root = new Command('npm run consumers --')
@@ -42,6 +61,7 @@ function program(io: CliIo, onAction: (path: string[]) => void): Command {
     });
   const cli = createCliContext(io);
   for (const register of COMMANDS) register(root, cli);
+  refuseRepeats(root);
   pointHelp(root, [], io);
   return root;
 }

@@ -1,4 +1,4 @@
-import { CONSUMER_TAG, planOf, type AdminApi, type Plugin } from '../../packages/provisioning/index.ts';
+import { CONSUMER_TAG, isPlanPlugin, planOf, type AdminApi, type Plugin } from '../../packages/provisioning/index.ts';
 
 /** One consumer's plan as Kong enforces it: its rate-limiting plugin's limits. */
 export interface ConsumerPlanLimits {
@@ -31,7 +31,7 @@ const countsRefused = (config: Plugin['config']) => config.policy === 'redis' &&
 export async function readPlanLimits(admin: AdminApi): Promise<ConsumerPlanLimits[]> {
   const plugins = new Map<string, Plugin>();
   for await (const plugin of admin.listPlugins({ tags: CONSUMER_TAG, size: PAGE_SIZE }, 'listing the plan plugins')) {
-    if (plugin.name === 'rate-limiting' && plugin.consumer) plugins.set(plugin.consumer.id, plugin);
+    if (isPlanPlugin(plugin)) plugins.set(plugin.consumer.id, plugin);
   }
   const limits: ConsumerPlanLimits[] = [];
   for await (const consumer of admin.listConsumers({ tags: CONSUMER_TAG, size: PAGE_SIZE })) {

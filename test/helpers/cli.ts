@@ -8,6 +8,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli
     ...process.env,
     KONG_ADMIN_URL: undefined,
     KONG_ADMIN_HEADER: undefined,
+    KONG_ADMIN_TIMEOUT: undefined,
     RATE_LIMIT_POLICY: undefined,
     ...env,
   });

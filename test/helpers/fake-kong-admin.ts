@@ -132,7 +132,8 @@ export async function startFakeKongAdmin(): Promise<FakeKongAdmin> {
           config: rateLimitingConfig(plan) as unknown as Record<string, unknown>,
           protocols: ['grpc', 'grpcs', 'http', 'https'],
           enabled: true,
-          tags: tags?.filter((tag) => tag === 'petstore-consumer' || tag.startsWith('plan:')) ?? null,
+          // the library's plan tags; kong.yml's entities carry its select tag (decK adds it)
+          tags: tags?.filter((tag) => tag === 'petstore-consumer' || tag === 'animal-store' || tag.startsWith('plan:')) ?? null,
         });
       }
       return consumer;

@@ -112,7 +112,8 @@ export async function startStack(
       const credential = await stack.admin(`/consumers/${username}/key-auth`, { method: 'POST', json: storedCredential(key, ['petstore-consumer']) });
       if (credential.status !== 201) throw new Error(`cannot create a key for ${username}: ${JSON.stringify(credential.body)}`);
       if (limits) {
-        const plugin = await stack.admin(`/consumers/${username}/plugins`, { method: 'POST', json: { name: 'rate-limiting', config: limits } });
+        // tagged as the CLI tags its plan plugins (packages/provisioning/plan-plugin.ts)
+        const plugin = await stack.admin(`/consumers/${username}/plugins`, { method: 'POST', json: { name: 'rate-limiting', config: limits, tags: ['petstore-consumer'] } });
         if (plugin.status !== 201) throw new Error(`cannot set limits: ${JSON.stringify(plugin.body)}`);
       }
       return key;

@@ -165,9 +165,9 @@ export async function startTarget(): Promise<Target> {
         const credential = await target.admin(`/consumers/${name}/key-auth`, { method: 'POST', json: storedCredential(key, ['petstore-consumer', 'e2e']) });
         if (credential.status !== 201) throw new Error(`cannot create a key for ${name}: ${JSON.stringify(credential.body)}`);
         if (limits) {
-          // counted where the gateway counts (Redis with compose), as the CLI's plans are
+          // counted where the gateway counts (Redis with compose) and tagged, as the CLI's plans are
           const config = { ...limits, limit_by: 'consumer', ...(await counterSettings(adminUrl)) };
-          const plugin = await target.admin(`/consumers/${name}/plugins`, { method: 'POST', json: { name: 'rate-limiting', config } });
+          const plugin = await target.admin(`/consumers/${name}/plugins`, { method: 'POST', json: { name: 'rate-limiting', config, tags: ['petstore-consumer', 'e2e'] } });
           if (plugin.status !== 201) throw new Error(`cannot set limits for ${name}: ${JSON.stringify(plugin.body)}`);
         }
         return key;

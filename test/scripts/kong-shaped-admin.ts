@@ -43,6 +43,8 @@ interface PluginEntity {
   name: string;
   created_at: number;
   consumer: { id: string };
+  route: { id: string } | null;
+  service: { id: string } | null;
   config: Record<string, unknown>;
   tags: string[] | null;
   enabled: boolean;
@@ -62,7 +64,13 @@ export interface KongShapedAdmin {
   advance(seconds: number): void;
   /** The next request matching method and path (a RegExp on the path) answers `status`. */
   failNext(method: string, path: RegExp, status?: number): void;
+  /** The next request matching is applied, then its connection closed without an answer. */
+  dropAnswerNext(method: string, path: RegExp): void;
   addConsumer(username: string, tags: string[]): Consumer;
+  /** A rate-limiting plugin on the consumer, e.g. another team's scoped to a route of theirs. */
+  addPlugin(consumerId: string, options: { route?: { id: string }; tags: string[]; config: Record<string, unknown> }): PluginEntity;
+  /** The plugins of a consumer, as stored. */
+  plugins(consumerId: string): PluginEntity[];
   /** A consumer's id, from its username. */
   consumerId(username: string): string;
   addCredential(consumerId: string, key: string, options?: { id?: string; tags?: string[] | null; ttl?: number }): Credential;
@@ -82,6 +90,7 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
   const groups = new Map<string, Set<string>>();
   const requests: RecordedRequest[] = [];
   const failures: Array<{ method: string; path: RegExp; status: number }> = [];
+  const drops: Array<{ method: string; path: RegExp }> = [];
 
   const live = () => (credentials = credentials.filter((c) => c.expiresAt === null || c.expiresAt > now));
   const expiry = (ttl: unknown, since: number) => (typeof ttl === 'number' && ttl > 0 ? since + ttl : null);
@@ -97,11 +106,28 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
     now: () => now,
     advance: (seconds) => void (now += seconds),
     failNext: (method, path, status = 500) => void failures.push({ method, path, status }),
+    dropAnswerNext: (method, path) => void drops.push({ method, path }),
     addConsumer(username, tags) {
       const consumer = { id: randomUUID(), created_at: Math.floor(now), updated_at: Math.floor(now), username, custom_id: null, tags };
       consumers.push(consumer);
       return consumer;
     },
+    addPlugin(consumerId, { route, tags, config }) {
+      const plugin = {
+        id: randomUUID(),
+        name: 'rate-limiting',
+        created_at: Math.floor(now),
+        consumer: { id: consumerId },
+        route: route ?? null,
+        service: null,
+        config: { ...Object.fromEntries(RATE_LIMITING_FIELDS.map((field) => [field, null])), limit_by: 'consumer', policy: 'local', ...config },
+        tags,
+        enabled: true,
+      };
+      plugins.push(plugin);
+      return plugin;
+    },
+    plugins: (consumerId) => plugins.filter((p) => p.consumer.id === consumerId),
     addCredential(consumerId, key, { id = randomUUID(), tags = null, ttl } = {}) {
       const createdAt = Math.floor(now);
       const credential = { id, created_at: createdAt, consumer: { id: consumerId }, key, tags, expiresAt: expiry(ttl, createdAt) };
@@ -140,7 +166,9 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
         return send(res, 409, { code: 5, name: 'unique constraint violation', message, fields: { key } });
       }
       const tags = Array.isArray(body.tags) ? (body.tags as string[]) : null;
-      return send(res, 201, credentialView(admin.addCredential(consumer.id, key, { tags, ttl: body.ttl as number | undefined })));
+      // Kong takes an id given on insert
+      const id = typeof body.id === 'string' ? body.id : undefined;
+      return send(res, 201, credentialView(admin.addCredential(consumer.id, key, { id, tags, ttl: body.ttl as number | undefined })));
     }
     const credential = admin.credentials(consumer.id).find((c) => c.id === credentialIdOrKey || c.key === credentialIdOrKey);
     if (!credential) return notFound(res);
@@ -160,10 +188,12 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
   function createPlugin(res: ServerResponse, consumer: Consumer, body: Record<string, unknown>) {
     const config = Object.fromEntries(RATE_LIMITING_FIELDS.map((field) => [field, null]));
     const plugin = {
-      id: randomUUID(),
+      id: typeof body.id === 'string' ? body.id : randomUUID(),
       name: String(body.name),
       created_at: Math.floor(now),
       consumer: { id: consumer.id },
+      route: null,
+      service: null,
       config: { ...config, limit_by: 'consumer', policy: 'local', ...(body.config as object) },
       tags: (body.tags as string[] | undefined) ?? null,
       enabled: true,
@@ -194,10 +224,13 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
         }
       }
       const consumer = admin.addConsumer(String(body.username), (body.tags as string[] | undefined) ?? []);
+      if (typeof body.id === 'string') consumer.id = body.id;
       consumer.custom_id = (body.custom_id as string | undefined) ?? null;
       return send(res, 201, consumer);
     }
     const consumer = findConsumer(parts[1]);
+    // DELETE of a top-level entity that is not there is done (kong/api/endpoints.lua:675-682)
+    if (!consumer && parts.length === 2 && req.method === 'DELETE') return send(res, 204);
     if (!consumer) return notFound(res);
     if (parts[2] === 'key-auth') return keyAuth(req, res, consumer, parts[3], body);
     // kong/plugins/acl/api.lua: PUT /consumers/{c}/acls/{group} creates or replaces the membership
@@ -233,6 +266,12 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
     const url = new URL(req.url!, 'http://admin');
     const failure = failures.findIndex((f) => f.method === req.method && f.path.test(url.pathname));
     if (failure >= 0) return send(res, failures.splice(failure, 1)[0]!.status, { message: 'injected failure' });
+    const drop = drops.findIndex((d) => d.method === req.method && d.path.test(url.pathname));
+    if (drop >= 0) {
+      drops.splice(drop, 1);
+      res.writeHead = () => res;
+      res.end = () => (req.socket.destroy(), res);
+    }
     const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     const body = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
     if (parts[0] === 'consumers') return consumerRoutes(req, res, parts, url.searchParams, body);
@@ -242,6 +281,7 @@ export async function startKongShapedAdmin(options: { now?: number } = {}): Prom
       return page(res, plugins.filter((p) => tags.every((tag) => p.tags?.includes(tag))));
     }
     const plugin = parts[0] === 'plugins' ? plugins.find((p) => p.id === parts[1]) : undefined;
+    if (!plugin && parts[0] === 'plugins' && parts.length === 2 && req.method === 'DELETE') return send(res, 204);
     if (!plugin) return notFound(res);
     if (req.method === 'PATCH') {
       plugin.config = { ...plugin.config, ...(body.config as object) };

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { Provisioning, ProvisioningError, loadCatalogue, type ProvisioningErrorCode } from '../../packages/provisioning/index.ts';
+import { runCliInProcess } from '../helpers/cli.ts';
 import { startKongShapedAdmin } from './kong-shaped-admin.ts';
 
 // The library's failures as a web server would meet them (packages/provisioning/README.md): a
@@ -104,9 +105,11 @@ test('a read whose connection closes unanswered is sent once more; a write is no
 
   seen.length = 0;
   const error = await t.throwsAsync(provisioning.create({ username: 'new-one', plan: 'free' }), { instanceOf: ProvisioningError });
-  t.is(error?.code, 'admin-api-unreachable');
-  t.regex(error?.message ?? '', /: the connection closed without an answer$/);
-  t.is(seen.filter((line) => !line.startsWith('GET ')).length, 1, 'the write was sent once');
+  // the consumer may have been made: its removal is tried (and is dropped too)
+  t.is(error?.code, 'rollback-failed');
+  t.regex(error?.message ?? '', /^cannot reach the Kong Admin API at .*: the connection closed without an answer; rolling back also failed: /);
+  t.is(seen.filter((line) => line.startsWith('POST ')).length, 1, 'the write was sent once');
+  t.is(seen.filter((line) => line.startsWith('DELETE ')).length, 1);
 });
 
 test('a read dropped unanswered twice says so in one line', async (t) => {
@@ -146,4 +149,40 @@ test('an answer without the id the library relies on is admin-api-unexpected, no
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'not-a-page' }));
   });
   await rejects(t, listing.list().next(), 'admin-api-unexpected', 'listing consumers: Kong answered something other than a page');
+});
+
+test('an Admin API that never answers fails the call after the timeout, naming it: 30 s unless told', async (t) => {
+  const server = createServer(() => {});
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const provisioning = Provisioning.connect({ url, timeoutMs: 300 }, loadCatalogue());
+  const started = Date.now();
+  await rejects(t, provisioning.show('anyone'), 'admin-api-unreachable', `the Kong Admin API at ${url} did not answer GET /consumers/anyone within 0.3 s`);
+  t.true(Date.now() - started < 5000);
+
+  // headers, then a body that never ends: the same
+  const stalled = createServer((_, res) => void res.writeHead(200, { 'content-type': 'application/json' }).write('{"id":'));
+  await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    stalled.closeAllConnections();
+    return new Promise<void>((resolve) => stalled.close(() => resolve()));
+  });
+  const stalledUrl = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`;
+  await rejects(
+    t,
+    Provisioning.connect({ url: stalledUrl, timeoutMs: 300 }, loadCatalogue()).show('anyone'),
+    'admin-api-unreachable',
+    `the Kong Admin API at ${stalledUrl} did not answer GET /consumers/anyone within 0.3 s`,
+  );
+
+  const cli = await runCliInProcess(['show', 'anyone'], { KONG_ADMIN_URL: url, KONG_ADMIN_TIMEOUT: '1' });
+  t.is(cli.code, 1);
+  t.is(cli.stderr, `error: the Kong Admin API at ${url} did not answer GET /consumers/anyone within 1 s\n`);
+  const bad = await runCliInProcess(['show', 'anyone', '--admin-timeout', '0'], { KONG_ADMIN_URL: url });
+  t.is(bad.code, 2);
+  t.is(bad.stderr, 'error: --admin-timeout must be a whole number of seconds from 1 to 3600, got "0" (see show --help)\n');
 });

@@ -161,6 +161,23 @@ test('table: control and format characters of a name are shown as \\u{…}, one 
   t.true(csv.includes(`\n"${username}",free,`), 'csv quotes the field and keeps it');
 });
 
+test('csv: a cell that could start a formula gets a leading quote (OWASP CSV injection); json keeps the name', async (t) => {
+  const own = await startFakeKongAdmin();
+  const node = await startFakeKongNode('44444444-4444-4444-8444-444444444444');
+  t.teardown(() => Promise.all([own.close(), node.dispose()]));
+  const names = ['=HYPERLINK("http://evil.example","x")', '+1', '-2+3', '@SUM(A1)', '\tcmd', 'plain'];
+  for (const name of names) {
+    own.addConsumer(name);
+    node.requests({ consumer: name, code: 200, n: 1 });
+  }
+  const usage = (...args: string[]) => runCliInProcess(['usage', '--status-url', node.statusUrl, ...args], { KONG_ADMIN_URL: own.url });
+
+  const cells = (await usage('--format', 'csv')).stdout.trimEnd().split('\n').slice(1).map((line) => line.slice(0, line.indexOf(',free,')));
+  t.deepEqual(cells.sort(), ['"\'+1"', '"\'-2+3"', '"\'=HYPERLINK(""http://evil.example"",""x"")"', '"\'@SUM(A1)"', '"\'\tcmd"', 'plain'].sort());
+  const json = JSON.parse((await usage('--json')).stdout) as Array<{ username: string }>;
+  t.deepEqual(json.map((row) => row.username).sort(), [...names].sort());
+});
+
 test('one consumer: its row, even without requests', async (t) => {
   const alice = await run(['alice', '--json']);
   t.is(alice.code, 0, alice.stderr);

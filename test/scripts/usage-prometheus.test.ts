@@ -152,6 +152,14 @@ test('--since: the window ends at --until; a consumer without requests in it sti
   const nothing = await run(['--since', '1h', '--until', '2026-03-01T05:00:00Z']);
   t.is(nothing.code, 0, nothing.stderr);
   t.regex(nothing.stdout, /\nno requests in this window\n$/);
+  // before Prometheus held any sample: a quiet window, not (only) a plugin that is off
+  const before = await run(['--since', '1h', '--until', '2025-01-01T00:00:00Z']);
+  t.is(before.code, 0, before.stderr);
+  t.is(
+    before.stderr,
+    'note: no kong_http_requests_total samples from 2024-12-31T23:00:00Z to 2025-01-01T00:00:00Z: ' +
+      "no requests then, or Prometheus did not scrape Kong's prometheus plugin (with status_code_metrics) in that window\n",
+  );
 });
 
 test('PROMETHEUS_URL is used when no option names a source; --status-url given wins over it', async (t) => {

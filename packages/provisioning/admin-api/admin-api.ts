@@ -13,6 +13,8 @@ import {
 
 /** What a new key-auth credential holds: callers pass what storedCredential (api-keys.ts) built. */
 export interface NewCredential {
+  /** Chosen by the caller (Kong takes a given id), so that an answer lost on the way is still known. */
+  id?: string;
   key: string;
   tags: string[];
   ttl?: number;
@@ -50,7 +52,7 @@ export class AdminApi {
   }
 
   /** The new consumer, or which of its unique fields another consumer already holds. */
-  async createConsumer(body: { username: string; custom_id?: string; tags: string[] }, what: string): Promise<Consumer | { taken: 'username' | 'custom_id' }> {
+  async createConsumer(body: { id?: string; username: string; custom_id?: string; tags: string[] }, what: string): Promise<Consumer | { taken: 'username' | 'custom_id' }> {
     const result = await this.kong.POST('/consumers', { body });
     const taken = uniqueViolation(result);
     if (taken === 'username' || taken === 'custom_id') return { taken };
@@ -83,7 +85,7 @@ export class AdminApi {
 
   async createConsumerPlugin(
     consumerId: string,
-    body: { name: string; config: Record<string, unknown>; tags: string[] },
+    body: { id?: string; name: string; config: Record<string, unknown>; tags: string[] },
     what: string,
   ): Promise<Plugin> {
     const result = await this.kong.POST('/consumers/{consumer_username_or_id}/plugins', { params: { path: { consumer_username_or_id: consumerId } }, body });

@@ -19,9 +19,13 @@ export interface AdminConnection {
   url: string;
   /** Extra headers, e.g. an admin token when the Admin API sits behind a proxy. */
   headers?: Record<string, string>;
+  /** How long one call may take, answer and body, before it fails (default 30 s). */
+  timeoutMs?: number;
 }
 
-export function createKongAdminClient({ url, headers }: AdminConnection): KongAdminClient {
+export const DEFAULT_ADMIN_TIMEOUT_MS = 30_000;
+
+export function createKongAdminClient({ url, headers, timeoutMs = DEFAULT_ADMIN_TIMEOUT_MS }: AdminConnection): KongAdminClient {
   const base = url.replace(/\/+$/, '');
   return createClient<KongAdminPaths>({
     baseUrl: base,
@@ -31,9 +35,22 @@ export function createKongAdminClient({ url, headers }: AdminConnection): KongAd
       // a read is safe to send again; a write is not (Kong may have applied it)
       const isRead = request.method === 'GET' || request.method === 'HEAD';
       let response: Response;
+      // without it a silent Admin API holds the caller for undici's 300 s headers timeout
+      const signal = AbortSignal.timeout(timeoutMs);
       try {
-        response = await (isRead ? fetchOnceMore(() => fetch(request.clone())) : fetch(request));
+        const answered = await (isRead ? fetchOnceMore(() => fetch(request.clone(), { signal })) : fetch(request, { signal }));
+        // the body read here, under the same timeout (Admin API answers are small)
+        const body = await answered.arrayBuffer();
+        const { status, statusText, headers: answerHeaders } = answered;
+        response = new Response(body.byteLength === 0 ? null : body, { status, statusText, headers: answerHeaders });
       } catch (error) {
+        if (signal.aborted) {
+          const path = new URL(request.url).pathname;
+          throw new ProvisioningError(
+            'admin-api-unreachable',
+            `the Kong Admin API at ${base} did not answer ${request.method} ${path} within ${timeoutMs / 1000} s${isRead ? '' : ' (it may have applied it)'}`,
+          );
+        }
         throw new ProvisioningError(
           'admin-api-unreachable',
           `cannot reach the Kong Admin API at ${base}: ${networkFailureReason(error, { sentTwice: isRead })}`,

@@ -15,6 +15,14 @@ function withinSeconds(value: string): number {
   return Math.floor(ms / 1000);
 }
 
+/** A tag as Kong takes one (kong/db/schema/typedefs.lua:118-134 at 3.9.3, validate_tag): not empty, no `,`, `/` nor control character. */
+function tag(value: string): string {
+  if (value === '') throw new InvalidArgumentError('It must not be empty.');
+  // eslint-disable-next-line no-control-regex
+  if (/[,/\x00-\x1f\x7f]/.test(value)) throw new InvalidArgumentError('It must be a tag as Kong takes one: no ",", "/" or control character.');
+  return value;
+}
+
 /** `list`: the consumers the CLI manages, as a table or JSON; with --expiring, their keys about to expire. */
 export const listCommand: CommandModule = (parent, cli) =>
   withConnectionOptions(
@@ -22,7 +30,7 @@ export const listCommand: CommandModule = (parent, cli) =>
       .command('list')
       .description('consumers the CLI manages; with --expiring, their keys that expire soon')
       .addOption(planOption('only consumers of this plan'))
-      .option('--tag <tag>', 'only consumers that also carry this tag')
+      .option('--tag <tag>', 'only consumers that also carry this tag', tag)
       .option('--expiring <duration>', 'instead: keys that expire within this (7d, 24h), soonest first', withinSeconds),
   ).action(async (options: Options) => {
     if (options.expiring !== undefined) {

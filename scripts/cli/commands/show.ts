@@ -17,7 +17,8 @@ export const showCommand: CommandModule = (parent, cli) =>
       }
       // names made past the library (the Admin API) may hold line breaks: shown escaped, as in tables
       cli.out(`${escapeUnprintable(summary.username)} (${summary.id})`);
-      cli.out(`  plan     ${summary.plan ?? '-'}`);
+      // a consumer of the CLI's without a plan tag: a create cut short before its last step
+      cli.out(`  plan     ${summary.plan ?? '- (unfinished: a create was cut short; delete it and create it again)'}`);
       cli.out(`  limits   ${describeLimits(summary.limits)}`);
       cli.out(`  custom   ${summary.customId === null ? '-' : escapeUnprintable(summary.customId)}`);
       for (const line of describeWindows(windows)) cli.out(line);

@@ -41,9 +41,19 @@ export function usageRow(
 
 const CSV_COLUMNS = ['username', 'plan', 'limit_minute', 'limit_day', ...COUNT_COLUMNS, 'from', 'to', 'note'] as const;
 
+/**
+ * A text cell a spreadsheet would read as a formula (OWASP, CSV injection): starting with `=`,
+ * `+`, `-`, `@`, a tab or a carriage return. A username is any string Kong took through the
+ * Admin API (`=HYPERLINK(…)`), and the billing export is opened in spreadsheets.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/** RFC 4180 quoting; a text cell that could start a formula gets a leading `'` and is quoted. */
 function csvField(value: string | number | null | undefined): string {
-  const text = value === null || value === undefined ? '' : String(value);
-  return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  if (typeof value === 'number') return String(value);
+  const given = value ?? '';
+  const text = FORMULA_START.test(given) ? `'${given}` : given;
+  return text !== given || /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 const columnsOf = (byDay: boolean) => (byDay ? (['day', ...CSV_COLUMNS] as const) : CSV_COLUMNS);

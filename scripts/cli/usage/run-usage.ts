@@ -48,9 +48,12 @@ interface Measured {
   counts: CountsByConsumer;
 }
 
-function configurationNotes(sawRequests: boolean, sawConsumers: boolean, username: string | undefined): string[] {
+const NODES_WITHOUT_REQUESTS = `no ${SERIES.requests} at all: is Kong's prometheus plugin on, with status_code_metrics?`;
+
+/** `noRequests`: what it means that no request series was seen (nodes: a setting; Prometheus: maybe just a quiet window). */
+function configurationNotes(sawRequests: boolean, sawConsumers: boolean, username: string | undefined, noRequests: string): string[] {
   if (username !== undefined) return [];
-  if (!sawRequests) return [`no ${SERIES.requests} at all: is Kong's prometheus plugin on, with status_code_metrics?`];
+  if (!sawRequests) return [noRequests];
   if (!sawConsumers) return [`${SERIES.requests} carries no consumer: turn on per_consumer in the prometheus plugin's config`];
   return [];
 }
@@ -70,7 +73,7 @@ async function measure(request: UsageRequest): Promise<{ measured: Measured[]; h
       notes: [
         `these are ${NODE_TOTALS_NOTE} (${nodes.length} node${nodes.length === 1 ? '' : 's'}), not a window: ` +
           'give --prometheus-url or PROMETHEUS_URL for --since and --by day',
-        ...configurationNotes(totals.sawRequests, totals.sawConsumers, username),
+        ...configurationNotes(totals.sawRequests, totals.sawConsumers, username, NODES_WITHOUT_REQUESTS),
       ],
     };
   }
@@ -87,6 +90,8 @@ async function measure(request: UsageRequest): Promise<{ measured: Measured[]; h
       usage.some((u) => u.sawRequests),
       usage.some((u) => u.sawConsumers),
       username,
+      `no ${SERIES.requests} samples from ${isoSeconds(first.from)} to ${isoSeconds(request.until)}: ` +
+        "no requests then, or Prometheus did not scrape Kong's prometheus plugin (with status_code_metrics) in that window",
     ),
   };
 }
