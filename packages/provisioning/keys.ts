@@ -171,8 +171,8 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
         // Kong answers `"ttl": null` for a key that never expires (kong/api/endpoints.lua reads
         // with `nulls = true`): such a key gets the grace too. Only a key expiring sooner keeps its ttl.
         const ttl = credential.ttl !== null && credential.ttl <= graceSeconds ? {} : { ttl: graceSeconds };
-        // a new ttl makes the expires-at tag wrong: Kong counts it from the PATCH, to the
-        // fraction of a second (get_ttl_value); the key's time left is all there is then
+        // a new ttl makes the expires-at tag wrong: Kong counts it from the PATCH (get_ttl_value;
+        // to the second in hybrid mode); the key's time left is all there is then
         const kept = 'ttl' in ttl ? withoutExpiresAt(credential.tags) : credential.tags;
         const marked = isReplaced(credential) ? kept : [...kept, REPLACED_TAG];
         // (no tag holds a ',': Kong's validate_tag refuses it)

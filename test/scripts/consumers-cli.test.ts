@@ -690,7 +690,7 @@ test.serial("docs/api-keys.md's admin walkthrough runs as written", async (t) =>
     const result = await cli(args);
     t.is(result.code, 0, `${line}\n${result.stderr}`);
     t.is(result.stderr, '', line);
-    if (args[0] === 'create' && args.includes('alice')) {
+    if (args[0] === 'create' && args.includes('fiona')) {
       const [first, second] = result.stdout.split('\n');
       t.true(block!.includes(`#   ${first}\n`), first);
       t.regex(second!, /^API key \(shown once, store it now\): ask_/);
@@ -701,7 +701,7 @@ test.serial("docs/api-keys.md's admin walkthrough runs as written", async (t) =>
       t.is(response.headers.get('x-ratelimit-limit'), '60', 'as the curl line says');
     }
   }
-  t.is((await stack.call('/v1/pets', { key })).status, 401, "revoke-key: alice's keys answer 401");
+  t.is((await stack.call('/v1/pets', { key })).status, 401, "revoke-key: fiona's keys answer 401");
 });
 
 test("docs/api-keys.md's named keys block runs as written, whatever the date", async (t) => {
