@@ -45,6 +45,11 @@ export interface RotateKeyOptions extends KeyExpiry {
 export interface RotatedKey extends IssuedKey {
   graceSeconds: number;
   previousKeys: number;
+  /**
+   * When the last of the replaced keys stops working, unix seconds: the grace period's end, or
+   * sooner for keys that expired sooner anyway. null when none is left working (none, or grace 0).
+   */
+  previousKeysUntil: number | null;
 }
 
 /** What `hashKeys` did, or with `dryRun` would do. */
@@ -162,6 +167,8 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
       await checkAlone(context, consumer.id, spec.name, before, created);
       // Each old key's undo is registered before its write: a write that failed, or whose answer
       // was lost after Kong applied it, must not leave the live key replaced and expiring.
+      const nowSeconds = Math.floor(context.now() / 1000);
+      let previousKeysUntil: number | null = null;
       for (const credential of old) {
         if (graceSeconds === 0) {
           onRollback(() => restoreDeletedKey(context, consumer.id, credential));
@@ -171,6 +178,8 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
         // Kong answers `"ttl": null` for a key that never expires (kong/api/endpoints.lua reads
         // with `nulls = true`): such a key gets the grace too. Only a key expiring sooner keeps its ttl.
         const ttl = credential.ttl !== null && credential.ttl <= graceSeconds ? {} : { ttl: graceSeconds };
+        const until = 'ttl' in ttl ? nowSeconds + graceSeconds : (taggedExpiry(credential) ?? nowSeconds + credential.ttl!);
+        previousKeysUntil = Math.max(previousKeysUntil ?? until, until);
         // a new ttl makes the expires-at tag wrong: Kong counts it from the PATCH (get_ttl_value;
         // to the second in hybrid mode); the key's time left is all there is then
         const kept = 'ttl' in ttl ? withoutExpiresAt(credential.tags) : credential.tags;
@@ -190,6 +199,7 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
         limits: summary.limits ?? limitsFor(context.catalogue, 'free'),
         graceSeconds,
         previousKeys: old.length,
+        previousKeysUntil,
       };
     });
   });

@@ -115,14 +115,14 @@ export class PortalKeys {
    * A new key in place of the one named `name`, same scopes and expiry; the old one keeps working
    * for ROTATION_GRACE_SECONDS. Refused while maxKeys replaced keys are in their grace period.
    */
-  async rotate(consumer: string, name: string): Promise<ShownKey> {
+  async rotate(consumer: string, name: string): Promise<ShownKey & { previousKeysUntil: number | null }> {
     const options = { name, graceSeconds: ROTATION_GRACE_SECONDS };
     const rotated = await this.changes.run(consumer, async () => {
       const provisioning = this.provisioning();
       await this.requireRoom(provisioning, consumer, 'replaced');
       return provisioning.rotateKey(consumer, options);
     });
-    return { key: rotated.key, fingerprint: rotated.fingerprint, name: rotated.name };
+    return { key: rotated.key, fingerprint: rotated.fingerprint, name: rotated.name, previousKeysUntil: rotated.previousKeysUntil };
   }
 
   /**

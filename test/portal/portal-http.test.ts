@@ -218,12 +218,26 @@ test('rotating one key by name shows a new key once; the old one keeps working, 
   const second = shownKey(rotated)!;
   t.truthy(second);
   t.not(second, first);
+  t.regex(rotated.text, /The key it replaces keeps working until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in 2[34] h\)\./);
   t.is((await stack.call('/v1/pets', { key: second })).status, 200);
   t.is((await stack.call('/v1/pets', { key: first })).status, 200);
   const dashboard = await b.get('/portal/');
   t.is([...dashboard.text.matchAll(/<tr><td>default<\/td><td><code>[0-9a-f]{8}<\/code>/g)].length, 2, 'both keys listed by name');
   t.regex(dashboard.text, /replaced, works until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in 2[34] h\)/);
   t.true(open.audit.some((line) => line.includes('"action":"rotate-key"')));
+});
+
+test("a key that expires within the grace period: rotating it says when it really stops, not the grace's 24 hours", async (t) => {
+  const b = browser(open);
+  await signUp(b, 'rotate-short@example.com');
+  const account = open.audit.map((line) => JSON.parse(line)).find((e) => e.action === 'sign-up' && e.ip === b.ip).account;
+  const [key] = (await stack.admin(`/consumers/portal-${account}/key-auth`)).body.data as Array<{ id: string }>;
+  t.is((await stack.admin(`/consumers/portal-${account}/key-auth/${key!.id}`, { method: 'PATCH', json: { ttl: 3600 } })).status, 200);
+  await b.get('/portal/');
+  const rotated = await b.post('/portal/keys/rotate', { name: 'default' });
+  t.is(rotated.status, 200);
+  t.regex(rotated.text, /The key it replaces keeps working until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in (59|60) min\)\./);
+  t.notRegex(rotated.text, /24 hours/);
 });
 
 test('six rotations of one key at once (a double-clicked button) run in turn: one live key, five replaced', async (t) => {

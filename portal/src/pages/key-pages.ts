@@ -55,6 +55,12 @@ function timeLeft(seconds: number): string {
   return `${Math.max(1, Math.ceil(seconds / 60))} min`;
 }
 
+/** What the page of a rotated key says of the key it replaced. */
+export function replacedKeyNote(previousKeysUntil: number | null, nowSeconds: number): string {
+  if (previousKeysUntil === null) return 'The key it replaces no longer works.';
+  return `The key it replaces keeps working until ${when(previousKeysUntil)} (in ${timeLeft(Math.max(0, previousKeysUntil - nowSeconds))}).`;
+}
+
 function expiry(key: KeySummary) {
   if (key.expiresInSeconds === null || key.expiresAt === null) return key.replaced ? 'replaced' : 'never';
   const until = `${when(key.expiresAt)} (in ${timeLeft(key.expiresInSeconds)})`;

@@ -4,7 +4,7 @@ import { formField, formFields } from '../http/form.ts';
 import { pageContext, sendPage } from '../http/state.ts';
 import { KeyLimitReached, ROTATION_GRACE_SECONDS } from '../keys.ts';
 import { accountClosedPage } from '../pages/account-pages.ts';
-import { EXPIRY_CHOICES, dashboardPage, keyShownPage, type DashboardView, type NewKeyForm } from '../pages/key-pages.ts';
+import { EXPIRY_CHOICES, dashboardPage, keyShownPage, replacedKeyNote, type DashboardView, type NewKeyForm } from '../pages/key-pages.ts';
 import { BASE } from '../paths.ts';
 import type { PortalServices } from './services.ts';
 import { ProvisioningError } from '../../../packages/provisioning/index.ts';
@@ -132,8 +132,8 @@ export function keyRoutes(router: Router, services: PortalServices): void {
     await refusedAsPage(ctx, name, async () => {
       const rotated = await services.keys.rotate(account.consumer!, name);
       services.audit({ account: account.id, action: 'rotate-key', fingerprint: rotated.fingerprint, ip: ctx.ip });
-      const hours = ROTATION_GRACE_SECONDS / 3600;
-      const what = `A new ${rotated.name} key is ready. The key it replaces keeps working for ${hours} hours.`;
+      // the grace period, or sooner for a key that expires sooner anyway
+      const what = `A new ${rotated.name} key is ready. ${replacedKeyNote(rotated.previousKeysUntil, Math.floor(Date.now() / 1000))}`;
       sendPage(ctx, 200, keyShownPage(pageContext(ctx), rotated, what, services.apiUrl));
     });
   });

@@ -30,7 +30,14 @@ export const rotateKeyCommand: CommandModule = (parent, cli) =>
       cli.out(JSON.stringify(issued));
       return;
     }
-    const old = issued.graceSeconds === 0 ? 'revoked now' : `keep working for ${issued.graceSeconds}s`;
+    // keys that expire before the grace would end keep their own end
+    const sooner = issued.previousKeysUntil !== null && issued.previousKeysUntil < Date.now() / 1000 + issued.graceSeconds;
+    const old =
+      issued.graceSeconds === 0 || issued.previousKeysUntil === null
+        ? 'revoked now'
+        : sooner
+          ? `keep working until ${new Date(issued.previousKeysUntil * 1000).toISOString()}, when they expire anyway`
+          : `keep working for ${issued.graceSeconds}s`;
     cli.out(`new API key for ${issued.username} (shown once, store it now): ${issued.key}`);
     cli.out(`key fingerprint: ${issued.fingerprint} (how show names this key)`);
     cli.out(`${issued.previousKeys} previous key(s) ${old}`);
