@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { TProperties } from '@sinclair/typebox';
 import type { EntityDefinition, Subschemas } from '../schema/entity.ts';
 import { ENTITY_NAMES, definitionOf, foreignFields, type AnyEntity, type EntityName, type EntityTypes } from '../schema/entities/index.ts';
 import { updateErrors, validateEntityInput, type Input } from '../schema/entity-validation.ts';
@@ -159,16 +160,21 @@ export class EntityService {
     return this.transaction((draft) => {
       const existing = this.find(name, key, options.parent, draft);
       const given = this.scoped(draft, name, input, options.parent, 'update');
-      const merged = this.stored(name, existing);
-      const properties = definitionOf(name).schema.properties;
-      for (const [field, value] of Object.entries(given)) {
-        const current = merged[field];
-        const schema = properties[field];
-        const abstract = schema !== undefined && kongField(schema).attributes.abstract === true;
-        merged[field] = abstract && isPlainObject(current) && isPlainObject(value) ? { ...current, ...value } : value;
-      }
+      const stored = this.stored(name, existing);
+      const merged = mergeValues(this.fieldsOf(name, stored), given, stored);
       return this.write(draft, name, merged, existing, { ...options, mode: 'update' });
     });
+  }
+
+  /**
+   * An entity's fields as its stored values resolve them (kong/db/schema/init.lua:2245-2263
+   * each_field): a plugin's abstract `config` is its plugin's config record.
+   */
+  private fieldsOf(name: EntityName, values: Input): TProperties {
+    const definition = definitionOf(name);
+    const key = definition.subschema_key === undefined ? undefined : values[definition.subschema_key];
+    const config = typeof key === 'string' ? this.subschemas.configSchema(key) : undefined;
+    return config ? { ...definition.schema.properties, config } : definition.schema.properties;
   }
 
   /**
@@ -391,6 +397,22 @@ export class EntityService {
       }
     }
   }
+}
+
+/**
+ * Kong's merge_values (kong/db/schema/init.lua:2035-2059, 3.9.3), how a PATCH meets the stored
+ * entity: the given fields over the stored ones, a record merged field by field however deep;
+ * anything else given (arrays, sets, maps, null) replaces what was stored.
+ */
+function mergeValues(fields: TProperties | undefined, top: Input, bottom: unknown): Input {
+  if (!isPlainObject(bottom)) return { ...top };
+  const output: Input = { ...bottom, ...top };
+  for (const [key, value] of Object.entries(top)) {
+    const schema = fields?.[key];
+    const attributes = schema && kongField(schema).attributes;
+    if (attributes?.type === 'record' && !attributes.abstract && isPlainObject(value)) output[key] = mergeValues(attributes.fields, value, bottom[key]);
+  }
+  return output;
 }
 
 /**
