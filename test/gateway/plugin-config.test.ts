@@ -37,3 +37,70 @@ test.serial('PATCH merges config record by record: a nested record keeps the fie
   t.is(port.body.config.minute, 5);
   t.is((await f.admin(`/plugins/${limited.body.id}`, { method: 'DELETE' })).status, 204);
 });
+
+const validate = (config: Record<string, unknown>, name = 'rate-limiting') =>
+  f.admin('/schemas/plugins/validate', { method: 'POST', json: { name, config } });
+
+test("a config's custom_validator answers as the config field's error, not the entity's (kong/db/schema/init.lua:1011-1021)", async (t) => {
+  // spec/03-plugins/23-rate-limiting/01-schema_spec.lua:36-48 (rate-limiting/schema.lua:10-36, 100)
+  const order = await validate({ second: 20, hour: 10 });
+  t.is(order.status, 400);
+  t.deepEqual(order.body, {
+    code: 2,
+    name: 'schema violation',
+    message: 'schema violation (config: The limit for hour(10.0) cannot be lower than the limit for second(20.0))',
+    fields: { config: 'The limit for hour(10.0) cannot be lower than the limit for second(20.0)' },
+  });
+  t.deepEqual((await validate({ second: 10, minute: 20, hour: 30, day: 40, month: 60, year: 50 })).body.fields, {
+    config: 'The limit for year(50.0) cannot be lower than the limit for month(60.0)',
+  });
+  t.deepEqual((await validate({ minute: 10, sync_rate: 1 })).body.fields, { config: 'sync_rate can only be used with the redis policy' });
+  t.deepEqual((await validate({ minute: 10, policy: 'redis', redis: { host: 'r.example' }, sync_rate: 0.01 })).body.fields, {
+    config: 'sync_rate must be greater than 0.02, or -1 to disable',
+  });
+  // at_least_one_of is an entity check (rate-limiting/schema.lua:199; 01-schema_spec.lua:50-56)
+  t.deepEqual((await validate({})).body.fields, {
+    '@entity': ["at least one of these fields must be non-empty: 'config.second', 'config.minute', 'config.hour', 'config.day', 'config.month', 'config.year'"],
+  });
+
+  // spec/03-plugins/14-request-termination/01-schema_spec.lua:43-67
+  const termination = async (config: Record<string, unknown>) => (await validate(config, 'request-termination')).body.fields;
+  t.deepEqual(await termination({ message: 'error', body: 'test' }), { config: 'message cannot be used with content_type or body' });
+  t.deepEqual(await termination({ message: 'error', content_type: 'text/html', body: 'test' }), { config: 'message cannot be used with content_type or body' });
+  t.deepEqual(await termination({ message: 'error', content_type: 'text/html' }), { config: 'message cannot be used with content_type or body' });
+  t.deepEqual(await termination({ content_type: 'text/html' }), { config: 'content_type requires a body' });
+  t.deepEqual(await termination({ echo: true, content_type: 'text/html', body: '<h1>x</h1>' }), { config: 'echo cannot be used with content_type and body' });
+});
+
+test("rate-limiting's conditional checks: the entity's error names the if_field, the then_field's error is its own (kong/db/schema/init.lua:725-765)", async (t) => {
+  // spec/03-plugins/23-rate-limiting/01-schema_spec.lua:58-70
+  const header = await validate({ second: 10, limit_by: 'header' });
+  t.is(header.status, 400);
+  t.deepEqual(header.body, {
+    code: 2,
+    name: 'schema violation',
+    message: "2 schema violations (failed conditional validation given value of field 'config.limit_by'; config.header_name: required field missing)",
+    fields: { '@entity': ["failed conditional validation given value of field 'config.limit_by'"], config: { header_name: 'required field missing' } },
+  });
+  t.deepEqual((await validate({ second: 10, limit_by: 'path' })).body.fields, {
+    '@entity': ["failed conditional validation given value of field 'config.limit_by'"],
+    config: { path: 'required field missing' },
+  });
+  // 01-schema_spec.lua:118-135
+  t.deepEqual((await validate({ second: 10, policy: 'redis', redis: { port: 6379 } })).body.fields, {
+    '@entity': ["failed conditional validation given value of field 'config.policy'"],
+    config: { redis: { host: 'required field missing' } },
+  });
+  // rate-limiting/schema.lua:204-211: a port or timeout set to null is refused under the redis policy
+  // (stored, every request would fail in handler.lua's get_redis_connection).
+  t.deepEqual((await validate({ second: 10, policy: 'redis', redis: { host: 'r.example', port: null, timeout: null } })).body.fields, {
+    '@entity': ["failed conditional validation given value of field 'config.policy'", "failed conditional validation given value of field 'config.policy'"],
+    config: { redis: { port: 'required field missing', timeout: 'required field missing' } },
+  });
+  t.is((await validate({ second: 10, policy: 'local', redis: { port: null, timeout: null } })).status, 200);
+  // a then_field given but invalid fails the check too (validate_field of then_match, init.lua:752-762)
+  t.deepEqual((await validate({ second: 10, limit_by: 'header', header_name: 'a b' })).body.fields, {
+    '@entity': ["failed conditional validation given value of field 'config.limit_by'"],
+    config: { header_name: "bad header name 'a b', allowed characters are A-Z, a-z, 0-9, '_', and '-'" },
+  });
+});

@@ -63,10 +63,19 @@ export const rateLimiting = definePlugin({
     redisShorthand('database', T.integer()),
   ],
   check(config) {
-    if (!PERIODS.some((period) => config[period] !== null)) {
-      return `at least one of these fields must be non-empty: ${PERIODS.map((p) => `'config.${p}'`).join(', ')}`;
-    }
-    // validate_periods_order
+    return PERIODS.some((period) => config[period] !== null)
+      ? undefined
+      : `at least one of these fields must be non-empty: ${PERIODS.map((p) => `'config.${p}'`).join(', ')}`;
+  },
+  conditionals: [
+    { ifField: 'config.policy', eq: 'redis', thenField: 'config.redis.host' },
+    { ifField: 'config.policy', eq: 'redis', thenField: 'config.redis.port' },
+    { ifField: 'config.policy', eq: 'redis', thenField: 'config.redis.timeout' },
+    { ifField: 'config.limit_by', eq: 'header', thenField: 'config.header_name' },
+    { ifField: 'config.limit_by', eq: 'path', thenField: 'config.path' },
+  ],
+  // validate_periods_order (schema.lua:10-36)
+  customValidator(config) {
     for (const [i, period] of PERIODS.entries()) {
       const lower = config[period];
       if (lower === null) continue;
@@ -81,9 +90,6 @@ export const rateLimiting = definePlugin({
     if (config.policy === 'redis' && config.sync_rate !== SYNC_RATE_REALTIME && config.sync_rate < 0.02) {
       return 'sync_rate must be greater than 0.02, or -1 to disable';
     }
-    if (config.limit_by === 'header' && !config.header_name) return 'config.header_name: required field missing';
-    if (config.limit_by === 'path' && !config.path) return 'config.path: required field missing';
-    if (config.policy === 'redis' && !config.redis.host) return 'config.redis.host: required field missing';
     return undefined;
   },
   unsupported(config) {
