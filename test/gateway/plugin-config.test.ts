@@ -104,3 +104,21 @@ test("rate-limiting's conditional checks: the entity's error names the if_field,
     config: { header_name: "bad header name 'a b', allowed characters are A-Z, a-z, 0-9, '_', and '-'" },
   });
 });
+
+test("response-transformer's rename.headers are pairs of valid header names (response-transformer/schema.lua:5-22, 65-70)", async (t) => {
+  const rename = async (headers: string[]) => validate({ rename: { headers } }, 'response-transformer');
+  t.is((await rename(['x-request-id:x-custom-request-id'])).status, 200);
+  // spec/03-plugins/15-response-transformer/03-api_spec.lua:86-121
+  t.deepEqual((await rename(['x-request-idx-custom-request-id'])).body.fields, {
+    config: { rename: { headers: ['invalid value: x-request-idx-custom-request-id'] } },
+  });
+  const invalid = await rename(['x-requ,est-id:x-custom-request-id']);
+  t.is(invalid.status, 400);
+  t.deepEqual(invalid.body.fields, { config: { rename: { headers: ["'x-requ,est-id' is not a valid header"] } } });
+  t.deepEqual((await rename(['x-request-id:x-cus,tom'])).body.fields, { config: { rename: { headers: ["'x-cus,tom' is not a valid header"] } } });
+  t.deepEqual((await rename(['ok:ok', 'x-request-id:'])).body.fields, { config: { rename: { headers: [null, "'' is not a valid header"] } } });
+  // `:*` takes every colon after the name (schema.lua:6)
+  t.is((await rename(['x-a::x-b'])).status, 200);
+  // add, append and replace take any value after the name (schema.lua:32-37)
+  t.is((await validate({ add: { headers: ['x-a:bad value'] } }, 'response-transformer')).status, 200);
+});
