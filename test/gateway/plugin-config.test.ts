@@ -122,3 +122,23 @@ test("response-transformer's rename.headers are pairs of valid header names (res
   // add, append and replace take any value after the name (schema.lua:32-37)
   t.is((await validate({ add: { headers: ['x-a:bad value'] } }, 'response-transformer')).status, 200);
 });
+
+test("rate-limiting's path is typedefs.path and redis.server_name typedefs.sni (rate-limiting/schema.lua:91; kong/tools/redis/schema.lua:36)", async (t) => {
+  // typedefs.lua:71-93, 318-328
+  const path = async (value: string) => (await validate({ second: 10, limit_by: 'path', path: value })).body.fields?.config?.path;
+  t.is(await path('/a/b%20c'), undefined);
+  t.is(await path('x'), 'should start with: /');
+  t.is(await path('/a//b'), 'must not have empty segments');
+  t.is(await path('/a b'), "invalid path: '/a b' (characters outside of the reserved list of RFC 3986 found)");
+  t.is(await path('/a^b'), "invalid path: '/a^b' (characters outside of the reserved list of RFC 3986 found)");
+  t.is(await path('/%zz'), "invalid url-encoded value: '%zz'");
+  // typedefs.lua:154-169, 422-426
+  const sni = async (config: Record<string, unknown>) =>
+    (await validate({ second: 10, ...config })).body.fields?.config?.redis?.server_name;
+  t.is(await sni({ redis: { server_name: 'redis.example' } }), undefined);
+  t.is(await sni({ redis: { server_name: '1.2.3.4' } }), 'must not be an IP');
+  t.is(await sni({ redis: { server_name: 'host:80' } }), 'must not have a port');
+  t.is(await sni({ redis: { server_name: 'a b' } }), 'invalid value: a b');
+  // the deprecated shorthand is a plain string, checked where it lands (rate-limiting/schema.lua:164-173)
+  t.is(await sni({ redis_server_name: '1.2.3.4' }), 'must not be an IP');
+});

@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
-import { hostError } from '../hosts.ts';
+import { hostError, sniError } from '../hosts.ts';
 import * as T from '../typedefs.ts';
+import { pathError } from '../url-path.ts';
 import { configRecord, definePlugin, headerName, type DeprecatedShorthand } from './plugin-schema.ts';
 
 export const PERIODS = ['second', 'minute', 'hour', 'day', 'month', 'year'] as const;
@@ -29,7 +30,7 @@ export const rateLimiting = definePlugin({
     year: limit(),
     limit_by: T.string({ default: 'consumer', one_of: ['consumer', 'credential', 'ip', 'service', 'header', 'path'] }),
     header_name: headerName(),
-    path: T.string({ match: /^\// }),
+    path: T.string({ starts_with: '/', custom: pathError }),
     policy: T.string({ default: 'local', len_min: 0, one_of: ['local', 'cluster', 'redis'] }),
     fault_tolerant: T.boolean({ required: true, default: true }),
     redis: T.record(
@@ -42,7 +43,7 @@ export const rateLimiting = definePlugin({
         database: T.integer({ default: 0 }),
         ssl: T.boolean({ required: false, default: false }),
         ssl_verify: T.boolean({ required: false, default: false }),
-        server_name: T.string({ required: false }),
+        server_name: T.string({ required: false, custom: sniError }),
       },
       { required: true },
     ),
