@@ -130,6 +130,8 @@ export class EntityService {
    */
   present(name: EntityName, entity: AnyEntity, view: View = this.view): Input {
     const output = this.stored(name, entity);
+    const plugin = this.subschemaOf(name, output);
+    if (plugin !== undefined && isPlainObject(output.config)) output.config = this.subschemas.presentConfig(plugin, output.config);
     if (name === 'certificates') output.snis = snisOf(view, entity.id);
     if (definitionOf(name).ttl) {
       // kong/db/strategies/postgres/init.lua: FLOOR(EXTRACT(EPOCH FROM (ttl - CURRENT_TIMESTAMP))).
@@ -161,6 +163,14 @@ export class EntityService {
       const existing = this.find(name, key, options.parent, draft);
       const given = this.scoped(draft, name, input, options.parent, 'update');
       const stored = this.stored(name, existing);
+      // The patch's shorthands are expanded on their own, before the merge (kong/db/dao/init.lua:506-537:
+      // process_auto_fields(entity, "update")), so a redis_host given replaces the stored redis.host.
+      const plugin = this.subschemaOf(name, given) ?? this.subschemaOf(name, stored);
+      if (plugin !== undefined && isPlainObject(given.config)) {
+        const errors: FieldErrors = {};
+        given.config = this.subschemas.expandShorthands(plugin, given.config, errors);
+        refuseInvalid(errors);
+      }
       const merged = mergeValues(this.fieldsOf(name, stored), given, stored);
       return this.write(draft, name, merged, existing, { ...options, mode: 'update' });
     });
@@ -171,10 +181,16 @@ export class EntityService {
    * each_field): a plugin's abstract `config` is its plugin's config record.
    */
   private fieldsOf(name: EntityName, values: Input): TProperties {
-    const definition = definitionOf(name);
-    const key = definition.subschema_key === undefined ? undefined : values[definition.subschema_key];
-    const config = typeof key === 'string' ? this.subschemas.configSchema(key) : undefined;
-    return config ? { ...definition.schema.properties, config } : definition.schema.properties;
+    const key = this.subschemaOf(name, values);
+    const config = key === undefined ? undefined : this.subschemas.configSchema(key);
+    return config ? { ...definitionOf(name).schema.properties, config } : definitionOf(name).schema.properties;
+  }
+
+  /** The subschema an entity's values name (a plugin's name), if its type has subschemas. */
+  private subschemaOf(name: EntityName, values: Input): string | undefined {
+    const key = definitionOf(name).subschema_key;
+    const value = key === undefined ? undefined : values[key];
+    return typeof value === 'string' ? value : undefined;
   }
 
   /**

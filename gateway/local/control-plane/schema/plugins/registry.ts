@@ -10,7 +10,7 @@ import { rateLimiting } from './rate-limiting.ts';
 import { requestSizeLimiting } from './request-size-limiting.ts';
 import { requestTermination } from './request-termination.ts';
 import { responseTransformer } from './response-transformer.ts';
-import { expandShorthands } from './shorthands.ts';
+import { expandShorthands, withShorthands } from './shorthands.ts';
 
 /** Plugins bundled with Kong Gateway OSS 3.9 (kong/constants.lua BUNDLED_PLUGINS). */
 export const KONG_BUNDLED_PLUGINS = new Set([
@@ -89,6 +89,14 @@ export class PluginRegistry {
     return protocols ? { protocols } : undefined;
   }
 
+  expandShorthands(name: string, config: unknown, errors: FieldErrors): unknown {
+    return expandShorthands(this.definitions.get(name)?.shorthands ?? [], config, errors);
+  }
+
+  presentConfig(name: string, config: Record<string, unknown>): Record<string, unknown> {
+    return withShorthands(this.definitions.get(name)?.shorthands ?? [], config);
+  }
+
   /**
    * Validates and defaults a plugin's config as Kong's schema does, then refuses what the data
    * plane cannot run. Errors are keyed by field path.
@@ -110,7 +118,7 @@ export class PluginRegistry {
     if (definition.noRoute && scope.route) errors.route = 'value must be null';
     if (definition.noService && scope.service) errors.service = 'value must be null';
     const local: FieldErrors = {};
-    const expanded = expandShorthands(definition.shorthands ?? [], config ?? {}, local);
+    const expanded = this.expandShorthands(name, config ?? {}, local);
     const validated = validateField(definition.config, expanded, 'config', local) as Record<string, unknown>;
     const fieldsValid = Object.keys(local).length === 0;
     const invalid = fieldsValid ? definition.customValidator?.(validated) : undefined;
