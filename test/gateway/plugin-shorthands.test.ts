@@ -76,3 +76,59 @@ test.serial('rate-limiting schema carries shorthand_fields with replaced_with; w
   t.is(wrongType.status, 400);
   t.regex(JSON.stringify(wrongType.body), /redis_port.*expected an integer/);
 });
+
+test.serial("rate-limiting's answers carry the redis_* shorthands mirrored from config.redis; a PATCH's shorthands are expanded before the merge", async (t) => {
+  const gateway = await gatewayFor(t);
+  // spec/03-plugins/23-rate-limiting/06-shorthand_fields_spec.lua:66-136 (kong/db/schema/init.lua:1845-1855:
+  // a select mirrors each shorthand from its replaced_with path unless hide_shorthands)
+  const legacy = {
+    minute: 100,
+    policy: 'redis',
+    redis_host: 'custom-host.example.test',
+    redis_port: 55000,
+    redis_username: 'test1',
+    redis_password: 'testX',
+    redis_database: 1,
+    redis_timeout: 1100,
+    redis_ssl: true,
+    redis_ssl_verify: true,
+    redis_server_name: 'example.test',
+  };
+  const mirrored = (config: Record<string, unknown>) => {
+    const redis = config.redis as Record<string, unknown>;
+    return Object.fromEntries(['host', 'port', 'username', 'password', 'database', 'timeout', 'ssl', 'ssl_verify', 'server_name'].map((name) => [name, [redis[name], config[`redis_${name}`]]]));
+  };
+  const expected = (host: string) => ({
+    host: [host, host],
+    port: [55000, 55000],
+    username: ['test1', 'test1'],
+    password: ['testX', 'testX'],
+    database: [1, 1],
+    timeout: [1100, 1100],
+    ssl: [true, true],
+    ssl_verify: [true, true],
+    server_name: ['example.test', 'example.test'],
+  });
+  const created = await request(`${gateway.adminUrl}/plugins`, { method: 'POST', json: { name: 'rate-limiting', config: legacy } });
+  t.is(created.status, 201, JSON.stringify(created.body));
+  t.deepEqual(mirrored(created.body.config), expected('custom-host.example.test'));
+
+  // the PATCH's redis_host replaces the stored redis.host (06-shorthand_fields_spec.lua:101-118; kong/db/dao/init.lua:506-537)
+  const patched = await request(`${gateway.adminUrl}/plugins/${created.body.id}`, {
+    method: 'PATCH',
+    json: { name: 'rate-limiting', config: { redis_host: 'testhost' } },
+  });
+  t.is(patched.status, 200, JSON.stringify(patched.body));
+  t.deepEqual(mirrored(patched.body.config), expected('testhost'));
+  t.deepEqual(mirrored((await request(`${gateway.adminUrl}/plugins/${created.body.id}`)).body.config), expected('testhost'));
+  t.deepEqual(mirrored((await request(`${gateway.adminUrl}/plugins`)).body.data[0].config), expected('testhost'));
+  // the answer as a body: the shorthands agree with config.redis, so a PUT of it is taken
+  const put = await request(`${gateway.adminUrl}/plugins/${created.body.id}`, { method: 'PUT', json: patched.body });
+  t.is(put.status, 200, JSON.stringify(put.body));
+  t.deepEqual(mirrored(put.body.config), expected('testhost'));
+
+  t.is((await request(`${gateway.adminUrl}/plugins/${created.body.id}`, { method: 'DELETE' })).status, 204);
+  const local = await request(`${gateway.adminUrl}/plugins`, { method: 'POST', json: { name: 'rate-limiting', config: { second: 5 } } });
+  t.is(local.status, 201, JSON.stringify(local.body));
+  t.like(local.body.config, { redis_host: null, redis_port: 6379, redis_timeout: 2000, redis_ssl: false, redis_database: 0 });
+});

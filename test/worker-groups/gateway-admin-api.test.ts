@@ -7,3 +7,4 @@ import '../gateway/admin-api-requests.test.ts';
 import '../gateway/admin-api.test.ts';
 import '../gateway/certificates-api.test.ts';
 import '../gateway/entity-shapes.test.ts';
+import '../gateway/plugin-config.test.ts';

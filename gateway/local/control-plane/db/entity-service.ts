@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { TProperties } from '@sinclair/typebox';
 import type { EntityDefinition, Subschemas } from '../schema/entity.ts';
 import { ENTITY_NAMES, definitionOf, foreignFields, type AnyEntity, type EntityName, type EntityTypes } from '../schema/entities/index.ts';
 import { updateErrors, validateEntityInput, type Input } from '../schema/entity-validation.ts';
@@ -129,6 +130,8 @@ export class EntityService {
    */
   present(name: EntityName, entity: AnyEntity, view: View = this.view): Input {
     const output = this.stored(name, entity);
+    const plugin = this.subschemaOf(name, output);
+    if (plugin !== undefined && isPlainObject(output.config)) output.config = this.subschemas.presentConfig(plugin, output.config);
     if (name === 'certificates') output.snis = snisOf(view, entity.id);
     if (definitionOf(name).ttl) {
       // kong/db/strategies/postgres/init.lua: FLOOR(EXTRACT(EPOCH FROM (ttl - CURRENT_TIMESTAMP))).
@@ -159,16 +162,35 @@ export class EntityService {
     return this.transaction((draft) => {
       const existing = this.find(name, key, options.parent, draft);
       const given = this.scoped(draft, name, input, options.parent, 'update');
-      const merged = this.stored(name, existing);
-      const properties = definitionOf(name).schema.properties;
-      for (const [field, value] of Object.entries(given)) {
-        const current = merged[field];
-        const schema = properties[field];
-        const abstract = schema !== undefined && kongField(schema).attributes.abstract === true;
-        merged[field] = abstract && isPlainObject(current) && isPlainObject(value) ? { ...current, ...value } : value;
+      const stored = this.stored(name, existing);
+      // The patch's shorthands are expanded on their own, before the merge (kong/db/dao/init.lua:506-537:
+      // process_auto_fields(entity, "update")), so a redis_host given replaces the stored redis.host.
+      const plugin = this.subschemaOf(name, given) ?? this.subschemaOf(name, stored);
+      if (plugin !== undefined && isPlainObject(given.config)) {
+        const errors: FieldErrors = {};
+        given.config = this.subschemas.expandShorthands(plugin, given.config, errors);
+        refuseInvalid(errors);
       }
+      const merged = mergeValues(this.fieldsOf(name, stored), given, stored);
       return this.write(draft, name, merged, existing, { ...options, mode: 'update' });
     });
+  }
+
+  /**
+   * An entity's fields as its stored values resolve them (kong/db/schema/init.lua:2245-2263
+   * each_field): a plugin's abstract `config` is its plugin's config record.
+   */
+  private fieldsOf(name: EntityName, values: Input): TProperties {
+    const key = this.subschemaOf(name, values);
+    const config = key === undefined ? undefined : this.subschemas.configSchema(key);
+    return config ? { ...definitionOf(name).schema.properties, config } : definitionOf(name).schema.properties;
+  }
+
+  /** The subschema an entity's values name (a plugin's name), if its type has subschemas. */
+  private subschemaOf(name: EntityName, values: Input): string | undefined {
+    const key = definitionOf(name).subschema_key;
+    const value = key === undefined ? undefined : values[key];
+    return typeof value === 'string' ? value : undefined;
   }
 
   /**
@@ -391,6 +413,22 @@ export class EntityService {
       }
     }
   }
+}
+
+/**
+ * Kong's merge_values (kong/db/schema/init.lua:2035-2059, 3.9.3), how a PATCH meets the stored
+ * entity: the given fields over the stored ones, a record merged field by field however deep;
+ * anything else given (arrays, sets, maps, null) replaces what was stored.
+ */
+function mergeValues(fields: TProperties | undefined, top: Input, bottom: unknown): Input {
+  if (!isPlainObject(bottom)) return { ...top };
+  const output: Input = { ...bottom, ...top };
+  for (const [key, value] of Object.entries(top)) {
+    const schema = fields?.[key];
+    const attributes = schema && kongField(schema).attributes;
+    if (attributes?.type === 'record' && !attributes.abstract && isPlainObject(value)) output[key] = mergeValues(attributes.fields, value, bottom[key]);
+  }
+  return output;
 }
 
 /**

@@ -76,6 +76,10 @@ export interface Subschemas {
     scope: { consumer: boolean; route: boolean; service: boolean },
     errors: FieldErrors,
   ): Record<string, unknown>;
+  /** A config with its plugin's deprecated shorthands moved to the fields replacing them (errors keyed `config.<shorthand>`). */
+  expandShorthands(name: string, config: unknown, errors: FieldErrors): unknown;
+  /** A stored config as Kong answers it: each deprecated shorthand beside the field replacing it, with its value. */
+  presentConfig(name: string, config: Record<string, unknown>): Record<string, unknown>;
 }
 
 export type EntityOf<D> = D extends EntityDefinition<infer P> ? Static<TObject<P>> : never;

@@ -21,8 +21,15 @@ export interface PluginSchema<C extends TSchema = TObject> {
   protocols?: TSchema;
   /** The `config` record. */
   config: C;
+  /**
+   * The config record's custom_validator, run once its fields are valid: its message is the
+   * config field's error (`fields.config`, kong/db/schema/init.lua:1011-1021), not the entity's.
+   */
+  customValidator?(config: Static<C>): string | undefined;
   /** The schema's entity checks: an error message, each failing check's in order when several, or undefined. */
   check?(config: Static<C>): string | readonly string[] | undefined;
+  /** The schema's `conditional` entity checks whose then_match is `required = true`, after `check`'s. */
+  conditionals?: readonly RequiredWhen[];
   /** What the data plane cannot run faithfully: a message naming the field, or undefined. */
   unsupported?(config: Static<C>): string | undefined;
   /** The config record's deprecated shorthand_fields, each replaced by a field deeper in config. */
@@ -40,6 +47,16 @@ export interface DeprecatedShorthand {
   replacedWith: readonly string[];
   message: string;
   removalInVersion: string;
+}
+
+/**
+ * `{ conditional = { if_field = …, if_match = { eq = … }, then_field = …, then_match = { required = true } } }`,
+ * paths in the plugin entity (`config.redis.host`).
+ */
+export interface RequiredWhen {
+  ifField: string;
+  eq: string;
+  thenField: string;
 }
 
 /** A bundled plugin's schema; its config type is `PluginConfig<typeof schema>`. */

@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
-import { hostError } from '../hosts.ts';
+import { hostError, sniError } from '../hosts.ts';
 import * as T from '../typedefs.ts';
+import { pathError } from '../url-path.ts';
 import { configRecord, definePlugin, headerName, type DeprecatedShorthand } from './plugin-schema.ts';
 
 export const PERIODS = ['second', 'minute', 'hour', 'day', 'month', 'year'] as const;
@@ -29,7 +30,7 @@ export const rateLimiting = definePlugin({
     year: limit(),
     limit_by: T.string({ default: 'consumer', one_of: ['consumer', 'credential', 'ip', 'service', 'header', 'path'] }),
     header_name: headerName(),
-    path: T.string({ match: /^\// }),
+    path: T.string({ starts_with: '/', custom: pathError }),
     policy: T.string({ default: 'local', len_min: 0, one_of: ['local', 'cluster', 'redis'] }),
     fault_tolerant: T.boolean({ required: true, default: true }),
     redis: T.record(
@@ -42,7 +43,7 @@ export const rateLimiting = definePlugin({
         database: T.integer({ default: 0 }),
         ssl: T.boolean({ required: false, default: false }),
         ssl_verify: T.boolean({ required: false, default: false }),
-        server_name: T.string({ required: false }),
+        server_name: T.string({ required: false, custom: sniError }),
       },
       { required: true },
     ),
@@ -63,10 +64,19 @@ export const rateLimiting = definePlugin({
     redisShorthand('database', T.integer()),
   ],
   check(config) {
-    if (!PERIODS.some((period) => config[period] !== null)) {
-      return `at least one of these fields must be non-empty: ${PERIODS.map((p) => `'config.${p}'`).join(', ')}`;
-    }
-    // validate_periods_order
+    return PERIODS.some((period) => config[period] !== null)
+      ? undefined
+      : `at least one of these fields must be non-empty: ${PERIODS.map((p) => `'config.${p}'`).join(', ')}`;
+  },
+  conditionals: [
+    { ifField: 'config.policy', eq: 'redis', thenField: 'config.redis.host' },
+    { ifField: 'config.policy', eq: 'redis', thenField: 'config.redis.port' },
+    { ifField: 'config.policy', eq: 'redis', thenField: 'config.redis.timeout' },
+    { ifField: 'config.limit_by', eq: 'header', thenField: 'config.header_name' },
+    { ifField: 'config.limit_by', eq: 'path', thenField: 'config.path' },
+  ],
+  // validate_periods_order (schema.lua:10-36)
+  customValidator(config) {
     for (const [i, period] of PERIODS.entries()) {
       const lower = config[period];
       if (lower === null) continue;
@@ -81,9 +91,6 @@ export const rateLimiting = definePlugin({
     if (config.policy === 'redis' && config.sync_rate !== SYNC_RATE_REALTIME && config.sync_rate < 0.02) {
       return 'sync_rate must be greater than 0.02, or -1 to disable';
     }
-    if (config.limit_by === 'header' && !config.header_name) return 'config.header_name: required field missing';
-    if (config.limit_by === 'path' && !config.path) return 'config.path: required field missing';
-    if (config.policy === 'redis' && !config.redis.host) return 'config.redis.host: required field missing';
     return undefined;
   },
   unsupported(config) {

@@ -1,16 +1,16 @@
 import type { TProperties, TSchema } from '@sinclair/typebox';
-import { setEntityErrors, validateField, type FieldErrors } from '../validate.ts';
+import { isPlainObject, setEntityErrors, validateField, type FieldErrors } from '../validate.ts';
 import { acl } from './acl.ts';
 import { correlationId } from './correlation-id.ts';
 import { keyAuth } from './key-auth.ts';
 import { fieldsFromLuaSchema } from './lua-schema.ts';
-import type { PluginDefinition, PluginDescription, PluginSchema } from './plugin-schema.ts';
+import type { PluginDefinition, PluginDescription, PluginSchema, RequiredWhen } from './plugin-schema.ts';
 import { prometheus } from './prometheus.ts';
 import { rateLimiting } from './rate-limiting.ts';
 import { requestSizeLimiting } from './request-size-limiting.ts';
 import { requestTermination } from './request-termination.ts';
 import { responseTransformer } from './response-transformer.ts';
-import { expandShorthands } from './shorthands.ts';
+import { expandShorthands, withShorthands } from './shorthands.ts';
 
 /** Plugins bundled with Kong Gateway OSS 3.9 (kong/constants.lua BUNDLED_PLUGINS). */
 export const KONG_BUNDLED_PLUGINS = new Set([
@@ -89,6 +89,14 @@ export class PluginRegistry {
     return protocols ? { protocols } : undefined;
   }
 
+  expandShorthands(name: string, config: unknown, errors: FieldErrors): unknown {
+    return expandShorthands(this.definitions.get(name)?.shorthands ?? [], config, errors);
+  }
+
+  presentConfig(name: string, config: Record<string, unknown>): Record<string, unknown> {
+    return withShorthands(this.definitions.get(name)?.shorthands ?? [], config);
+  }
+
   /**
    * Validates and defaults a plugin's config as Kong's schema does, then refuses what the data
    * plane cannot run. Errors are keyed by field path.
@@ -110,14 +118,47 @@ export class PluginRegistry {
     if (definition.noRoute && scope.route) errors.route = 'value must be null';
     if (definition.noService && scope.service) errors.service = 'value must be null';
     const local: FieldErrors = {};
-    const expanded = expandShorthands(definition.shorthands ?? [], config ?? {}, local);
+    const expanded = this.expandShorthands(name, config ?? {}, local);
     const validated = validateField(definition.config, expanded, 'config', local) as Record<string, unknown>;
+    const fieldsValid = Object.keys(local).length === 0;
+    const invalid = fieldsValid ? definition.customValidator?.(validated) : undefined;
+    if (invalid !== undefined) local['config'] = invalid;
+    const messages = fieldsValid ? [definition.check?.(validated) ?? []].flat() : [];
+    for (const conditional of definition.conditionals ?? []) {
+      const message = requiredWhen(conditional, validated, local);
+      if (message !== undefined) messages.push(message);
+    }
+    setEntityErrors(local, messages);
     if (Object.keys(local).length === 0) {
-      setEntityErrors(local, [definition.check?.(validated) ?? []].flat());
       const unsupported = definition.unsupported?.(validated);
       if (unsupported) local['config'] = `not supported by the local gateway: ${unsupported}`;
     }
     Object.assign(errors, local);
     return validated;
   }
+}
+
+function valueAt(config: unknown, path: readonly string[]): unknown {
+  let value = config;
+  for (const key of path) value = isPlainObject(value) ? value[key] : undefined;
+  return value;
+}
+
+/**
+ * Kong's `conditional` entity check with then_match `required` (kong/db/schema/init.lua:725-765,
+ * 3.9.3): when the if_field matches, a then_field missing is its error `required field missing`;
+ * one given but invalid keeps its own error. Either way the entity's error names the if_field.
+ * It runs whatever errors the fields have (run_with_invalid_fields); under a config the custom
+ * validator refused, the then_field's error is left out (Kong fails there: errors.config is a string).
+ */
+function requiredWhen({ ifField, eq, thenField }: RequiredWhen, config: Record<string, unknown>, errors: FieldErrors): string | undefined {
+  const [ifPath, thenPath] = [ifField, thenField].map((field) => field.split('.').slice(1));
+  if (!isPlainObject(config) || valueAt(config, ifPath!) !== eq) return undefined;
+  const value = valueAt(config, thenPath!);
+  if (value === undefined || value === null) {
+    if (errors['config'] === undefined) errors[thenField] = 'required field missing';
+  } else if (!Object.keys(errors).some((path) => path === thenField || path.startsWith(`${thenField}.`))) {
+    return undefined;
+  }
+  return `failed conditional validation given value of field '${ifField}'`;
 }

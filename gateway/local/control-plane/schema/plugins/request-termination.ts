@@ -15,7 +15,7 @@ export const requestTermination = definePlugin({
     echo: T.boolean({ required: true, default: false }),
     trigger: headerName(),
   }),
-  check(config) {
+  customValidator(config) {
     if (present(config.message) && (present(config.content_type) || present(config.body))) {
       return 'message cannot be used with content_type or body';
     }

@@ -23,6 +23,18 @@ function valueAt(record: Record<string, unknown>, path: readonly string[]): unkn
 }
 
 /**
+ * A stored config as Kong's process_auto_fields answers it in a select (kong/db/schema/init.lua:1845-1855,
+ * 3.9.3): each deprecated shorthand set to the value at its replaced_with path. Kong hides them only
+ * from the read before an update's merge (hide_shorthands, kong/db/dao/init.lua:514-523).
+ */
+export function withShorthands(shorthands: readonly DeprecatedShorthand[], config: Record<string, unknown>): Record<string, unknown> {
+  if (shorthands.length === 0) return config;
+  const output = { ...config };
+  for (const { name, replacedWith } of shorthands) output[name] = valueAt(config, replacedWith) ?? null;
+  return output;
+}
+
+/**
  * A config with its deprecated shorthands moved to the fields replacing them, as Kong's
  * process_auto_fields does (kong/db/schema/init.lua:1798-1844, 3.9.3): each value is checked
  * against the shorthand's type; a value already at the new path wins, and a different one there is
