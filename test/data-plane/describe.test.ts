@@ -33,6 +33,12 @@ test('the animal-store-edge plugin of gateway/plugins', async (t) => {
   t.truthy(edge!.schema);
 });
 
+test('a VERSION Kong takes that is not x.y.z: kept as Kong keeps it (kong/db/dao/plugins.lua:146-156)', async (t) => {
+  const described = (await describePlugins({ plugins: ['dp-version-tagged', 'dp-version-short'], pluginsDir: FIXTURE_PLUGINS_DIR })).plugins;
+  t.like(described[0], { name: 'dp-version-tagged', version: '0.1', error: undefined });
+  t.like(described[1], { name: 'dp-version-short', version: '1.0', error: undefined });
+});
+
 test('what cannot be described is an error naming the plugin and what is wrong', async (t) => {
   const described = (await describePlugins({ plugins: ['dp-bad-schema', 'dp-bad-priority', 'not-installed'], pluginsDir: FIXTURE_PLUGINS_DIR })).plugins;
   t.regex(described[0]!.error!, /^schema\.lua: fields\.config\.fields\.limit\.custom_validator is a Lua function/);

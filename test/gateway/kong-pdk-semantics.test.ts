@@ -175,3 +175,16 @@ services:
   t.deepEqual(second.matched_route, withoutNulls(patched.body));
   t.deepEqual(second.matched_route.tags, ['third']);
 });
+
+// kong/db/dao/plugins.lua:146-156,190-197 (3.9.3): a handler's VERSION is the `version` rock's
+// relaxed parse, what GET / reports (kong/api/routes/kong.lua available_on_server)
+test('a custom plugin with a VERSION that is not x.y.z loads; GET / reports it as Kong keeps it', async (t) => {
+  const f = await startFixture('_format_version: "3.0"\n', { pluginsDir: PROBE_PLUGINS, plugins: ['dp-version-tagged', 'dp-version-short'] });
+  t.teardown(() => f.dispose());
+  const root = await f.admin('/');
+  t.is(root.status, 200);
+  t.like(root.body.plugins.available_on_server, {
+    'dp-version-tagged': { priority: 10, version: '0.1' },
+    'dp-version-short': { priority: 11, version: '1.0' },
+  });
+});

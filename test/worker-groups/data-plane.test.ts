@@ -15,3 +15,4 @@ import '../data-plane/request-headers.test.ts';
 import '../data-plane/routing.test.ts';
 import '../data-plane/snapshot-delivery.test.ts';
 import '../data-plane/test-clock.test.ts';
+import '../data-plane/upstream-keepalive.test.ts';

@@ -210,6 +210,24 @@ local function set_host_header(balancer_data, scheme)
   var.upstream_host = host
 end
 
+-- Kong pools upstream connections by ip|port, and an https service's by ip|port|sni
+-- (kong/init.lua:1383-1392). nginx's keepalive cache (per worker, as this table) knows the
+-- address only: an https request keeps alive (kong_upstream_tls) only when it sends the first
+-- SNI this worker sent to its address, so a cached connection always carries the request's SNI;
+-- another SNI gets a connection of its own (kong_upstream_tls_once).
+local tls_pool_sni = {}
+
+local function set_tls_upstream(balancer_data)
+  local sni = var.upstream_host
+  local pool = balancer_data.ip .. "|" .. balancer_data.port
+  local owner = tls_pool_sni[pool]
+  if owner == nil then
+    tls_pool_sni[pool] = sni
+    owner = sni
+  end
+  var.kong_upstream = owner == sni and "kong_upstream_tls" or "kong_upstream_tls_once"
+end
+
 handler.rewrite = {
   before = function(ctx)
     ctx.host_port = tonumber(var.server_port, 10)
@@ -389,6 +407,9 @@ handler.access = {
       return kong.response.error(status, err)
     end
     set_host_header(balancer_data, upstream_scheme)
+    if upstream_scheme == "https" then
+      set_tls_upstream(balancer_data)
+    end
 
     local connection = request_header(ctx, "connection")
     if connection and connection ~= "keep-alive" and connection ~= "close" and connection ~= "upgrade" then

@@ -1,11 +1,16 @@
 -- Loading the node's plugins (kong/db/dao/plugins.lua load_plugin_handler + get_handlers):
--- each `kong.plugins.<name>.handler`, its PRIORITY (an integer) and VERSION (x.y.z) checked, the
+-- each `kong.plugins.<name>.handler`, its PRIORITY (an integer) and VERSION (x[.y[.z]]) checked, the
 -- scopes its schema.lua forbids (no_consumer...), sorted in execution order.
 local log_pdk = require "kong.pdk.log"
 
 local type = type
 local pcall = pcall
+local tonumber = tonumber
 local format = string.format
+local match = string.match
+local find = string.find
+local gmatch = string.gmatch
+local concat = table.concat
 local floor = math.floor
 local null = ngx.null
 
@@ -19,23 +24,26 @@ local function valid_priority(p)
   return type(p) == "number" and p == p and p ~= math.huge and p ~= -math.huge and floor(p) == p
 end
 
---- "x.y.z" from a version string (Kong keeps only the numeric part), or nil.
+--- The VERSION Kong keeps (kong/db/dao/plugins.lua:146-156): the `version` rock's relaxed
+-- parse, the first run of digits and dots ("0.1-t" is 0.1, "v1.2.3" 1.2.3, "1.0" stays 1.0),
+-- each element as a number ("01" is 1); nil for none, an empty element ("1..2") or a fourth.
 local function clean_version(v)
   if type(v) ~= "string" then
     return nil
   end
-  local major, minor, patch, rest = v:match("^(%d+)%.(%d+)%.(%d+)(.*)$")
-  if not major then
-    local a, b = v:match("^(%d+)%.(%d+)$")
-    if a then
-      return a .. "." .. b .. ".0"
+  local run = match(v, "%d[%d.]*")
+  if not run or find(run, "..", 1, true) then
+    return nil
+  end
+  local elements, n = {}, 0
+  for element in gmatch(run, "%d+") do
+    n = n + 1
+    if n > 3 then
+      return nil
     end
-    return nil
+    elements[n] = tonumber(element)
   end
-  if rest ~= "" and not rest:match("^%-[%w.]+$") then
-    return nil
-  end
-  return major .. "." .. minor .. "." .. patch
+  return concat(elements, ".")
 end
 
 --- The handler module of a plugin, or nil and Kong's error.
