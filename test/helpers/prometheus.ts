@@ -93,6 +93,12 @@ export async function startPrometheus(options: PrometheusOptions = {}): Promise<
         const targets = await scrapes();
         return targets.length > 0 && targets.every((t) => t.at > since && t.health === 'up');
       });
+      // /targets says a scrape began; its samples (stamped with its start) are queryable once it
+      // has been written, which a loaded machine can delay past the first query
+      await pollUntil("that scrape's samples", async () => {
+        const [oldest] = await query('min(timestamp(up))');
+        return oldest !== undefined && oldest.value * 1000 >= since;
+      });
     },
     async lastSampleTime(selector) {
       const [sample] = await query(`max(timestamp(${selector}))`);
