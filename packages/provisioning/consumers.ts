@@ -137,7 +137,7 @@ export async function createConsumer(context: ProvisioningContext, input: NewCon
 }
 
 /** One of ours without a `plan:` tag: a create cut short before its last step (createConsumer). */
-export const isUnfinished = (consumer: Consumer) => isManaged(consumer) && planOf(consumer) === null;
+const isUnfinished = (consumer: Consumer) => isManaged(consumer) && planOf(consumer) === null;
 
 /** A consumer's summary and the plan plugin it was read from: its config says where the consumer's windows are counted. */
 export interface ConsumerDetails {

@@ -13,7 +13,9 @@ async function start(t: ExecutionContext) {
   const consumer = admin.addConsumer('faults', ['petstore-consumer', 'plan:pro']);
   const provisioning = Provisioning.connect({ url: admin.url }, loadCatalogue(), () => admin.now() * 1000);
   const keys = () =>
-    Object.fromEntries(admin.credentials(consumer.id).map((c) => [c.id, { tags: c.tags, ttl: c.expiresAt === null ? null : c.expiresAt - admin.now() }]));
+    Object.fromEntries(
+      admin.credentials(consumer.id).map((c) => [c.id, { tags: c.tags, ttl: c.expiresAt === null ? null : c.expiresAt - admin.now() }]),
+    );
   return { admin, consumer, provisioning, keys };
 }
 

@@ -23,7 +23,7 @@ export interface AdminConnection {
   timeoutMs?: number;
 }
 
-export const DEFAULT_ADMIN_TIMEOUT_MS = 30_000;
+const DEFAULT_ADMIN_TIMEOUT_MS = 30_000;
 
 export function createKongAdminClient({ url, headers, timeoutMs = DEFAULT_ADMIN_TIMEOUT_MS }: AdminConnection): KongAdminClient {
   const base = url.replace(/\/+$/, '');
