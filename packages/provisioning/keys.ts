@@ -50,6 +50,8 @@ export interface RotatedKey extends IssuedKey {
    * sooner for keys that expired sooner anyway. null when none is left working (none, or grace 0).
    */
   previousKeysUntil: number | null;
+  /** Whether that is before the grace period's end: every replaced key expires sooner anyway. */
+  previousKeysExpireFirst: boolean;
 }
 
 /** What `hashKeys` did, or with `dryRun` would do. */
@@ -200,6 +202,7 @@ export async function rotateKey(context: ProvisioningContext, username: string, 
         graceSeconds,
         previousKeys: old.length,
         previousKeysUntil,
+        previousKeysExpireFirst: previousKeysUntil !== null && previousKeysUntil < nowSeconds + graceSeconds,
       };
     });
   });

@@ -94,6 +94,18 @@ test.serial('rotate-key: both keys work during the grace period, only the new on
   t.deepEqual(groups.body.data.map((acl: { group: string }) => acl.group), ['animal-store'], 'still in our group, once');
 });
 
+test("rotate-key says how long the replaced keys work: the grace, or their own expiry when it comes first", async (t) => {
+  await create('cli-rotate-says', '--plan', 'pro');
+  const lines = (result: { stdout: string }) => result.stdout.trim().split('\n');
+  const graced = await cli(['rotate-key', 'cli-rotate-says', '--grace', '600']);
+  t.is(graced.code, 0, graced.stderr);
+  t.is(lines(graced)[2], '1 previous key(s) keep working for 600s');
+  t.is((await cli(['add-key', 'cli-rotate-says', '--name', 'short', '--expires-in', '5m'])).code, 0);
+  const sooner = await cli(['rotate-key', 'cli-rotate-says', '--name', 'short', '--grace', '3600']);
+  t.is(sooner.code, 0, sooner.stderr);
+  t.regex(lines(sooner)[2]!, /^1 previous key\(s\) keep working until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z, when they expire anyway$/);
+});
+
 test('revoke-key: every key of the consumer answers 401', async (t) => {
   const issued = await create('cli-revoke', '--plan', 'free');
   const result = await cli(['revoke-key', 'cli-revoke']);

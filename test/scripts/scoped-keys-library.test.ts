@@ -69,7 +69,15 @@ test('rotateKey keeps the name, scopes and expiry instant; the old key gets the 
   const laptop = await provisioning.addKey('lib-keys', { name: 'laptop' });
   admin.advance(100);
   const rotated = await provisioning.rotateKey('lib-keys', { name: 'ci', graceSeconds: 600 });
-  t.like(rotated, { name: 'ci', scopes: ['pets:read'], expiresAt: ci.expiresAt, previousKeys: 1, graceSeconds: 600, previousKeysUntil: admin.now() + 600 });
+  t.like(rotated, {
+    name: 'ci',
+    scopes: ['pets:read'],
+    expiresAt: ci.expiresAt,
+    previousKeys: 1,
+    graceSeconds: 600,
+    previousKeysUntil: admin.now() + 600,
+    previousKeysExpireFirst: false,
+  });
   t.deepEqual(stored(rotated.key).tags, ['petstore-consumer', 'name:ci', 'scope:pets:read', `expires-at:${ci.expiresAt}`, 'key-hash:sha256']);
   // its ttl is the grace now: the instant is no longer its tag's
   t.deepEqual(stored(ci.key).tags, ['petstore-consumer', 'name:ci', 'scope:pets:read', 'key-hash:sha256', 'replaced']);
@@ -82,7 +90,7 @@ test('rotateKey keeps the name, scopes and expiry instant; the old key gets the 
   // a key that expires before the grace would end keeps its own end, and says so
   const short = await provisioning.addKey('lib-keys', { name: 'short', expiresInSeconds: 300 });
   const soon = await provisioning.rotateKey('lib-keys', { name: 'short', graceSeconds: 3600 });
-  t.like(soon, { previousKeys: 1, previousKeysUntil: short.expiresAt });
+  t.like(soon, { previousKeys: 1, previousKeysUntil: short.expiresAt, previousKeysExpireFirst: true });
   t.is((await provisioning.rotateKey('lib-keys', { name: 'laptop', graceSeconds: 0 })).previousKeysUntil, null, 'revoked at once');
 });
 

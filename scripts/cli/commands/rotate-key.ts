@@ -31,11 +31,10 @@ export const rotateKeyCommand: CommandModule = (parent, cli) =>
       return;
     }
     // keys that expire before the grace would end keep their own end
-    const sooner = issued.previousKeysUntil !== null && issued.previousKeysUntil < Date.now() / 1000 + issued.graceSeconds;
     const old =
       issued.graceSeconds === 0 || issued.previousKeysUntil === null
         ? 'revoked now'
-        : sooner
+        : issued.previousKeysExpireFirst
           ? `keep working until ${new Date(issued.previousKeysUntil * 1000).toISOString()}, when they expire anyway`
           : `keep working for ${issued.graceSeconds}s`;
     cli.out(`new API key for ${issued.username} (shown once, store it now): ${issued.key}`);
