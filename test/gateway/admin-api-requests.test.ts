@@ -345,6 +345,19 @@ test('a pipelined request with an unknown method is answered after the one befor
   await connection.waitClosed();
 });
 
+test('pipelined requests run one after the other, as nginx reads the next once the previous is answered (ngx_http_set_keepalive)', async (t) => {
+  const connection = await RawConnection.open(url(''));
+  const body = '{"url":"http://a.test"}';
+  await connection.write(
+    `PUT /services/piped HTTP/1.1\r\nHost: kong\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+      'DELETE /services/piped HTTP/1.1\r\nHost: kong\r\n\r\n' +
+      'GET /services/piped HTTP/1.1\r\nHost: kong\r\nConnection: close\r\n\r\n',
+  );
+  t.deepEqual([(await connection.next()).status, (await connection.next()).status, (await connection.next()).status], [200, 204, 404]);
+  await connection.waitClosed();
+  t.is((await sendRaw(url(''), 'GET /services/piped HTTP/1.1\r\nHost: kong\r\n\r\n')).status, 404, 'the DELETE ran after the PUT');
+});
+
 test('a request nginx cannot parse is its own 400 page, never an empty answer (ngx_http_parse.c; no error_page in the Admin API server, nginx_kong.lua:411-453)', async (t) => {
   for (const request of [
     'geeeet / HTTP/1.1\r\nHost: kong\r\n\r\n',
@@ -359,5 +372,6 @@ test('a request nginx cannot parse is its own 400 page, never an empty answer (n
   }
   const large = await sendRaw(url(''), `GET / HTTP/1.1\r\nHost: kong\r\nX-Large: ${'a'.repeat(20_000)}\r\n\r\n`);
   t.is(large.status, 400);
+  t.is(large.statusLine, 'HTTP/1.1 400 Bad Request', "a 494's status line is 400's (ngx_http_special_response.c)");
   t.regex(large.body, /<title>400 Request Header Or Cookie Too Large<\/title>/);
 });

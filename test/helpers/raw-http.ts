@@ -2,6 +2,8 @@ import { connect, type Socket } from 'node:net';
 
 export interface RawResponse {
   status: number;
+  /** As sent: `HTTP/1.1 400 Bad Request`. */
+  statusLine: string;
   headers: Record<string, string>;
   body: string;
   /** Interim responses (100 Continue) seen before this one. */
@@ -97,7 +99,8 @@ function parseResponse(buffer: Buffer, closed: boolean): { response: Omit<RawRes
   const end = buffer.indexOf('\r\n\r\n');
   if (end === -1) return undefined;
   const lines = buffer.subarray(0, end).toString('latin1').split('\r\n');
-  const status = Number(lines[0]!.split(' ')[1]);
+  const statusLine = lines[0]!;
+  const status = Number(statusLine.split(' ')[1]);
   const headers: Record<string, string> = {};
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':');
@@ -106,7 +109,7 @@ function parseResponse(buffer: Buffer, closed: boolean): { response: Omit<RawRes
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
   let offset = end + 4;
-  if (status < 200 || status === 204 || status === 304) return { response: { status, headers, body: '' }, consumed: offset };
+  if (status < 200 || status === 204 || status === 304) return { response: { status, statusLine, headers, body: '' }, consumed: offset };
   if (headers['transfer-encoding']?.includes('chunked')) {
     const parts: Buffer[] = [];
     for (;;) {
@@ -116,17 +119,17 @@ function parseResponse(buffer: Buffer, closed: boolean): { response: Omit<RawRes
       if (buffer.length < lineEnd + 2 + size + 2) return undefined;
       parts.push(buffer.subarray(lineEnd + 2, lineEnd + 2 + size));
       offset = lineEnd + 2 + size + 2;
-      if (size === 0) return { response: { status, headers, body: Buffer.concat(parts).toString('utf8') }, consumed: offset };
+      if (size === 0) return { response: { status, statusLine, headers, body: Buffer.concat(parts).toString('utf8') }, consumed: offset };
     }
   }
   // Neither length nor chunks (nginx answers a request it could not parse as HTTP/1.0 would):
   // the body ends with the connection.
   if (headers['content-length'] === undefined && headers.connection === 'close') {
-    return closed ? { response: { status, headers, body: buffer.subarray(offset).toString('utf8') }, consumed: buffer.length } : undefined;
+    return closed ? { response: { status, statusLine, headers, body: buffer.subarray(offset).toString('utf8') }, consumed: buffer.length } : undefined;
   }
   const length = Number(headers['content-length'] ?? 0);
   if (buffer.length < offset + length) return undefined;
-  return { response: { status, headers, body: buffer.subarray(offset, offset + length).toString('utf8') }, consumed: offset + length };
+  return { response: { status, statusLine, headers, body: buffer.subarray(offset, offset + length).toString('utf8') }, consumed: offset + length };
 }
 
 /** Sends `request` on a fresh connection and returns the first response. */

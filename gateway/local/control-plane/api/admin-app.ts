@@ -57,6 +57,29 @@ const notFound = { message: 'Not found' };
 const httpStatus = (error: unknown): number | undefined =>
   typeof error === 'object' && error !== null && 'status' in error && typeof error.status === 'number' ? error.status : undefined;
 
+/**
+ * Pipelined requests on one connection run one after the other, as nginx reads the next one only
+ * once the previous is answered (ngx_http_set_keepalive): Node parses them all at once, so a
+ * DELETE pipelined after a PUT could run before the PUT was stored.
+ */
+function oneAtATimePerConnection(): Koa.Middleware {
+  const last = new WeakMap<object, Promise<void>>();
+  return async (ctx, next) => {
+    const socket = ctx.req.socket;
+    const previous = last.get(socket);
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    last.set(socket, mine);
+    try {
+      if (previous) await previous;
+      await next();
+    } finally {
+      done();
+      if (last.get(socket) === mine) last.delete(socket);
+    }
+  };
+}
+
 export interface AdminApp {
   app: Koa;
   /** Whether a route takes `path` with some method (a method it does not take is then 405, not 404). */
@@ -70,6 +93,7 @@ export function createAdminApp(options: AdminAppOptions): AdminApp {
   const router = new Router();
 
   app.use(traceRefused);
+  app.use(oneAtATimePerConnection());
   app.use(async (ctx, next) => {
     const started = performance.now();
     try {

@@ -62,7 +62,8 @@ function answerFor(error: ParseError, servesPath: (path: string) => boolean): An
     const answer = unknownMethod(error, servesPath);
     if (answer) return answer;
   }
-  if (error.code === 'HPE_HEADER_OVERFLOW') return nginxAnswer('400 Request Header Or Cookie Too Large', HEADER_TOO_LARGE_PAGE);
+  // nginx's 494 goes out as 400 Bad Request; only the page names it (ngx_http_special_response.c)
+  if (error.code === 'HPE_HEADER_OVERFLOW') return nginxAnswer('400 Bad Request', HEADER_TOO_LARGE_PAGE);
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return nginxAnswer('408 Request Time-out');
   return nginxAnswer('400 Bad Request');
 }
