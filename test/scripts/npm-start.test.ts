@@ -101,6 +101,16 @@ test('three processes, a banner whose commands use the addresses in use, and one
   t.false(alive(portalPid));
 });
 
+test('KONG_LOG_LEVEL warn: the stack starts, and the gateway\'s error.log holds nothing below warn, its own lines as nginx\'s', async (t) => {
+  const stack = startStack(t, { KONG_LOG_LEVEL: 'warn' });
+  const { proxy } = await banner(stack);
+  t.is((await request(`${proxy}/v1/pets`)).status, 401);
+  stack.child.kill('SIGINT');
+  t.deepEqual(await stack.exited, { code: 0, signal: null });
+  const log = readFileSync(join(stack.dir, 'gateway', 'logs', 'error.log'), 'utf8');
+  t.deepEqual(log.split('\n').filter((line) => /^info: |\[(info|notice)\]/.test(line)), []);
+});
+
 test('when one process dies the supervisor says so, stops the other and exits 1 (no restart)', async (t) => {
   const stack = startStack(t);
   const { backendPid, gatewayPid, nginxPid } = await banner(stack);
@@ -177,6 +187,7 @@ test('bad settings and a missing kong.yml are one line each, naming the variable
     [{ BACKEND_PORT: 'http' }, 2, '[backend] BACKEND_PORT must be a port number, got "http"'],
     [{ KONG_DECLARATIVE_CONFIG: join(dir, 'missing.yml') }, 1, `[gateway] cannot open ${join(dir, 'missing.yml')} (KONG_DECLARATIVE_CONFIG): no such file or directory`],
     [{ DATA_DIR: join(dir, 'not-a-dir') }, 1, `[backend] cannot open the database (DATA_DIR=${join(dir, 'not-a-dir')}): a file is in the way`],
+    [{ KONG_LOG_LEVEL: 'WARN' }, 2, "[gateway] KONG_LOG_LEVEL has an invalid value: 'WARN' (debug, info, notice, warn, error, crit, alert, emerg)"],
     [{ KONG_LUA_SSL_VERIFY_DEPTH: 'deep' }, 2, '[gateway] KONG_LUA_SSL_VERIFY_DEPTH must be a non-negative integer, got "deep"'],
     [{ KONG_LUA_SSL_TRUSTED_CERTIFICATE: 'system,/no/such/ca.pem' }, 1, '[gateway] refusing to start: KONG_LUA_SSL_TRUSTED_CERTIFICATE: failed loading certificate from /no/such/ca.pem'],
   ];

@@ -136,11 +136,22 @@ export function readGatewaySettings(env: NodeJS.ProcessEnv = process.env): Gatew
       realIpHeader: env.KONG_REAL_IP_HEADER ?? 'X-Real-IP',
       realIpRecursive: parseBoolean('KONG_REAL_IP_RECURSIVE', env.KONG_REAL_IP_RECURSIVE, false),
       ...(env.KONG_HEADERS !== undefined ? { headers: list(env.KONG_HEADERS) } : {}),
-      logLevel: env.KONG_LOG_LEVEL ?? 'notice',
+      logLevel: parseLogLevel(env.KONG_LOG_LEVEL ?? 'notice'),
       ...(trustedCertificate ? { luaSslTrustedCertificate: trustedCertificate } : {}),
       ...(env.KONG_LUA_SSL_VERIFY_DEPTH !== undefined ? { luaSslVerifyDepth: parseDepth(env.KONG_LUA_SSL_VERIFY_DEPTH) } : {}),
     },
   };
+}
+
+/** Kong's log_level values, least severe first (kong/conf_loader/constants.lua:477-486). */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warn', 'error', 'crit', 'alert', 'emerg'] as const;
+
+/** kong/conf_loader/parse.lua:233-235: an enum setting outside its values, named as Kong names it. */
+function parseLogLevel(value: string): string {
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) {
+    throw new SettingError(`KONG_LOG_LEVEL has an invalid value: '${value}' (${LOG_LEVELS.join(', ')})`);
+  }
+  return value;
 }
 
 /** kong/conf_loader/parse.lua:867-869: node_id must be a valid UUID. */

@@ -7,7 +7,7 @@ import { DataPlaneStartError } from './data-plane-node.ts';
 import { AdminListenRefused, declarativeFiles, startGateway, type RunningGateway } from './gateway.ts';
 import { NginxNotFoundError } from './nginx-binary.ts';
 import { defaultCertificatePaths } from './ssl-certificates.ts';
-import { LOCAL_DECK_ENV, readGatewaySettings, type GatewaySettings } from './settings.ts';
+import { LOCAL_DECK_ENV, LOG_LEVELS, readGatewaySettings, type GatewaySettings } from './settings.ts';
 
 /**
  * The local gateway's process: the control plane, and the data-plane node (nginx) it runs. `npm
@@ -76,11 +76,13 @@ function describeStartupError(error: unknown, s: GatewaySettings): string {
  * and errors also go to stderr, where the supervisor shows them (a failed start is one line).
  */
 let started = false;
-function fileLogger(prefix: string): Logger {
+function fileLogger(prefix: string, logLevel: string): Logger {
   mkdirSync(join(prefix, 'logs'), { recursive: true });
   const file = createWriteStream(join(prefix, 'logs', 'error.log'), { flags: 'a' });
+  // the control plane's lines at KONG_LOG_LEVEL and above, as nginx's own (debug never: too many)
+  const least = Math.max(LOG_LEVELS.indexOf('info'), LOG_LEVELS.indexOf(logLevel as (typeof LOG_LEVELS)[number]));
   return (level, message) => {
-    if (level === 'debug') return;
+    if (LOG_LEVELS.indexOf(level === 'err' ? 'error' : level) < least) return;
     file.write(`${level}: ${message}\n`);
     if (started && (level === 'warn' || level === 'err')) console.error(`[gateway] ${level}: ${message}`);
   };
@@ -90,7 +92,7 @@ let gateway: RunningGateway;
 try {
   // a missing file is one line, not a list of one problem
   for (const file of declarativeFiles(settings.configFile)) accessSync(file, constants.R_OK);
-  gateway = await startGateway({ ...settings, env: { ...LOCAL_DECK_ENV, ...process.env }, log: fileLogger(settings.prefix) });
+  gateway = await startGateway({ ...settings, env: { ...LOCAL_DECK_ENV, ...process.env }, log: fileLogger(settings.prefix, settings.node?.logLevel ?? 'notice') });
 } catch (error) {
   console.error(`[gateway] ${describeStartupError(error, settings)}`);
   process.exit(1);
