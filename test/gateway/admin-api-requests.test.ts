@@ -343,6 +343,17 @@ test('a pipelined request with an unknown method is answered after the one befor
   t.is(refused.status, 405);
   t.deepEqual(JSON.parse(refused.body), { message: 'Method not allowed' });
   await connection.waitClosed();
+  // after a request with a body, which ends with no line break
+  const afterBody = await RawConnection.open(url(''));
+  const body = '{"name":"piped-body","url":"http://a.test"}';
+  await afterBody.write(
+    `POST /services HTTP/1.1\r\nHost: kong\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+      'FOO /services HTTP/1.1\r\nHost: kong\r\n\r\n',
+  );
+  t.is((await afterBody.next()).status, 201);
+  const refusedAfterBody = await afterBody.next();
+  t.deepEqual([refusedAfterBody.status, JSON.parse(refusedAfterBody.body)], [405, { message: 'Method not allowed' }]);
+  await afterBody.waitClosed();
 });
 
 test('pipelined requests run one after the other, as nginx reads the next once the previous is answered (ngx_http_set_keepalive)', async (t) => {

@@ -32,15 +32,21 @@ const HEADER_TOO_LARGE_PAGE =
  * A method Node's parser refuses is one nginx passes to Kong's Lua: lapis answers it as any method
  * a route does not take (api_helpers.lua handle_error, :548-556): 405 "Method not allowed" on a
  * known path, 404 "Not found" on another, after cors_filter. Undefined when nginx would refuse
- * the request line itself. The packet may start with pipelined requests already parsed: this
- * request's line starts after the last line break before the byte the parser stopped at.
+ * the request line itself. The packet may start with pipelined requests already parsed.
  */
 function unknownMethod(error: ParseError, servesPath: (path: string) => boolean): Answer | undefined {
   if (!Buffer.isBuffer(error.rawPacket)) return undefined;
   const text = error.rawPacket.toString('latin1');
   const stoppedAt = typeof error.bytesParsed === 'number' ? error.bytesParsed : 0;
-  const request = text.slice(text.lastIndexOf('\n', stoppedAt - 1) + 1);
-  const line = REQUEST_LINE.exec(request);
+  // a request pipelined after a body starts where that body ends, with no line break before it:
+  // its line is the first one that reads as a request line, from the last line break up to the
+  // byte the parser stopped at (within the method)
+  let request = '';
+  let line: RegExpExecArray | null = null;
+  for (let start = text.lastIndexOf('\n', stoppedAt - 1) + 1; start <= stoppedAt && !line; start++) {
+    request = text.slice(start);
+    line = REQUEST_LINE.exec(request);
+  }
   if (!line) return undefined;
   const known = servesPath(line[2] || '/');
   const headerBlock = request.slice(line[0].length).split(/\r?\n\r?\n/, 1)[0]!;
